@@ -1,0 +1,71 @@
+# casslab: `make demo` and `make test` set up everything on a fresh Debian 12 machine.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV      := .venv
+PY        := $(VENV)/bin/python
+CASSLAB   := $(VENV)/bin/casslab
+STAMPS    := .build
+CASSANDRA_VERSION ?= 5.0.6
+APT_PACKAGES := iproute2 iptables ethtool procps util-linux openjdk-17-jdk-headless maven \
+                build-essential pkg-config
+
+.PHONY: help setup apt venv rust jars lint test test-unit test-integration demo bench clean
+
+help:
+	@echo "make demo   set up, then run the demo on a local 3-node lab"
+	@echo "make test   set up, then run lint, unit, CLI and integration tests"
+	@echo "make bench  set up, then measure and record numbers in BENCHMARKS.md"
+	@echo "make setup  only install: apt packages, Python venv, Rust builds, Cassandra jars"
+
+setup: apt venv rust jars
+
+$(STAMPS):
+	mkdir -p $(STAMPS)
+
+# apt only when a tool is missing: a fresh machine gets everything, a warm one pays nothing.
+apt: | $(STAMPS)
+	@if ! command -v ip >/dev/null || ! command -v iptables >/dev/null \
+	    || ! command -v ethtool >/dev/null || ! command -v java >/dev/null \
+	    || ! command -v jcmd >/dev/null || ! command -v mvn >/dev/null; then \
+	  echo "installing apt packages: $(APT_PACKAGES)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES); \
+	fi
+
+venv: $(STAMPS)/venv.stamp
+$(STAMPS)/venv.stamp: pyproject.toml | $(STAMPS)
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[dev]'
+	touch $@
+
+rust:
+	cargo build --release --workspace -j 2
+
+jars: venv
+	$(CASSLAB) fetch --cassandra-version $(CASSANDRA_VERSION)
+
+lint: venv
+	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/mypy
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -j 2 -- -D warnings
+
+test-unit: venv
+	$(VENV)/bin/pytest -q tests/unit
+
+test-integration: setup
+	$(VENV)/bin/pytest -q tests/cli tests/integration
+
+test: setup lint
+	cargo test --workspace --release -j 2
+	$(VENV)/bin/pytest -q -ra tests
+
+demo: setup
+	$(PY) scripts/demo.py
+
+bench: setup
+	$(PY) scripts/bench_lab.py
+
+clean:
+	rm -rf $(VENV) $(STAMPS) target

@@ -1,0 +1,1 @@
+"""Getting a Cassandra distribution and rendering its configuration."""

@@ -1,0 +1,1 @@
+"""The `casslab` command: parses, calls the library, prints."""

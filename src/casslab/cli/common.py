@@ -1,0 +1,48 @@
+"""What every subcommand shares: consoles, the error boundary, the lab factory."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+import typer
+from rich.console import Console
+
+from casslab.errors import CasslabError, NodeStartError
+from casslab.lab import Lab
+from casslab.paths import default_cache, default_home
+
+out = Console()
+err = Console(stderr=True)
+
+T = TypeVar("T")
+
+
+def open_lab(name: str) -> Lab:
+    return Lab(name, home=default_home(), cache=default_cache())
+
+
+@contextmanager
+def errors_to_exit() -> Iterator[None]:
+    """Turn a CasslabError into `error: <one line>` (plus a log tail for node starts)."""
+    try:
+        yield
+    except NodeStartError as exc:
+        first, _, rest = str(exc).partition("\n")
+        err.print(f"[bold red]error:[/] {first}", highlight=False)
+        if rest:
+            err.print(rest, highlight=False, markup=False)
+        raise typer.Exit(1) from None
+    except CasslabError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+        raise typer.Exit(1) from None
+    except KeyboardInterrupt:
+        err.print("[bold red]interrupted[/]")
+        raise typer.Exit(130) from None
+
+
+def call(fn: Callable[[], T]) -> T:
+    with errors_to_exit():
+        return fn()
+    raise AssertionError("unreachable")

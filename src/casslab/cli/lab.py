@@ -1,0 +1,212 @@
+"""`casslab lab ...`: build, inspect and tear down local labs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from casslab.cassandra.distribution import DEFAULT_VERSION
+from casslab.cli.common import err, errors_to_exit, open_lab, out
+from casslab.lab import LabOptions, list_labs
+from casslab.lab.cluster import DEFAULT_TIMEOUT_S
+from casslab.lab.cql import CONSISTENCY_LEVELS
+from casslab.paths import default_home
+
+app = typer.Typer(help="Local Cassandra labs: real nodes on this machine.", no_args_is_help=True)
+
+_CL_HELP = "Consistency level: " + ", ".join(CONSISTENCY_LEVELS) + "."
+NameOpt = Annotated[str, typer.Option("--name", "-n", help="Lab name.")]
+
+
+@app.command()
+def up(
+    nodes: Annotated[int, typer.Option("--nodes", "-N", help="Number of nodes.")] = 3,
+    name: NameOpt = "default",
+    profile: Annotated[str, typer.Option(help="Hardware profile (see `casslab profiles`).")]
+    = "host",
+    profiles_file: Annotated[Path | None, typer.Option(help="YAML file of user profiles.")]
+    = None,
+    cassandra_version: Annotated[str, typer.Option(help="Cassandra version (Maven Central).")]
+    = DEFAULT_VERSION,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="cassandra.yaml key=value "
+                                                    "(repeatable; a.b=1 for nested keys).")]
+    = None,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for every node to be UN.")]
+    = DEFAULT_TIMEOUT_S,
+) -> None:
+    """Start a real Cassandra cluster and return when every node is UN.
+
+    Example: casslab lab up --nodes 3 --profile rpi3 --set concurrent_writes=16
+    """
+    lab = open_lab(name)
+    options = LabOptions(nodes=nodes, profile=profile, profiles_file=profiles_file,
+                         cassandra_version=cassandra_version, overrides=set_ or [],
+                         timeout_s=timeout)
+    started = time.monotonic()
+    with errors_to_exit(), err.status("starting lab") as spinner:
+        state = lab.up(options, progress=lambda msg: spinner.update(msg))
+    elapsed = time.monotonic() - started
+    for warning in state.warnings:
+        err.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    out.print(f"lab [bold]{name}[/] up: {len(state.nodes)} nodes, Cassandra "
+              f"{state.cassandra_version}, profile {state.profile}, "
+              f"namespace {state.netns or '(none)'}, ready in {elapsed:.1f} s")
+
+
+@app.command()
+def down(
+    name: NameOpt = "default",
+    wipe: Annotated[bool, typer.Option(help="Also delete the nodes' data and logs.")] = False,
+) -> None:
+    """Stop every node and remove the lab's namespace and cgroups (data kept unless --wipe).
+
+    Example: casslab lab down --name edge --wipe
+    """
+    with errors_to_exit():
+        open_lab(name).down(wipe=wipe)
+    out.print(f"lab {name} down" + (" and wiped" if wipe else " (data kept)"))
+
+
+@app.command()
+def status(name: NameOpt = "default") -> None:
+    """Show each node: address, state (UN/DN), load, profile, pid.
+
+    Example: casslab lab status --name edge
+    """
+    with errors_to_exit():
+        rows = open_lab(name).status()
+    table = Table(title=f"lab {name}")
+    for col in ("node", "address", "state", "load (MiB)", "profile", "pid"):
+        table.add_column(col)
+    for r in rows:
+        colour = "green" if r.state == "UN" else "red"
+        load = "-" if r.load_mib is None else f"{r.load_mib:.2f}"
+        table.add_row(r.name, r.address, f"[{colour}]{r.state}[/]", load, r.profile,
+                      str(r.pid or "-"))
+    out.print(table)
+
+
+@app.command("list")
+def list_() -> None:
+    """List labs on this machine and how many nodes each has running.
+
+    Example: casslab lab list
+    """
+    from casslab.procutil import is_same_process
+
+    table = Table(title="labs")
+    for col in ("name", "nodes", "running", "profile", "version", "namespace"):
+        table.add_column(col)
+    for s in list_labs(default_home()):
+        running = sum(is_same_process(n.pid, n.start_ticks) for n in s.nodes)
+        table.add_row(s.name, str(len(s.nodes)), str(running), s.profile, s.cassandra_version,
+                      s.netns or "-")
+    out.print(table)
+
+
+@app.command("exec", context_settings={"allow_extra_args": True,
+                                       "ignore_unknown_options": True})
+def exec_(
+    ctx: typer.Context,
+    name: NameOpt = "default",
+) -> None:
+    """Run a command inside the lab's network namespace; exits with its exit code.
+
+    Example: casslab lab exec --name edge -- ip addr show lo
+    """
+    if not ctx.args:
+        err.print("[bold red]error:[/] no command given: casslab lab exec -- CMD [ARGS...]")
+        raise typer.Exit(2)
+    with errors_to_exit():
+        prefix = open_lab(name).exec_prefix()
+    try:
+        code = subprocess.call([*prefix, *ctx.args])
+    except FileNotFoundError:
+        err.print(f"[bold red]error:[/] command not found: {ctx.args[0]}")
+        raise typer.Exit(127) from None
+    raise typer.Exit(code)
+
+
+@app.command()
+def cql(
+    statement: Annotated[str, typer.Argument(help="One CQL statement.")],
+    name: NameOpt = "default",
+    consistency: Annotated[str, typer.Option("--cl", help=_CL_HELP)] = "ONE",
+    node: Annotated[str | None, typer.Option(help="Coordinator node (number, name or address).")]
+    = None,
+) -> None:
+    """Run one CQL statement against the lab and print the rows.
+
+    Example: casslab lab cql "SELECT release_version FROM system.local" --node 2
+    """
+    with errors_to_exit():
+        lab = open_lab(name)
+        host = lab.state().node(node).address if node else None
+        with lab.cql() as session:
+            result = session.execute(statement, consistency=consistency, host=host)
+    if not result.columns:
+        out.print("OK")
+        return
+    table = Table()
+    for col in result.columns:
+        table.add_column(col)
+    for row in result.rows:
+        table.add_row(*("null" if v is None else str(v) for v in row))
+    out.print(table)
+    out.print(f"({len(result.rows)} rows)")
+
+
+@app.command()
+def logs(
+    node: Annotated[str, typer.Argument(help="Node number, name or address.")],
+    name: NameOpt = "default",
+    lines: Annotated[int, typer.Option("--lines", "-l", help="Lines from the end.")] = 50,
+    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing.")] = False,
+) -> None:
+    """Print a node's system.log (its last lines, or follow it).
+
+    Example: casslab lab logs 2 --name edge --lines 100
+    """
+    with errors_to_exit():
+        path = open_lab(name).log_path(node)
+    if not path.exists():
+        err.print(f"[bold red]error:[/] no log yet at {path}")
+        raise typer.Exit(1)
+    args = ["tail", "-n", str(lines), *(["-F"] if follow else []), str(path)]
+    os.execvp("tail", args)
+
+
+@app.command()
+def stop(
+    node: Annotated[str, typer.Argument(help="Node number, name or address.")],
+    name: NameOpt = "default",
+    kill: Annotated[bool, typer.Option(help="SIGKILL instead of a clean shutdown.")] = False,
+) -> None:
+    """Stop one node (for fault experiments).
+
+    Example: casslab lab stop 3 --name edge --kill
+    """
+    with errors_to_exit():
+        n = open_lab(name).stop_node(node, kill=kill)
+    out.print(f"{n.name} ({n.address}) stopped")
+
+
+@app.command()
+def start(
+    node: Annotated[str, typer.Argument(help="Node number, name or address.")],
+    name: NameOpt = "default",
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for UN.")] = DEFAULT_TIMEOUT_S,
+) -> None:
+    """Start a stopped node again and wait until it is UN.
+
+    Example: casslab lab start 3 --name edge
+    """
+    with errors_to_exit(), err.status(f"starting node {node}"):
+        n = open_lab(name).start_node(node, timeout_s=timeout)
+    out.print(f"{n.name} ({n.address}) up")

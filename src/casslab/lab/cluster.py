@@ -1,0 +1,443 @@
+"""A local lab: N real Cassandra nodes on this machine, each with its own address,
+cgroup and directory, inside a network namespace owned by the lab.
+
+`Lab` is the library API the CLI calls; every step that creates something is
+recorded in the lab's state file before the next one starts, so `down` can
+always clean up, even after casslab was killed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from casslab.cassandra import config as cconf
+from casslab.cassandra.distribution import DEFAULT_VERSION, Distribution, resolve
+from casslab.errors import (
+    CasslabError,
+    CgroupError,
+    CqlError,
+    LabStateError,
+    NodeStartError,
+    UsageError,
+)
+from casslab.lab import netns, node
+from casslab.lab.cql import CqlClient
+from casslab.lab.state import LabState, NodeState, lab_lock, validate_name
+from casslab.procutil import is_same_process, terminate
+from casslab.profiles import cgroups
+from casslab.profiles.hardware import HardwareProfile, resolve_profile
+
+MAX_NODES = 32
+# Beyond the heap, a Cassandra JVM needs metaspace, thread stacks and direct buffers.
+NODE_OVERHEAD_MIB = 256
+# A node that started and did not answer CQL in this long on its own is stuck.
+DEFAULT_TIMEOUT_S = 180.0
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class LabOptions:
+    """What `lab up` builds. Units in names; validated by `Lab.up`."""
+
+    nodes: int = 3
+    profile: str = "host"
+    profiles_file: Path | None = None
+    cassandra_version: str = DEFAULT_VERSION
+    overrides: list[str] = field(default_factory=list)
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    jvm_options: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class NodeStatus:
+    """One row of `lab status`. state: UN, DN, UJ/UL/... (gossip), or '?' when unknown."""
+
+    name: str
+    address: str
+    state: str
+    load_mib: float | None
+    profile: str
+    pid: int | None
+
+
+def host_memory_mib() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1024 * 1024)
+
+
+def validate_node_count(count: int, heap_mib: int, memory_mib: int) -> None:
+    """Refuse N < 1, N > MAX_NODES, or more nodes than this machine's memory holds."""
+    if count < 1:
+        raise UsageError(f"--nodes {count}: a lab needs at least 1 node")
+    if count > MAX_NODES:
+        raise UsageError(f"--nodes {count}: at most {MAX_NODES} nodes per lab")
+    need = count * (heap_mib + NODE_OVERHEAD_MIB)
+    if need > memory_mib * 0.9:
+        raise UsageError(
+            f"--nodes {count}: {count} nodes x ({heap_mib} MiB heap + {NODE_OVERHEAD_MIB} MiB) "
+            f"= {need} MiB exceeds 90 % of this machine's {memory_mib} MiB; use fewer nodes or a "
+            "smaller profile"
+        )
+
+
+def oversubscription_warning(profile: HardwareProfile, count: int, cores: int) -> str | None:
+    """A warning when the nodes' CPU quotas add up to more than this machine's cores."""
+    if profile.cpu_cores is None:
+        if count > 1:
+            return (f"profile '{profile.name}' has no CPU limit: {count} nodes share this "
+                    f"machine's {cores} cores")
+        return None
+    total = profile.cpu_cores * count
+    if total > cores:
+        return (f"results are oversubscribed: {count} nodes x {profile.cpu_cores:g} cores = "
+                f"{total:g} cores of CPU quota on a {cores}-core machine")
+    return None
+
+
+def list_labs(home: Path) -> list[LabState]:
+    """Every lab with a state file under `home`."""
+    labs_dir = home / "labs"
+    out = []
+    for d in sorted(labs_dir.iterdir()) if labs_dir.exists() else []:
+        try:
+            out.append(LabState.load(d))
+        except LabStateError:
+            continue
+    return out
+
+
+class Lab:
+    """One named lab under `home`; jars come from `cache`."""
+
+    def __init__(self, name: str, *, home: Path, cache: Path) -> None:
+        self.name = validate_name(name)
+        self.home = home
+        self.cache = cache
+        self.directory = home / "labs" / name
+
+    # ---- state -------------------------------------------------------------------------
+
+    def exists(self) -> bool:
+        return (self.directory / "lab.json").exists()
+
+    def state(self) -> LabState:
+        """The lab's saved state; LabStateError when there is no such lab."""
+        if not self.exists():
+            raise LabStateError(f"no lab named '{self.name}' (see `casslab lab list`)")
+        return LabState.load(self.directory)
+
+    def running_nodes(self, state: LabState | None = None) -> list[NodeState]:
+        st = state or self.state()
+        return [n for n in st.nodes if is_same_process(n.pid, n.start_ticks)]
+
+    def is_running(self) -> bool:
+        return self.exists() and bool(self.running_nodes())
+
+    # ---- up ----------------------------------------------------------------------------
+
+    def up(self, options: LabOptions, progress: Progress | None = None) -> LabState:
+        """Start the lab and return when every node is UN and answers CQL.
+
+        Raises UsageError for bad options, LabStateError when the lab is running,
+        NodeStartError (with the failing node's log tail) when a node dies or is
+        not ready within options.timeout_s; in every failure case nothing it
+        started is left running.
+        """
+        say = progress or (lambda _msg: None)
+        profile = resolve_profile(options.profile, options.profiles_file)
+        # Nodes without a memory limit share this machine's memory, as they would share
+        # a host; Cassandra's heap rule is applied to their share.
+        heap = profile.effective_heap_mib(host_memory_mib() // max(options.nodes, 1))
+        validate_node_count(options.nodes, heap, host_memory_mib())
+        overrides = cconf.parse_overrides(options.overrides)
+        if options.timeout_s <= 0:
+            raise UsageError(f"--timeout {options.timeout_s}: must be > 0 seconds")
+        with lab_lock(self.directory):
+            if self.exists():
+                old = LabState.load(self.directory)
+                alive = self.running_nodes(old)
+                if alive:
+                    raise LabStateError(
+                        f"lab '{self.name}' is running ({len(alive)} of {len(old.nodes)} nodes "
+                        f"up); take it down first: casslab lab down --name {self.name}"
+                    )
+                self._teardown(old)
+                self._check_data_matches(old, options.nodes)
+            say(f"resolving Cassandra {options.cassandra_version}")
+            dist = resolve(options.cassandra_version, self.cache)
+            state = self._initial_state(options, profile, heap, overrides)
+            warning = oversubscription_warning(profile, options.nodes, os.cpu_count() or 1)
+            if warning:
+                state.warnings.append(warning)
+            state.save()
+            try:
+                self._build(state, dist, profile, options, say)
+            except BaseException:
+                self._teardown(state)
+                raise
+            return state
+
+    def _check_data_matches(self, old: LabState, count: int) -> None:
+        if len(old.nodes) != count and any(Path(n.directory, "data").exists() for n in old.nodes):
+            raise LabStateError(
+                f"lab '{self.name}' keeps data of {len(old.nodes)} nodes; use --nodes "
+                f"{len(old.nodes)} or remove it: casslab lab down --name {self.name} --wipe"
+            )
+
+    def _initial_state(self, options: LabOptions, profile: HardwareProfile, heap: int,
+                       overrides: dict[str, object]) -> LabState:
+        use_netns = netns.can_use_namespaces()
+        subnet = 1 if use_netns else self._free_subnet()
+        addresses = [f"127.0.{subnet}.{i}" for i in range(1, options.nodes + 1)]
+        state = LabState(
+            name=self.name,
+            directory=str(self.directory),
+            cassandra_version=options.cassandra_version,
+            profile=profile.name,
+            netns=netns.namespace_name(self.name) if use_netns else None,
+            cgroup_version=None,
+            subnet=subnet,
+            seeds=[addresses[0]],
+            overrides=overrides,
+            nodes=[NodeState(i, a, str(self.directory / f"node{i}"), heap_mib=heap)
+                   for i, a in enumerate(addresses, start=1)],
+        )
+        if not use_netns:
+            state.warnings.append(
+                "not running as root: nodes use loopback aliases 127.0."
+                f"{subnet}.N in this network namespace, and no cgroup limits are applied"
+            )
+        return state
+
+    def _free_subnet(self) -> int:
+        used = {s.subnet for s in list_labs(self.home) if s.name != self.name and s.netns is None}
+        return next(i for i in range(1, 255) if i not in used)
+
+    def _build(self, state: LabState, dist: Distribution, profile: HardwareProfile,
+               options: LabOptions, say: Progress) -> None:
+        if state.netns:
+            say(f"creating network namespace {state.netns}")
+            netns.create(state.netns, [n.address for n in state.nodes])
+        layout = None
+        if state.netns and (profile.isolated or profile.has_limits):
+            layout = cgroups.detect_layout()
+            state.cgroup_version = layout.version
+        device = cgroups.block_device_of(self.directory) if layout else None
+        if layout and device is None and (profile.disk_read_mbps or profile.disk_write_mbps):
+            state.warnings.append(f"{self.directory} is not on a block device: disk bandwidth "
+                                  "limits are not applied")
+        for n in state.nodes:
+            layout_n = cconf.NodeLayout(n.index, n.address, Path(n.directory))
+            cfg = cconf.render_cassandra_yaml(lab_name=self.name, node=layout_n,
+                                              node_count=len(state.nodes), seeds=state.seeds,
+                                              overrides=state.overrides)
+            cconf.write_node_files(layout_n, cfg)
+            if layout:
+                cg = cgroups.create_node_cgroup(layout, self.name, n.name, profile, device)
+                n.cgroup_dirs = list(cg.dirs)
+                state.save()
+        deadline = time.monotonic() + options.timeout_s
+        seed, others = state.nodes[0], state.nodes[1:]
+        say(f"starting seed {seed.name} ({seed.address})")
+        mark = self._start(state, seed, dist, options.jvm_options)
+        self._wait_cql(seed, mark, deadline)
+        if others:
+            say(f"starting {', '.join(n.name for n in others)}")
+            marks = [self._start(state, n, dist, options.jvm_options) for n in others]
+            for n, mark in zip(others, marks, strict=True):
+                self._wait_cql(n, mark, deadline)
+        say("waiting until every node sees every other as UN")
+        self._wait_all_normal(state, deadline)
+
+    def _start(self, state: LabState, n: NodeState, dist: Distribution,
+               jvm_options: list[str]) -> int:
+        """Spawn the node and record its pid; returns the system.log mark to wait from."""
+        layout = cconf.NodeLayout(n.index, n.address, Path(n.directory))
+        cmd = cconf.jvm_command(dist, layout, n.heap_mib, jvm_options)
+        procs = cgroups.NodeCgroup(state.cgroup_version or 0, tuple(n.cgroup_dirs)).procs_files
+        mark = node.log_mark(layout.system_log)
+        n.pid, n.start_ticks = node.spawn(cmd, netns_prefix=netns.exec_prefix(state.netns),
+                                          cgroup_procs=procs, stdout_log=layout.stdout_log)
+        state.save()
+        return mark
+
+    def _wait_cql(self, n: NodeState, mark: int, deadline: float) -> None:
+        layout = cconf.NodeLayout(n.index, n.address, Path(n.directory))
+        node.wait_for_log(name=n.name, log=layout.system_log, stdout_log=layout.stdout_log,
+                          pattern=node.CQL_READY, mark=mark, pid=n.pid,
+                          ticks=n.start_ticks, deadline=deadline)
+
+    def _wait_all_normal(self, state: LabState, deadline: float,
+                         expect_down: frozenset[str] = frozenset()) -> None:
+        want = {n.address for n in state.nodes} - expect_down
+        last = ""
+        while True:
+            try:
+                views = self._gossip_views(state, want)
+                bad = {f"{viewer} sees {addr} as {status or 'absent'}"
+                       for viewer, seen in views.items() for addr in want
+                       if not (status := seen.get(addr, "")).startswith("NORMAL")}
+                if not bad:
+                    return
+                last = "; ".join(sorted(bad)[:3])
+            except CqlError as exc:
+                last = str(exc)
+            for n in state.nodes:
+                if n.address in want and not is_same_process(n.pid, n.start_ticks):
+                    tail = node.log_tail(Path(n.directory) / "logs" / "system.log")
+                    raise NodeStartError(f"{n.name} exited while joining; last log lines:\n{tail}")
+            if time.monotonic() > deadline:
+                raise NodeStartError(f"cluster did not settle in time: {last}")
+            time.sleep(1.0)
+
+    def _gossip_views(self, state: LabState, addresses: set[str]) -> dict[str, dict[str, str]]:
+        """For each node: the gossip STATUS it holds for every endpoint."""
+        views: dict[str, dict[str, str]] = {}
+        with CqlClient(sorted(addresses), netns=state.netns) as cql:
+            for addr in sorted(addresses):
+                rows = cql.execute(GOSSIP_QUERY, host=addr).rows
+                views[addr] = {str(r[0]): _gossip_status(r) for r in rows}
+        return views
+
+    # ---- down --------------------------------------------------------------------------
+
+    def down(self, *, wipe: bool = False, grace_s: float = 30.0) -> None:
+        """Stop every node, remove namespace and cgroups; delete data when `wipe`.
+
+        Works from the state file alone, so it also cleans up after a killed casslab.
+        """
+        with lab_lock(self.directory):
+            state = self.state()
+            self._teardown(state, grace_s=grace_s)
+        if wipe:
+            shutil.rmtree(self.directory)
+        else:
+            state.save()
+
+    def _teardown(self, state: LabState, grace_s: float = 30.0) -> None:
+        errors: list[str] = []
+        self._stop_all(state, grace_s)
+        for n in state.nodes:
+            if n.cgroup_dirs:
+                try:
+                    cgroups.remove_cgroup(cgroups.NodeCgroup(state.cgroup_version or 0,
+                                                             tuple(n.cgroup_dirs)))
+                    n.cgroup_dirs = []
+                except CgroupError as exc:
+                    errors.append(str(exc))
+        if state.netns:
+            try:
+                netns.delete(state.netns)
+            except CasslabError as exc:
+                errors.append(str(exc))
+        state.save()
+        if errors:
+            raise CgroupError("; ".join(errors))
+
+    def _stop_all(self, state: LabState, grace_s: float) -> None:
+        # SIGTERM all first so the nodes drain in parallel, then wait for each.
+        for n in state.nodes:
+            if is_same_process(n.pid, n.start_ticks):
+                os.kill(n.pid, 15)
+        for n in state.nodes:
+            terminate(n.pid, n.start_ticks, grace_s=grace_s)
+            n.pid, n.start_ticks = 0, None
+
+    # ---- single nodes ------------------------------------------------------------------
+
+    def stop_node(self, ref: str, *, kill: bool = False) -> NodeState:
+        """Stop one node (SIGTERM, or SIGKILL when `kill`) for fault experiments."""
+        with lab_lock(self.directory):
+            state = self.state()
+            n = state.node(ref)
+            terminate(n.pid, n.start_ticks, grace_s=0.0 if kill else 30.0)
+            n.pid, n.start_ticks = 0, None
+            state.save()
+            return n
+
+    def start_node(self, ref: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> NodeState:
+        """Start a stopped node again and wait until the cluster sees it UN."""
+        with lab_lock(self.directory):
+            state = self.state()
+            n = state.node(ref)
+            if is_same_process(n.pid, n.start_ticks):
+                raise LabStateError(f"{n.name} of lab '{self.name}' is already running")
+            if state.netns and not netns.exists(state.netns):
+                raise LabStateError(f"lab '{self.name}' is down; bring it up with `lab up`")
+            dist = resolve(state.cassandra_version, self.cache)
+            deadline = time.monotonic() + timeout_s
+            mark = self._start(state, n, dist, [])
+            try:
+                self._wait_cql(n, mark, deadline)
+                down = {m.address for m in state.nodes if not is_same_process(m.pid,
+                                                                               m.start_ticks)}
+                self._wait_all_normal(state, deadline, expect_down=frozenset(down))
+            except NodeStartError:
+                terminate(n.pid, n.start_ticks, grace_s=5.0)
+                n.pid, n.start_ticks = 0, None
+                state.save()
+                raise
+            return n
+
+    # ---- queries -----------------------------------------------------------------------
+
+    def status(self) -> list[NodeStatus]:
+        """One row per node: gossip state as the live nodes see it, load, pid."""
+        state = self.state()
+        alive = {n.address for n in self.running_nodes(state)}
+        gossip: dict[str, tuple[str, float | None]] = {}
+        if alive:
+            try:
+                with CqlClient(sorted(alive), netns=state.netns) as cql:
+                    rows = cql.execute(GOSSIP_QUERY).rows
+                gossip = {str(r[0]): (_gossip_status(r), _mib(r[3])) for r in rows}
+            except CqlError:
+                gossip = {}
+        out = []
+        for n in state.nodes:
+            status, load = gossip.get(n.address, ("", None))
+            up = "U" if n.address in alive else "D"
+            phase = {"NORMAL": "N", "BOOT": "J", "LEAVING": "L", "LEFT": "L"}.get(
+                status.split(",")[0], "N" if up == "D" else "?")
+            out.append(NodeStatus(n.name, n.address, up + phase, load, state.profile,
+                                  n.pid if n.address in alive else None))
+        return out
+
+    def cql(self) -> CqlClient:
+        """A CQL client connected to the lab's running nodes (use as context manager)."""
+        state = self.state()
+        alive = [n.address for n in self.running_nodes(state)]
+        if not alive:
+            raise LabStateError(f"lab '{self.name}' has no running node")
+        return CqlClient(alive, netns=state.netns)
+
+    def exec_prefix(self) -> list[str]:
+        """Prefix to run a command inside the lab's namespace."""
+        state = self.state()
+        if state.netns and not netns.exists(state.netns):
+            raise LabStateError(f"lab '{self.name}' is down (no namespace {state.netns})")
+        return netns.exec_prefix(state.netns)
+
+    def log_path(self, ref: str) -> Path:
+        n = self.state().node(ref)
+        return Path(n.directory) / "logs" / "system.log"
+
+
+# Peers gossip STATUS_WITH_PORT only; a node's own row also has the legacy STATUS.
+GOSSIP_QUERY = "SELECT address, status_with_port, status, load FROM system_views.gossip_info"
+
+
+def _gossip_status(row: list[object]) -> str:
+    return str(row[1] or row[2] or "")
+
+
+def _mib(load: object) -> float | None:
+    try:
+        return float(str(load)) / (1024 * 1024)
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,103 @@
+"""A CQL session serving JSON-line requests on stdin; run inside the lab namespace.
+
+The lab's addresses exist only inside its network namespace, so the Python
+driver runs in a child process started with `ip netns exec`. Protocol, one JSON
+object per line:
+  request:  {"query": str, "consistency": "ONE", "host": "127.0.1.2"|null,
+             "timeout_s": 10, "params": [..]|null}
+  response: {"columns": [...], "rows": [[...]]} or {"error": {"kind", "message"}}
+The first line written is {"ready": true} or {"error": ...} when no node answered.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import decimal
+import ipaddress
+import json
+import sys
+import uuid
+from typing import Any
+
+
+def _plain(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, bytes | bytearray):
+        return "0x" + bytes(value).hex()
+    if isinstance(value, uuid.UUID | decimal.Decimal | ipaddress.IPv4Address):
+        return str(value)
+    if isinstance(value, datetime.datetime | datetime.date | datetime.time):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(_plain(k)): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_plain(v) for v in value]
+    if hasattr(value, "_asdict"):
+        return {k: _plain(v) for k, v in value._asdict().items()}
+    return str(value)
+
+
+def _error(exc: BaseException) -> dict[str, Any]:
+    return {"error": {"kind": type(exc).__name__, "message": str(exc)}}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--contact", required=True, help="comma-separated node addresses")
+    parser.add_argument("--port", type=int, default=9042)
+    args = parser.parse_args()
+
+    # Imported here so `--help` works without the driver's import cost.
+    from cassandra import ConsistencyLevel
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+    from cassandra.policies import RoundRobinPolicy
+    from cassandra.query import SimpleStatement, tuple_factory
+
+    profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(),
+                               row_factory=tuple_factory, request_timeout=10.0)
+    cluster = Cluster(
+        contact_points=args.contact.split(","),
+        port=args.port,
+        execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+        connect_timeout=5,
+        control_connection_timeout=5,
+    )
+    out = sys.stdout
+    try:
+        session = cluster.connect()
+    except Exception as exc:
+        out.write(json.dumps(_error(exc)) + "\n")
+        out.flush()
+        return 1
+    out.write(json.dumps({"ready": True}) + "\n")
+    out.flush()
+    try:
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            try:
+                req = json.loads(line)
+                level = getattr(ConsistencyLevel, req.get("consistency") or "ONE")
+                stmt = SimpleStatement(req["query"], consistency_level=level)
+                host = None
+                if req.get("host"):
+                    host = cluster.metadata.get_host(req["host"])
+                    if host is None:
+                        raise LookupError(f"no host {req['host']} in cluster metadata")
+                result = session.execute(stmt, req.get("params"), host=host,
+                                         timeout=float(req.get("timeout_s") or 10.0))
+                rows = [[_plain(v) for v in row] for row in result]
+                resp: dict[str, Any] = {"columns": list(result.column_names or []), "rows": rows}
+            except Exception as exc:
+                resp = _error(exc)
+            out.write(json.dumps(resp) + "\n")
+            out.flush()
+    finally:
+        cluster.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""The lab's network namespace: its own loopback, its addresses, its packet rules.
+
+Deleting the namespace removes every address, rule and queue the lab made.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from casslab.errors import CommandError, NetnsError, PrerequisiteError
+from casslab.procutil import kill_now, run
+
+NETNS_DIR = Path("/var/run/netns")
+
+
+def namespace_name(lab: str) -> str:
+    return f"casslab-{lab}"
+
+
+def can_use_namespaces() -> bool:
+    """Namespaces need root (CAP_SYS_ADMIN) and the `ip` command."""
+    return os.geteuid() == 0 and shutil.which("ip") is not None
+
+
+def exists(ns: str) -> bool:
+    return (NETNS_DIR / ns).exists()
+
+
+def create(ns: str, addresses: list[str]) -> None:
+    """Create the namespace with lo up and one /32 per node address on lo.
+
+    Raises NetnsError when it exists already or `ip` fails.
+    """
+    if shutil.which("ip") is None:
+        raise PrerequisiteError("`ip` not found: install iproute2")
+    if exists(ns):
+        raise NetnsError(f"network namespace {ns} already exists (run `casslab lab down`)")
+    try:
+        run(["ip", "netns", "add", ns])
+        run(["ip", "-n", ns, "link", "set", "lo", "up"])
+        for address in addresses:
+            run(["ip", "-n", ns, "addr", "add", f"{address}/32", "dev", "lo"])
+    except CommandError as exc:
+        delete(ns)
+        raise NetnsError(f"cannot set up network namespace {ns}: {exc}") from exc
+
+
+def exec_prefix(ns: str | None) -> list[str]:
+    """Prefix that runs a command inside the namespace (empty without one)."""
+    return ["ip", "netns", "exec", ns] if ns else []
+
+
+def pids(ns: str) -> list[int]:
+    """Processes whose network namespace is `ns`."""
+    if not exists(ns):
+        return []
+    try:
+        out = run(["ip", "netns", "pids", ns])
+    except CommandError:
+        return []
+    return [int(p) for p in out.split()]
+
+
+def delete(ns: str) -> None:
+    """Kill every process left inside, then delete the namespace. Idempotent."""
+    if not exists(ns):
+        return
+    for pid in pids(ns):
+        kill_now(pid, None)
+    try:
+        run(["ip", "netns", "delete", ns])
+    except CommandError as exc:
+        raise NetnsError(f"cannot delete network namespace {ns}: {exc}") from exc

@@ -1,0 +1,103 @@
+"""One node's process: start it inside its cgroup and namespace, watch its log.
+
+Readiness is checked in layers, as ccm does: the process is alive, then its log
+says it listens for CQL (only lines written after our mark count).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from casslab.errors import NodeStartError
+from casslab.procutil import is_same_process, start_time_ticks
+
+CQL_READY = re.compile(r"Starting listening for CQL clients")
+# Lines worth showing first when a node died: Cassandra's own reason for exiting.
+_FATAL = re.compile(r"(ERROR|Exception|Exiting|Unable to|Invalid yaml|OutOfMemory)")
+
+
+def spawn(
+    command: list[str], *, netns_prefix: list[str], cgroup_procs: list[str], stdout_log: Path
+) -> tuple[int, int | None]:
+    """Start `command` detached (own session), inside the cgroups and namespace given.
+
+    The shell joins the cgroups with its own pid and then execs, so the JVM is in
+    the cgroup from its first instruction and keeps that pid. Returns (pid, ticks).
+    """
+    join = "".join(f'echo $$ > "{p}" && ' for p in cgroup_procs)
+    script = f'{join}exec "$@"'
+    full = ["sh", "-c", script, "casslab-node", *netns_prefix, *command]
+    with stdout_log.open("ab") as out:
+        proc = subprocess.Popen(
+            full,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+        )
+    # Reap it in the background if it dies while this process lives (tests, `up`).
+    threading.Thread(target=proc.wait, daemon=True).start()
+    return proc.pid, start_time_ticks(proc.pid)
+
+
+def log_mark(path: Path) -> int:
+    """The log's current size: a later wait only reads lines written after it."""
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def log_tail(path: Path, lines: int = 15) -> str:
+    """The last lines of a log, fatal lines first when there are any."""
+    try:
+        text = path.read_text(errors="replace").splitlines()
+    except FileNotFoundError:
+        return f"(no log at {path})"
+    fatal = [ln for ln in text[-400:] if _FATAL.search(ln)][-5:]
+    tail = text[-lines:]
+    picked = fatal + [ln for ln in tail if ln not in fatal]
+    return "\n".join(picked)
+
+
+def wait_for_log(
+    *,
+    name: str,
+    log: Path,
+    stdout_log: Path,
+    pattern: re.Pattern[str],
+    mark: int,
+    pid: int,
+    ticks: int | None,
+    deadline: float,
+) -> None:
+    """Block until `pattern` appears in `log` after `mark`.
+
+    Raises NodeStartError when the process exits or the deadline (time.monotonic)
+    passes, with the log's tail in the message.
+    """
+    while True:
+        if _log_matches(log, mark, pattern):
+            return
+        if not is_same_process(pid, ticks):
+            tail = log_tail(log) if log.exists() else log_tail(stdout_log)
+            raise NodeStartError(f"{name} (pid {pid}) exited during start; last log lines:\n{tail}")
+        if time.monotonic() > deadline:
+            raise NodeStartError(
+                f"{name} did not log '{pattern.pattern}' in time; last log lines:\n{log_tail(log)}"
+            )
+        time.sleep(0.25)
+
+
+def _log_matches(log: Path, mark: int, pattern: re.Pattern[str]) -> bool:
+    try:
+        with log.open("rb") as f:
+            f.seek(mark)
+            return pattern.search(f.read().decode(errors="replace")) is not None
+    except FileNotFoundError:
+        return False

@@ -1,0 +1,113 @@
+"""A lab's state on disk: enough to find and clean up everything it started.
+
+Written after every change (atomically: temp file + rename), so `lab down` works
+after casslab itself was killed with SIGKILL at any point.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from casslab.errors import LabStateError, UsageError
+
+NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
+STATE_FILE = "lab.json"
+
+
+def validate_name(name: str) -> str:
+    """Lab names become namespace and cgroup names: keep them short and plain."""
+    if not NAME_RE.match(name):
+        raise UsageError(
+            f"lab name '{name}' is invalid: use 1-20 lowercase letters, digits or '-', "
+            "starting with a letter"
+        )
+    return name
+
+
+@dataclass
+class NodeState:
+    """One node: its address, directory, process and cgroup."""
+
+    index: int
+    address: str
+    directory: str
+    pid: int = 0
+    start_ticks: int | None = None
+    cgroup_dirs: list[str] = field(default_factory=list)
+    heap_mib: int = 0
+
+    @property
+    def name(self) -> str:
+        return f"node{self.index}"
+
+
+@dataclass
+class LabState:
+    """Everything `lab down` needs, and what `lab status` shows."""
+
+    name: str
+    directory: str
+    cassandra_version: str
+    profile: str
+    netns: str | None
+    cgroup_version: int | None
+    subnet: int
+    seeds: list[str]
+    overrides: dict[str, Any]
+    nodes: list[NodeState] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def node(self, ref: str | int) -> NodeState:
+        """Find a node by number (2), name (node2) or address; UsageError if none."""
+        text = str(ref)
+        for n in self.nodes:
+            if text in (str(n.index), n.name, n.address):
+                return n
+        valid = ", ".join(n.name for n in self.nodes)
+        raise UsageError(f"lab '{self.name}' has no node '{ref}' (valid: {valid})")
+
+    def save(self) -> None:
+        path = Path(self.directory) / STATE_FILE
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(self), indent=2))
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, lab_dir: Path) -> LabState:
+        path = lab_dir / STATE_FILE
+        try:
+            raw = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise LabStateError(f"no lab state at {path}") from None
+        except (OSError, json.JSONDecodeError) as exc:
+            raise LabStateError(f"lab state {path} is unreadable: {exc}") from exc
+        nodes = [NodeState(**n) for n in raw.pop("nodes")]
+        return cls(nodes=nodes, **raw)
+
+
+@contextmanager
+def lab_lock(lab_dir: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the lab while it is changed (up/down/start/stop).
+
+    Raises LabStateError at once when another casslab holds it.
+    """
+    lab_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lab_dir / ".lock", os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise LabStateError(
+                f"lab '{lab_dir.name}' is being changed by another casslab process"
+            ) from None
+        yield
+    finally:
+        os.close(fd)

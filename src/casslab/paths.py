@@ -1,0 +1,22 @@
+"""Where casslab keeps lab state and downloaded artifacts.
+
+Both roots can be moved with environment variables so tests and CI can use
+throw-away state while sharing one artifact cache.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def default_home() -> Path:
+    """Lab state root: $CASSLAB_HOME, else ~/.casslab."""
+    env = os.environ.get("CASSLAB_HOME")
+    return Path(env) if env else Path.home() / ".casslab"
+
+
+def default_cache() -> Path:
+    """Artifact cache root (Cassandra jars): $CASSLAB_CACHE, else ~/.cache/casslab."""
+    env = os.environ.get("CASSLAB_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "casslab"

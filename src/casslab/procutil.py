@@ -1,0 +1,82 @@
+"""Small, dependency-free helpers for external commands and process identity."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from casslab.errors import CommandError
+
+
+def run(cmd: list[str], *, check: bool = True, timeout_s: float = 60.0) -> str:
+    """Run a command, return its stdout; raise CommandError on a non-zero exit."""
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
+    if check and proc.returncode != 0:
+        raise CommandError(cmd, proc.returncode, proc.stderr)
+    return proc.stdout
+
+
+def start_time_ticks(pid: int) -> int | None:
+    """The process start time in clock ticks since boot, or None if it is gone.
+
+    Stored beside a pid so a recycled pid is never mistaken for our node.
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) may contain spaces; fields after the last ')' are fixed.
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return int(fields[19])
+
+
+def is_same_process(pid: int, ticks: int | None) -> bool:
+    """True when `pid` is alive and is the process that had start time `ticks`."""
+    if pid <= 0:
+        return False
+    now = start_time_ticks(pid)
+    if now is None:
+        return False
+    if _is_zombie(pid):
+        return False
+    return ticks is None or now == ticks
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat[stat.rfind(")") + 2 :].split()[0] == "Z"
+
+
+def terminate(pid: int, ticks: int | None, *, grace_s: float) -> None:
+    """SIGTERM, wait up to grace_s, then SIGKILL. Silent when already gone."""
+    if not is_same_process(pid, ticks):
+        return
+    _signal(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        if not is_same_process(pid, ticks):
+            return
+        time.sleep(0.1)
+    kill_now(pid, ticks)
+
+
+def kill_now(pid: int, ticks: int | None) -> None:
+    """SIGKILL and wait (up to 10 s) until the process is gone."""
+    if not is_same_process(pid, ticks):
+        return
+    _signal(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10.0
+    while time.monotonic() < deadline and is_same_process(pid, ticks):
+        time.sleep(0.05)
+
+
+def _signal(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, sig)

@@ -1,0 +1,243 @@
+"""Enforce hardware profiles with cgroups, v1 (this machine) or v2 (most machines).
+
+Every node gets `casslab/<lab>/<node>` under each hierarchy it needs. What to
+write is computed by pure functions (`limit_files`) so it can be checked without
+root; the functions that touch /sys only create, write, join and remove.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from casslab.errors import CgroupError
+from casslab.profiles.hardware import MIB, HardwareProfile
+
+CFS_PERIOD_US = 100_000
+V1_CONTROLLERS = ("cpu", "cpuacct", "memory", "blkio")
+V2_CONTROLLERS = ("cpu", "memory", "io")
+
+
+@dataclass(frozen=True)
+class CgroupLayout:
+    """Where the hierarchies are mounted. version 1: one mount per controller."""
+
+    version: int
+    v1_mounts: dict[str, Path] = field(default_factory=dict)
+    v2_mount: Path | None = None
+
+
+def parse_mountinfo(text: str) -> CgroupLayout:
+    """Detect the cgroup layout from /proc/self/mountinfo text.
+
+    v1 wins when the controllers we need are bound to v1 hierarchies (a hybrid
+    system's unified mount then carries no controllers).
+    """
+    v1: dict[str, Path] = {}
+    v2: Path | None = None
+    for line in text.splitlines():
+        left, _, right = line.partition(" - ")
+        parts, rparts = left.split(), right.split()
+        if len(parts) < 5 or len(rparts) < 3:
+            continue
+        mount_point, fstype, options = Path(parts[4]), rparts[0], rparts[2].split(",")
+        if fstype == "cgroup2":
+            v2 = mount_point
+        elif fstype == "cgroup":
+            for ctrl in V1_CONTROLLERS:
+                if ctrl in options:
+                    v1[ctrl] = mount_point
+    if all(c in v1 for c in ("cpu", "memory")):
+        return CgroupLayout(1, v1_mounts=v1)
+    if v2 is not None:
+        return CgroupLayout(2, v2_mount=v2)
+    raise CgroupError("no usable cgroup hierarchy found in /proc/self/mountinfo")
+
+
+def detect_layout() -> CgroupLayout:
+    """The layout of this machine."""
+    return parse_mountinfo(Path("/proc/self/mountinfo").read_text())
+
+
+def block_device_of(path: Path) -> str | None:
+    """`MAJ:MIN` of the whole disk holding `path`, or None (tmpfs, overlay on no disk).
+
+    Throttling rules take whole disks, so a partition is mapped to its parent.
+    """
+    st = os.stat(path)
+    major, minor = os.major(st.st_dev), os.minor(st.st_dev)
+    if major == 0:
+        return None
+    sysdir = Path(f"/sys/dev/block/{major}:{minor}")
+    if not sysdir.exists():
+        return None
+    if (sysdir / "partition").exists():
+        parent = sysdir.resolve().parent / "dev"
+        if parent.exists():
+            return parent.read_text().strip()
+    return f"{major}:{minor}"
+
+
+def limit_files(
+    profile: HardwareProfile, version: int, device: str | None
+) -> dict[str, dict[str, str]]:
+    """Files to write per controller ('' is the v2 node dir) for a profile.
+
+    Pure: no I/O. Bandwidth is MB/s (10^6 bytes/s) in the profile, bytes/s in cgroups.
+    """
+    cpu = memory = io = None
+    if profile.cpu_cores is not None:
+        cpu = str(max(1000, round(profile.cpu_cores * CFS_PERIOD_US)))
+    if profile.memory_mib is not None:
+        memory = str(profile.memory_mib * MIB)
+    rbps = None if profile.disk_read_mbps is None else str(round(profile.disk_read_mbps * 1e6))
+    wbps = None if profile.disk_write_mbps is None else str(round(profile.disk_write_mbps * 1e6))
+    if device is not None and (rbps or wbps):
+        io = (rbps, wbps)
+    if version == 1:
+        out: dict[str, dict[str, str]] = {c: {} for c in V1_CONTROLLERS}
+        if cpu:
+            out["cpu"] = {"cpu.cfs_period_us": str(CFS_PERIOD_US), "cpu.cfs_quota_us": cpu}
+        if memory:
+            out["memory"] = {"memory.limit_in_bytes": memory}
+        if io:
+            if io[0]:
+                out["blkio"]["blkio.throttle.read_bps_device"] = f"{device} {io[0]}"
+            if io[1]:
+                out["blkio"]["blkio.throttle.write_bps_device"] = f"{device} {io[1]}"
+        return out
+    files: dict[str, str] = {}
+    if cpu:
+        files["cpu.max"] = f"{cpu} {CFS_PERIOD_US}"
+    if memory:
+        files["memory.max"] = memory
+    if io:
+        parts = [f"rbps={io[0]}"] if io[0] else []
+        parts += [f"wbps={io[1]}"] if io[1] else []
+        files["io.max"] = f"{device} {' '.join(parts)}"
+    return {"": files}
+
+
+@dataclass(frozen=True)
+class NodeCgroup:
+    """The directories one node's cgroup occupies (one per v1 controller, one on v2)."""
+
+    version: int
+    dirs: tuple[str, ...]
+
+    @property
+    def procs_files(self) -> list[str]:
+        return [str(Path(d) / "cgroup.procs") for d in self.dirs]
+
+
+def relative_dir(lab: str, node: str) -> Path:
+    return Path("casslab") / lab / node
+
+
+def create_node_cgroup(
+    layout: CgroupLayout, lab: str, node: str, profile: HardwareProfile, device: str | None
+) -> NodeCgroup:
+    """Create the node's cgroup(s) and write the profile's limits. Raises CgroupError."""
+    rel = relative_dir(lab, node)
+    files = limit_files(profile, layout.version, device)
+    created: list[str] = []
+    try:
+        if layout.version == 1:
+            for ctrl, mount in layout.v1_mounts.items():
+                target = mount / rel
+                target.mkdir(parents=True, exist_ok=True)
+                created.append(str(target))
+                for name, value in files.get(ctrl, {}).items():
+                    _write(target / name, value)
+        else:
+            assert layout.v2_mount is not None
+            _enable_v2_controllers(layout.v2_mount, rel)
+            target = layout.v2_mount / rel
+            target.mkdir(parents=True, exist_ok=True)
+            created.append(str(target))
+            for name, value in files[""].items():
+                _write(target / name, value)
+    except OSError as exc:
+        remove_cgroup(NodeCgroup(layout.version, tuple(created)))
+        raise CgroupError(f"cannot set up cgroup {rel}: {exc}") from exc
+    return NodeCgroup(layout.version, tuple(created))
+
+
+def _enable_v2_controllers(root: Path, rel: Path) -> None:
+    # v2 delegates a controller only if every ancestor enables it for its children.
+    available = set((root / "cgroup.controllers").read_text().split())
+    wanted = [c for c in V2_CONTROLLERS if c in available]
+    current = root
+    for part in rel.parts:
+        _write(current / "cgroup.subtree_control", " ".join(f"+{c}" for c in wanted))
+        current = current / part
+        current.mkdir(exist_ok=True)
+
+
+def _write(path: Path, value: str) -> None:
+    try:
+        path.write_text(value)
+    except OSError as exc:
+        raise CgroupError(f"cannot write '{value}' to {path}: {exc.strerror}") from exc
+
+
+def read_limits(cg: NodeCgroup) -> dict[str, str]:
+    """The limit files as the kernel reports them now (for status and tests)."""
+    names = [
+        "cpu.cfs_quota_us", "cpu.cfs_period_us", "memory.limit_in_bytes",
+        "blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device",
+        "cpu.max", "memory.max", "io.max",
+    ]
+    out: dict[str, str] = {}
+    for d in cg.dirs:
+        for name in names:
+            p = Path(d) / name
+            if p.exists():
+                out[name] = p.read_text().strip()
+    return out
+
+
+def pids_in(cg: NodeCgroup) -> set[int]:
+    """Every process still in the node's cgroup(s)."""
+    pids: set[int] = set()
+    for f in cg.procs_files:
+        try:
+            pids.update(int(x) for x in Path(f).read_text().split())
+        except OSError:
+            continue
+    return pids
+
+
+def remove_cgroup(cg: NodeCgroup, *, timeout_s: float = 10.0) -> None:
+    """Kill whatever is left inside, remove the node dirs and empty parents.
+
+    Raises CgroupError when a directory cannot be removed in time.
+    """
+    deadline = time.monotonic() + timeout_s
+    for pid in pids_in(cg):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    for d in cg.dirs:
+        path = Path(d)
+        while path.exists():
+            try:
+                path.rmdir()
+            except OSError as exc:
+                if exc.errno != errno.EBUSY or time.monotonic() > deadline:
+                    raise CgroupError(f"cannot remove cgroup {path}: {exc.strerror}") from exc
+                time.sleep(0.05)
+        _remove_empty_parents(path)
+
+
+def _remove_empty_parents(path: Path) -> None:
+    # Stop at the `casslab` dir's parent; a sibling lab keeps its parents busy.
+    for parent in list(path.parents)[:2]:
+        try:
+            parent.rmdir()
+        except OSError:
+            return
