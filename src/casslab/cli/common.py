@@ -14,7 +14,7 @@ from casslab.lab import Lab
 from casslab.paths import default_cache, default_home
 
 out = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)
 
 T = TypeVar("T")
 

@@ -44,13 +44,12 @@ def up(
 
     Example: casslab lab up --nodes 3 --profile rpi3 --set concurrent_writes=16
     """
-    lab = open_lab(name)
     options = LabOptions(nodes=nodes, profile=profile, profiles_file=profiles_file,
                          cassandra_version=cassandra_version, overrides=set_ or [],
                          timeout_s=timeout)
     started = time.monotonic()
     with errors_to_exit(), err.status("starting lab") as spinner:
-        state = lab.up(options, progress=lambda msg: spinner.update(msg))
+        state = open_lab(name).up(options, progress=lambda msg: spinner.update(msg))
     elapsed = time.monotonic() - started
     for warning in state.warnings:
         err.print(f"[yellow]warning:[/] {warning}", highlight=False)

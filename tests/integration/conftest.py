@@ -1,0 +1,42 @@
+"""One 3-node lab (RF 3, Raspberry Pi 3 profile) shared by the cluster tests."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent.parent))
+
+from labtools import leftovers  # noqa: E402
+
+from casslab.lab import Lab, LabOptions  # noqa: E402
+from casslab.paths import default_cache, default_home  # noqa: E402
+
+LAB3 = "it3"
+
+
+def make_lab(name: str) -> Lab:
+    return Lab(name, home=default_home(), cache=default_cache())
+
+
+@pytest.fixture(scope="session")
+def lab3() -> Iterator[Lab]:
+    lab = make_lab(LAB3)
+    state = lab.up(LabOptions(nodes=3, profile="rpi3"))
+    assert any("oversubscribed" in w for w in state.warnings)
+    try:
+        yield lab
+    finally:
+        lab.down(wipe=True)
+        left = leftovers(LAB3)
+        assert not left, f"lab down left: {left}"
+        assert not Path(default_home(), "labs", LAB3).exists()
+
+
+@pytest.fixture(scope="session")
+def cli_env() -> dict[str, str]:
+    return dict(os.environ)

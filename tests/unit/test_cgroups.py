@@ -1,0 +1,65 @@
+from casslab.profiles import BUILTIN_PROFILES
+from casslab.profiles.cgroups import limit_files, parse_mountinfo
+
+V1_MOUNTINFO = """\
+30 25 0:26 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
+31 25 0:27 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct
+33 25 0:29 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+36 25 0:32 / /sys/fs/cgroup/blkio rw,relatime - cgroup cgroup rw,blkio
+39 25 0:35 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+"""
+
+V2_MOUNTINFO = """\
+25 30 0:22 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw,nsdelegate
+"""
+
+COMOUNTED_V1 = """\
+30 25 0:26 / /sys/fs/cgroup/cpu,cpuacct rw,relatime - cgroup cgroup rw,cpu,cpuacct
+33 25 0:29 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+"""
+
+
+def test_hybrid_machine_uses_v1_controllers() -> None:
+    layout = parse_mountinfo(V1_MOUNTINFO)
+    assert layout.version == 1
+    assert str(layout.v1_mounts["memory"]) == "/sys/fs/cgroup/memory"
+    assert str(layout.v1_mounts["blkio"]) == "/sys/fs/cgroup/blkio"
+
+
+def test_pure_v2_machine_is_detected() -> None:
+    layout = parse_mountinfo(V2_MOUNTINFO)
+    assert layout.version == 2 and str(layout.v2_mount) == "/sys/fs/cgroup"
+
+
+def test_comounted_cpu_and_cpuacct_share_one_dir() -> None:
+    layout = parse_mountinfo(COMOUNTED_V1)
+    assert layout.v1_mounts["cpu"] == layout.v1_mounts["cpuacct"]
+
+
+def test_v1_limits_of_a_pi() -> None:
+    files = limit_files(BUILTIN_PROFILES["rpi2"], 1, "254:0")
+    assert files["cpu"] == {"cpu.cfs_period_us": "100000", "cpu.cfs_quota_us": "60000"}
+    assert files["memory"] == {"memory.limit_in_bytes": str(1024**3)}
+    assert files["blkio"] == {
+        "blkio.throttle.read_bps_device": "254:0 18000000",
+        "blkio.throttle.write_bps_device": "254:0 10000000",
+    }
+
+
+def test_v2_limits_of_a_pi() -> None:
+    files = limit_files(BUILTIN_PROFILES["rpi2"], 2, "8:0")[""]
+    assert files == {
+        "cpu.max": "60000 100000",
+        "memory.max": str(1024**3),
+        "io.max": "8:0 rbps=18000000 wbps=10000000",
+    }
+
+
+def test_no_block_device_means_no_disk_limit() -> None:
+    assert "io.max" not in limit_files(BUILTIN_PROFILES["rpi2"], 2, None)[""]
+    assert limit_files(BUILTIN_PROFILES["rpi2"], 1, None)["blkio"] == {}
+
+
+def test_container_profile_writes_no_limits() -> None:
+    files = limit_files(BUILTIN_PROFILES["container"], 1, "254:0")
+    assert all(v == {} for v in files.values())

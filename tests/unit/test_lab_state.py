@@ -1,0 +1,38 @@
+from pathlib import Path
+
+import pytest
+
+from casslab.errors import LabStateError, UsageError
+from casslab.lab.state import LabState, NodeState, lab_lock, validate_name
+
+
+def _state(tmp_path: Path) -> LabState:
+    return LabState(name="a", directory=str(tmp_path), cassandra_version="5.0.6",
+                    profile="rpi3", netns="casslab-a", cgroup_version=1, subnet=1,
+                    seeds=["127.0.1.1"], overrides={"x": 1},
+                    nodes=[NodeState(1, "127.0.1.1", str(tmp_path / "node1"), pid=42,
+                                     start_ticks=7, cgroup_dirs=["/sys/fs/cgroup/cpu/x"])])
+
+
+def test_state_survives_a_round_trip(tmp_path: Path) -> None:
+    _state(tmp_path).save()
+    assert LabState.load(tmp_path) == _state(tmp_path)
+
+
+def test_nodes_are_found_by_number_name_or_address(tmp_path: Path) -> None:
+    s = _state(tmp_path)
+    assert s.node("1") is s.node("node1") is s.node("127.0.1.1")
+    with pytest.raises(UsageError, match="no node '9' \\(valid: node1\\)"):
+        s.node("9")
+
+
+@pytest.mark.parametrize("name", ["", "Upper", "1abc", "has space", "a" * 21, "a/b"])
+def test_bad_lab_names_are_rejected(name: str) -> None:
+    with pytest.raises(UsageError, match="lab name"):
+        validate_name(name)
+
+
+def test_a_second_writer_is_refused_while_the_lock_is_held(tmp_path: Path) -> None:
+    with lab_lock(tmp_path), pytest.raises(LabStateError, match="another casslab"), \
+            lab_lock(tmp_path):
+        pass

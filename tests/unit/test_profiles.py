@@ -1,0 +1,71 @@
+from pathlib import Path
+
+import pytest
+
+from casslab.errors import ProfileError
+from casslab.profiles import (
+    BUILTIN_PROFILES,
+    cassandra_default_heap_mib,
+    load_profiles_file,
+    resolve_profile,
+)
+
+
+@pytest.mark.parametrize(
+    ("memory_mib", "heap_mib"),
+    [(1024, 512), (2048, 1024), (4096, 1024), (16384, 4096), (65536, 8192), (512, 256)],
+)
+def test_heap_follows_cassandras_rule(memory_mib: int, heap_mib: int) -> None:
+    assert cassandra_default_heap_mib(memory_mib) == heap_mib
+
+
+def test_every_issue_profile_is_built_in_with_a_source() -> None:
+    wanted = {"rpi2", "rpi3", "t2.micro", "t2.small", "t2.medium", "vm-1g", "vm-2g", "vm-4g",
+              "container", "host"}
+    assert wanted <= set(BUILTIN_PROFILES)
+    assert all(p.source for p in BUILTIN_PROFILES.values())
+
+
+def test_pi_profile_heap_is_half_of_one_gib() -> None:
+    assert BUILTIN_PROFILES["rpi3"].effective_heap_mib(host_memory_mib=24576) == 512
+
+
+def test_host_profile_has_no_limits_and_no_cgroup() -> None:
+    host = BUILTIN_PROFILES["host"]
+    assert not host.has_limits and not host.isolated
+    assert BUILTIN_PROFILES["container"].isolated
+
+
+def test_user_profile_file_extends_a_builtin(tmp_path: Path) -> None:
+    f = tmp_path / "boards.yaml"
+    f.write_text("pi4:\n  base: rpi3\n  cpu_cores: 1.5\n  memory_mib: 4096\n")
+    pi4 = load_profiles_file(f)["pi4"]
+    assert pi4.cpu_cores == 1.5 and pi4.memory_mib == 4096
+    assert pi4.disk_read_mbps == BUILTIN_PROFILES["rpi3"].disk_read_mbps
+    assert resolve_profile("pi4", f) == pi4
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("pi:\n  cpu_cores: -1\n", "field 'cpu_cores' must be > 0"),
+        ("pi:\n  cpu_cores: many\n", "field 'cpu_cores' must be a number"),
+        ("pi:\n  cpus: 2\n", "unknown field 'cpus'"),
+        ("pi:\n  base: rpi9\n", "base 'rpi9' is not a built-in profile"),
+        ("- a\n- b\n", "expected a mapping of profile names"),
+        ("pi: [1, 2]\n", "expected a mapping of fields"),
+        ("pi: {a: [\n", "not valid YAML"),
+    ],
+)
+def test_bad_profile_files_are_rejected_with_the_field(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    f = tmp_path / "p.yaml"
+    f.write_text(text)
+    with pytest.raises(ProfileError, match=message):
+        load_profiles_file(f)
+
+
+def test_unknown_profile_lists_the_valid_ones() -> None:
+    with pytest.raises(ProfileError, match=r"unknown profile 'rpi9' \(valid: rpi2, rpi3"):
+        resolve_profile("rpi9")
