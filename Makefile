@@ -46,7 +46,7 @@ jars: venv
 	$(CASSLAB) fetch --cassandra-version $(CASSANDRA_VERSION)
 
 lint: venv
-	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/ruff check src tests scripts
 	$(VENV)/bin/mypy
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -j 2 -- -D warnings

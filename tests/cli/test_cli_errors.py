@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
 
-from labtools import casslab, leftovers  # noqa: E402
+from labtools import casslab, leftovers
 
 
 @pytest.mark.parametrize(

@@ -11,10 +11,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
 
-from labtools import leftovers  # noqa: E402
-
-from casslab.lab import Lab, LabOptions  # noqa: E402
-from casslab.paths import default_cache, default_home  # noqa: E402
+from casslab.lab import Lab, LabOptions
+from casslab.paths import default_cache, default_home
+from labtools import leftovers
 
 LAB3 = "it3"
 

@@ -8,9 +8,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from labtools import CASSLAB, casslab, leftovers
-
 from casslab.paths import default_home
+from labtools import CASSLAB, casslab, leftovers
 
 
 def _wait_for_node_pid(lab: str, timeout_s: float = 60) -> None:

@@ -7,11 +7,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import LAB3, make_lab
-from labtools import casslab, leftovers
 
 from casslab.errors import CqlError
 from casslab.lab import Lab, LabOptions
+from conftest import LAB3, make_lab
+from labtools import casslab, leftovers
 
 KS = "it_rf3"
 
@@ -137,7 +137,8 @@ def test_a_second_lab_runs_beside_the_first(lab3: Lab) -> None:
         with side.cql() as cql:
             assert cql.execute("SELECT cluster_name FROM system.local").rows == [["casslab-itside"]]
         with lab3.cql() as cql:
-            assert cql.execute("SELECT cluster_name FROM system.local").rows == [[f"casslab-{LAB3}"]]
+            rows = cql.execute("SELECT cluster_name FROM system.local").rows
+            assert rows == [[f"casslab-{LAB3}"]]
     finally:
         side.down(wipe=True)
     assert leftovers("itside") == []

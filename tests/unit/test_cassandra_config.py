@@ -1,3 +1,4 @@
+import itertools
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,7 @@ def test_tokens_split_the_ring_evenly_and_never_collide() -> None:
     nodes, per_node = 3, 16
     all_tokens = sorted(t for i in range(1, nodes + 1) for t in even_tokens(nodes, i, per_node))
     assert len(set(all_tokens)) == nodes * per_node
-    gaps = {b - a for a, b in zip(all_tokens, all_tokens[1:], strict=False)}
+    gaps = {b - a for a, b in itertools.pairwise(all_tokens)}
     assert max(gaps) - min(gaps) <= 1
     assert all(-(2**63) <= t < 2**63 for t in all_tokens)
 
