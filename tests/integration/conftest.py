@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent))
 
 from casslab.lab import Lab, LabOptions
 from casslab.paths import default_cache, default_home
+
 from labtools import leftovers
 
 LAB3 = "it3"

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from casslab.paths import default_home
+
 from labtools import CASSLAB, casslab, leftovers
 
 

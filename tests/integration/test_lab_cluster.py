@@ -10,6 +10,7 @@ import pytest
 
 from casslab.errors import CqlError
 from casslab.lab import Lab, LabOptions
+
 from conftest import LAB3, make_lab
 from labtools import casslab, leftovers
 

@@ -39,6 +39,8 @@ def up(
     = None,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for every node to be UN.")]
     = DEFAULT_TIMEOUT_S,
+    netns: Annotated[bool, typer.Option(help="Own network namespace (--no-netns: nodes on "
+                                        "loopback aliases reachable from this host).")] = True,
 ) -> None:
     """Start a real Cassandra cluster and return when every node is UN.
 
@@ -46,7 +48,7 @@ def up(
     """
     options = LabOptions(nodes=nodes, profile=profile, profiles_file=profiles_file,
                          cassandra_version=cassandra_version, overrides=set_ or [],
-                         timeout_s=timeout)
+                         timeout_s=timeout, own_namespace=netns)
     started = time.monotonic()
     with errors_to_exit(), err.status("starting lab") as spinner:
         state = open_lab(name).up(options, progress=lambda msg: spinner.update(msg))

@@ -52,6 +52,9 @@ class LabOptions:
     overrides: list[str] = field(default_factory=list)
     timeout_s: float = DEFAULT_TIMEOUT_S
     jvm_options: list[str] = field(default_factory=list)
+    # False: nodes bind loopback aliases in the caller's namespace, so tools on this
+    # host reach them directly (at the cost of per-lab network emulation).
+    own_namespace: bool = True
 
 
 @dataclass(frozen=True)
@@ -191,7 +194,8 @@ class Lab:
 
     def _initial_state(self, options: LabOptions, profile: HardwareProfile, heap: int,
                        overrides: dict[str, object]) -> LabState:
-        use_netns = netns.can_use_namespaces()
+        is_root = os.geteuid() == 0
+        use_netns = options.own_namespace and netns.can_use_namespaces()
         subnet = 1 if use_netns else self._free_subnet()
         addresses = [f"127.0.{subnet}.{i}" for i in range(1, options.nodes + 1)]
         state = LabState(
@@ -207,16 +211,20 @@ class Lab:
             nodes=[NodeState(i, a, str(self.directory / f"node{i}"), heap_mib=heap)
                    for i, a in enumerate(addresses, start=1)],
         )
-        if not use_netns:
+        if not is_root:
             state.warnings.append(
                 "not running as root: nodes use loopback aliases 127.0."
                 f"{subnet}.N in this network namespace, and no cgroup limits are applied"
             )
+        elif not use_netns:
+            state.warnings.append(f"no namespace: nodes use loopback aliases 127.0.{subnet}.N "
+                                  "in this network namespace")
         return state
 
     def _free_subnet(self) -> int:
         used = {s.subnet for s in list_labs(self.home) if s.name != self.name and s.netns is None}
-        return next(i for i in range(1, 255) if i not in used)
+        # Debian maps 127.0.1.1 to the hostname: host-namespace labs start at 127.0.10.x.
+        return next(i for i in range(10, 255) if i not in used)
 
     def _build(self, state: LabState, dist: Distribution, profile: HardwareProfile,
                options: LabOptions, say: Progress) -> None:
@@ -224,7 +232,7 @@ class Lab:
             say(f"creating network namespace {state.netns}")
             netns.create(state.netns, [n.address for n in state.nodes])
         layout = None
-        if state.netns and (profile.isolated or profile.has_limits):
+        if os.geteuid() == 0 and (profile.isolated or profile.has_limits):
             layout = cgroups.detect_layout()
             state.cgroup_version = layout.version
         device = cgroups.block_device_of(self.directory) if layout else None

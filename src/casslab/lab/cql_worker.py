@@ -43,6 +43,22 @@ def _error(exc: BaseException) -> dict[str, Any]:
     return {"error": {"kind": type(exc).__name__, "message": str(exc)}}
 
 
+def _pinned_host(cluster: Any, session: Any, address: str) -> Any:
+    """The driver's Host for `address`, with a connection pool to it.
+
+    A node that was slow to answer while the session connected (a CPU-starved
+    lab) is marked down and gets no pool; a request pinned to it would fail
+    with "Host has been marked down or removed" although the node is fine now.
+    """
+    host = cluster.metadata.get_host(address)
+    if host is None:
+        raise LookupError(f"no node {address} in the cluster's metadata")
+    pool = session._pools.get(host)  # the driver exposes no public pool lookup
+    if pool is None or pool.is_shutdown:
+        session.add_or_renew_pool(host, is_host_addition=False).result()
+    return host
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--contact", required=True, help="comma-separated node addresses")
@@ -61,8 +77,8 @@ def main() -> int:
         contact_points=args.contact.split(","),
         port=args.port,
         execution_profiles={EXEC_PROFILE_DEFAULT: profile},
-        connect_timeout=5,
-        control_connection_timeout=5,
+        connect_timeout=15,
+        control_connection_timeout=15,
     )
     out = sys.stdout
     try:
@@ -83,9 +99,7 @@ def main() -> int:
                 stmt = SimpleStatement(req["query"], consistency_level=level)
                 host = None
                 if req.get("host"):
-                    host = cluster.metadata.get_host(req["host"])
-                    if host is None:
-                        raise LookupError(f"no host {req['host']} in cluster metadata")
+                    host = _pinned_host(cluster, session, req["host"])
                 result = session.execute(stmt, req.get("params"), host=host,
                                          timeout=float(req.get("timeout_s") or 10.0))
                 rows = [[_plain(v) for v in row] for row in result]
