@@ -1,0 +1,341 @@
+//! Wiring one command: plan the stages, connect, create the schema, build the
+//! workload, run it, and write interval lines, the HdrHistogram log and the
+//! summary. Returns why the run ended; never exits the process.
+
+use crate::config::{Cli, Command, Format, PhaseArg, RunArgs, Warmup};
+use crate::db;
+use crate::error::{LoadError, Result};
+use crate::exec::runner::{self, EndReason, Sink};
+use crate::exec::stages::{parse_stages, StageDefaults};
+use crate::exec::{OpMix, Phase, RunPlan, StagePlan, Workload};
+use crate::stats::hdrlog::HdrLog;
+use crate::stats::report::{interval_json, summary_json, ycsb_text, IntervalInfo, SummaryInfo};
+use crate::stats::StatsSet;
+use crate::workload::{iot, profile, stress, user, ycsb};
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+/// Static facts of a workload needed before connecting.
+struct Shape {
+    names: Vec<String>,
+    default_mix: Vec<f64>,
+    load_op: usize,
+    load_count: u64,
+    default_ops: u64,
+}
+
+/// Builds the stages of a run from the command line.
+fn plan(run: &RunArgs, shape: &Shape) -> Result<RunPlan> {
+    let names = &shape.names;
+    let mix = match &run.mix {
+        Some(t) => OpMix::parse(t, names)?,
+        None => OpMix::from_weights(&shape.default_mix)?,
+    };
+    let mut stages = Vec::new();
+    if matches!(run.phase, PhaseArg::Load | PhaseArg::Both) {
+        stages.push(StagePlan {
+            name: "load".into(),
+            phase: Phase::Load,
+            ops: Some(shape.load_count),
+            duration: if run.phase == PhaseArg::Load {
+                run.duration.as_ref().map(|d| d.0)
+            } else {
+                None
+            },
+            rate_ops_s: run.rate,
+            mix: OpMix::only(shape.load_op, names.len()),
+            ttl_s: run.ttl_s,
+            record: true,
+        });
+    }
+    if matches!(run.phase, PhaseArg::Run | PhaseArg::Both) {
+        if let Some(w) = &run.warmup {
+            let (ops, duration) = match w {
+                Warmup::Ops(n) => (Some(*n), None),
+                Warmup::Time(d) => (None, Some(d.0)),
+            };
+            stages.push(StagePlan {
+                name: "warmup".into(),
+                phase: Phase::Run,
+                ops,
+                duration,
+                rate_ops_s: run.rate,
+                mix: mix.clone(),
+                ttl_s: run.ttl_s,
+                record: false,
+            });
+        }
+        match &run.stages {
+            Some(path) => {
+                if run.ops.is_some() || run.duration.is_some() {
+                    return Err(LoadError::option(
+                        "--stages",
+                        "give --ops/--duration inside the stages file, not on the command line",
+                    ));
+                }
+                let text = std::fs::read_to_string(path).map_err(|source| LoadError::ReadFile {
+                    path: path.clone(),
+                    source,
+                })?;
+                let defaults = StageDefaults {
+                    rate_ops_s: run.rate,
+                    mix: &mix,
+                    ttl_s: run.ttl_s,
+                };
+                stages.extend(parse_stages(&text, path, names, &defaults)?);
+            }
+            None => stages.push(StagePlan {
+                name: "run".into(),
+                phase: Phase::Run,
+                ops: run.ops.or(if run.duration.is_none() {
+                    Some(shape.default_ops)
+                } else {
+                    None
+                }),
+                duration: run.duration.as_ref().map(|d| d.0),
+                rate_ops_s: run.rate,
+                mix,
+                ttl_s: run.ttl_s,
+                record: true,
+            }),
+        }
+    }
+    let p = RunPlan {
+        workers: run.workers,
+        in_flight: run.in_flight,
+        interval: run.interval.0,
+        stages,
+        seed: run.seed,
+        unreachable_after: run.unreachable_after.0,
+    };
+    p.validate()?;
+    Ok(p)
+}
+
+fn ttls(p: &RunPlan) -> Vec<Option<i32>> {
+    p.stages.iter().map(|s| s.ttl_s).collect()
+}
+
+struct Output {
+    format: Format,
+    hdr: Option<HdrLog>,
+    hdr_error: Option<LoadError>,
+}
+
+fn print_line(to_stderr: bool, line: &str) {
+    // A closed stdout (e.g. `| head`) must not crash the run: ignore write errors.
+    if to_stderr {
+        let mut e = std::io::stderr().lock();
+        let _ = writeln!(e, "{line}");
+    } else {
+        let mut o = std::io::stdout().lock();
+        let _ = writeln!(o, "{line}");
+        let _ = o.flush();
+    }
+}
+
+impl Sink for Output {
+    fn interval(&mut self, info: &IntervalInfo, start_s: f64, names: &[String], stats: &StatsSet) {
+        let v = interval_json(info, names, stats);
+        print_line(self.format == Format::Ycsb, &v.to_string());
+        if let (Some(log), true) = (self.hdr.as_mut(), info.recorded) {
+            if let Err(e) = log.interval(start_s, info.interval_s, names, stats) {
+                self.hdr_error.get_or_insert(e);
+                self.hdr = None;
+            }
+        }
+    }
+}
+
+async fn drive<W: Workload>(
+    w: W,
+    plan: RunPlan,
+    run: &RunArgs,
+    label: &str,
+    config: serde_json::Value,
+    abort: Arc<AtomicBool>,
+) -> Result<EndReason> {
+    let hdr = match &run.hdr_log {
+        Some(p) => Some(HdrLog::create(p, SystemTime::now())?),
+        None => None,
+    };
+    let mut out = Output {
+        format: run.format,
+        hdr,
+        hdr_error: None,
+    };
+    let w = Arc::new(w);
+    let names = w.op_names().to_vec();
+    let r = runner::run(w, &plan, abort, &mut out).await;
+    let info = SummaryInfo {
+        workload: label,
+        ended_by: r.ended.name(),
+        recorded_s: r.recorded_s,
+        wall_s: r.wall_s,
+        retries: &r.retries,
+        seed: run.seed,
+        stages: &r.stages,
+        config,
+    };
+    let summary = summary_json(&info, &names, &r.total).to_string();
+    if run.format == Format::Ycsb {
+        let intended = plan.stages.iter().any(|s| s.rate_ops_s.is_some());
+        print!("{}", ycsb_text(&names, &r.total, r.recorded_s, intended));
+        print_line(true, &summary);
+    } else {
+        print_line(false, &summary);
+    }
+    if r.worker_panics > 0 {
+        eprintln!(
+            "casslab-load: {} worker task(s) panicked; results are incomplete",
+            r.worker_panics
+        );
+    }
+    if let Some(e) = out.hdr_error {
+        return Err(e);
+    }
+    Ok(r.ended)
+}
+
+/// Runs the command `cli`. `abort` stops the run early (set on Ctrl-C).
+pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
+    let config = serde_json::to_value(&cli).unwrap_or(serde_json::Value::Null);
+    match &cli.command {
+        Command::Ycsb(c) => {
+            let shape = Shape {
+                names: ycsb::names(),
+                default_mix: ycsb::mix_for(c.workload),
+                load_op: ycsb::INSERT,
+                load_count: c.records,
+                default_ops: 1000,
+            };
+            let p = plan(&c.run, &shape)?;
+            let session = db::connect(&c.conn).await?;
+            ycsb::Ycsb::create_schema(&session, c).await?;
+            let expected: u64 = p
+                .stages
+                .iter()
+                .filter(|s| s.phase == Phase::Run)
+                .filter_map(|s| s.ops)
+                .sum();
+            let w = ycsb::Ycsb::new(session, c, &ttls(&p), expected).await?;
+            let label = format!("ycsb-{}", format!("{:?}", c.workload).to_lowercase());
+            drive(w, p, &c.run, &label, config, abort).await
+        }
+        Command::Stress(c) => {
+            let shape = Shape {
+                names: stress::names(),
+                default_mix: stress::mix_for(c.mode),
+                load_op: 0,
+                load_count: stress::population_size(c),
+                default_ops: stress::population_size(c),
+            };
+            let p = plan(&c.run, &shape)?;
+            stress::population(c)?;
+            let session = db::connect(&c.conn).await?;
+            stress::Stress::create_schema(&session, c).await?;
+            let w = stress::Stress::new(session, c, &ttls(&p)).await?;
+            let label = format!("stress-{}", format!("{:?}", c.mode).to_lowercase());
+            drive(w, p, &c.run, &label, config, abort).await
+        }
+        Command::Iot(c) => {
+            let shape = Shape {
+                names: iot::names(),
+                default_mix: iot::default_mix(),
+                load_op: 0,
+                load_count: c.devices * c.series,
+                default_ops: 10_000,
+            };
+            let p = plan(&c.run, &shape)?;
+            let session = db::connect(&c.conn).await?;
+            iot::Iot::create_schema(&session, c).await?;
+            let w = iot::Iot::new(session, c, &ttls(&p)).await?;
+            drive(w, p, &c.run, "iot", config, abort).await
+        }
+        Command::User(c) => {
+            let prof = profile::load(&c.profile)?;
+            let names = user::names(&prof);
+            let mut default_mix = vec![0.0; names.len()];
+            default_mix[0] = 1.0;
+            let shape = Shape {
+                names,
+                default_mix,
+                load_op: 0,
+                load_count: c.records.unwrap_or(1_000_000),
+                default_ops: 10_000,
+            };
+            let p = plan(&c.run, &shape)?;
+            let session = db::connect(&c.conn).await?;
+            user::create_schema(&session, &prof, c.rf).await?;
+            let label = format!("user:{}.{}", prof.keyspace, prof.table);
+            let w = user::User::new(session, prof, c, &ttls(&p)).await?;
+            drive(w, p, &c.run, &label, config, abort).await
+        }
+    }
+}
+
+/// Installs a Ctrl-C handler that sets `abort` (the run then ends with a summary).
+pub fn on_interrupt(abort: Arc<AtomicBool>) {
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            abort.store(true, Ordering::Relaxed);
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn shape() -> Shape {
+        Shape {
+            names: ycsb::names(),
+            default_mix: ycsb::mix_for(crate::config::YcsbWorkload::A),
+            load_op: 2,
+            load_count: 500,
+            default_ops: 1000,
+        }
+    }
+
+    fn run_args(args: &[&str]) -> RunArgs {
+        let mut v = vec!["casslab-load", "ycsb", "-w", "a"];
+        v.extend_from_slice(args);
+        match Cli::try_parse_from(v).unwrap().command {
+            Command::Ycsb(c) => c.run,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn plans_phases_and_warmup() {
+        let p = plan(
+            &run_args(&[
+                "--phase",
+                "both",
+                "--warmup",
+                "5s",
+                "--duration",
+                "30s",
+                "--rate",
+                "100",
+            ]),
+            &shape(),
+        )
+        .unwrap();
+        let names: Vec<&str> = p.stages.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, vec!["load", "warmup", "run"]);
+        assert_eq!(p.stages[0].ops, Some(500));
+        assert_eq!(p.stages[0].duration, None);
+        assert!(!p.stages[1].record);
+        assert_eq!(p.stages[2].ops, None);
+        let p = plan(&run_args(&[]), &shape()).unwrap();
+        assert_eq!(p.stages.len(), 1);
+        assert_eq!(p.stages[0].ops, Some(1000));
+        assert_eq!(p.stages[0].mix.weights(), &[0.5, 0.5, 0.0, 0.0, 0.0]);
+        assert!(plan(&run_args(&["--mix", "read=1,nope=2"]), &shape()).is_err());
+        assert!(plan(&run_args(&["--workers", "0"]), &shape()).is_err());
+    }
+}

@@ -1,0 +1,434 @@
+//! Command line: one struct per subcommand; doc comments are the `--help` text.
+//! Everything here is `Serialize` so the full configuration goes into the
+//! summary line (the password comes from the environment and never appears).
+
+use crate::exec::stages::parse_duration;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde::{Serialize, Serializer};
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// casslab-load: a native Cassandra load generator (YCSB, cassandra-stress,
+/// IoT and user-profile workloads) with coordinated-omission-corrected
+/// HdrHistogram latency, JSON lines on stdout.
+///
+/// Example: casslab-load ycsb --workload a --phase load --records 100000 --hosts 127.0.1.1:9042
+#[derive(Parser, Debug, Serialize)]
+#[command(name = "casslab-load", version)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Workload families.
+#[derive(Subcommand, Debug, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Command {
+    Ycsb(YcsbCommand),
+    Stress(StressCommand),
+    Iot(IotCommand),
+    User(UserCommand),
+}
+
+/// A duration given as `500ms`, `30s`, `2m`, `1h` (bare number = seconds).
+#[derive(Clone, Debug)]
+pub struct Dur(pub Duration, String);
+
+impl FromStr for Dur {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        parse_duration(s).map(|d| Dur(d, s.to_string()))
+    }
+}
+
+impl Serialize for Dur {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.1)
+    }
+}
+
+/// Warm-up length: a duration (`10s`) or a bare op count (`5000`).
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Warmup {
+    Ops(u64),
+    Time(Dur),
+}
+
+impl FromStr for Warmup {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()) {
+            return t.parse().map(Warmup::Ops).map_err(|e| e.to_string());
+        }
+        Dur::from_str(t).map(Warmup::Time)
+    }
+}
+
+/// Consistency level; accepts `LOCAL_QUORUM`, `local-quorum`, `local_quorum`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Cl {
+    Any,
+    One,
+    Two,
+    Three,
+    Quorum,
+    All,
+    LocalQuorum,
+    EachQuorum,
+    LocalOne,
+}
+
+impl FromStr for Cl {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(
+            match s.trim().to_ascii_uppercase().replace('-', "_").as_str() {
+                "ANY" => Cl::Any,
+                "ONE" => Cl::One,
+                "TWO" => Cl::Two,
+                "THREE" => Cl::Three,
+                "QUORUM" => Cl::Quorum,
+                "ALL" => Cl::All,
+                "LOCAL_QUORUM" => Cl::LocalQuorum,
+                "EACH_QUORUM" => Cl::EachQuorum,
+                "LOCAL_ONE" => Cl::LocalOne,
+                other => return Err(format!("unknown consistency level {other:?}")),
+            },
+        )
+    }
+}
+
+/// Where to connect and how requests behave.
+#[derive(Args, Debug, Serialize)]
+pub struct ConnArgs {
+    /// Contact points, comma separated (lab nodes listen on 127.0.1.N:9042).
+    #[arg(long, value_delimiter = ',', default_value = "127.0.0.1:9042")]
+    pub hosts: Vec<String>,
+    /// Prefer this datacenter (DC-aware, token-aware load balancing).
+    #[arg(long)]
+    pub dc: Option<String>,
+    /// Consistency of reads (default: the source tool's, ONE or LOCAL_ONE).
+    #[arg(long)]
+    pub cl_read: Option<Cl>,
+    /// Consistency of writes (default: the source tool's, ONE or LOCAL_ONE).
+    #[arg(long)]
+    pub cl_write: Option<Cl>,
+    /// Client-side request timeout.
+    #[arg(long, default_value = "12s")]
+    pub timeout: Dur,
+    /// Disable driver retries (by default the driver's default retry policy; retries are counted).
+    #[arg(long)]
+    pub no_retry: bool,
+    /// Tokio worker threads (1 = a single-threaded runtime, the cheapest per op).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+}
+
+/// Which phases to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PhaseArg {
+    /// Populate the records.
+    Load,
+    /// Run the workload mix.
+    Run,
+    /// Load, then run.
+    Both,
+}
+
+/// Output format of stdout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// JSON lines: one per interval, then one summary.
+    Json,
+    /// YCSB's end-of-run text on stdout; interval JSON lines go to stderr.
+    Ycsb,
+}
+
+/// How long, how fast, how concurrent, and where results go.
+#[derive(Args, Debug, Serialize)]
+pub struct RunArgs {
+    /// Phase: `load` populates the records, `run` runs the mix, `both` does both.
+    #[arg(long, value_enum, default_value_t = PhaseArg::Run)]
+    pub phase: PhaseArg,
+    /// Stop the run phase after this many operations.
+    #[arg(long)]
+    pub ops: Option<u64>,
+    /// Stop the run phase after this long (e.g. 60s); with --ops, whichever comes first.
+    #[arg(long)]
+    pub duration: Option<Dur>,
+    /// Unrecorded warm-up before the run phase: a duration (10s) or an op count (5000).
+    #[arg(long)]
+    pub warmup: Option<Warmup>,
+    /// Concurrent worker tasks.
+    #[arg(long, default_value_t = 1)]
+    pub workers: usize,
+    /// Operations in flight per worker.
+    #[arg(long, default_value_t = 16)]
+    pub in_flight: usize,
+    /// Fixed target rate in ops/s over all workers; latency is measured from each
+    /// operation's intended start (coordinated-omission corrected).
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// YAML/JSON stages file (list of {name, duration|ops, rate, mix, ttl_s, record}).
+    #[arg(long)]
+    pub stages: Option<PathBuf>,
+    /// Operation mix, e.g. `read=0.95,update=0.05` (names as in the output).
+    #[arg(long)]
+    pub mix: Option<String>,
+    /// TTL in seconds for writes (USING TTL); default: the table's default TTL.
+    #[arg(long)]
+    pub ttl_s: Option<i32>,
+    /// Reporting interval.
+    #[arg(long, default_value = "1s")]
+    pub interval: Dur,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Json)]
+    pub format: Format,
+    /// Also write an HdrHistogram interval log to this file.
+    #[arg(long)]
+    pub hdr_log: Option<PathBuf>,
+    /// Seed of all key, value and op choices.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// End the run when no operation succeeded for this long while errors occur.
+    #[arg(long, default_value = "20s")]
+    pub unreachable_after: Dur,
+}
+
+/// Schema options of built-in workloads.
+#[derive(Args, Debug, Serialize)]
+pub struct SchemaArgs {
+    /// Replication factor of the keyspace created if missing (SimpleStrategy).
+    #[arg(long, default_value_t = 1)]
+    pub rf: u32,
+    /// Drop the keyspace first (all data is lost).
+    #[arg(long)]
+    pub drop: bool,
+}
+
+/// YCSB core workloads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum YcsbWorkload {
+    /// 50 % read, 50 % update, zipfian.
+    A,
+    /// 95 % read, 5 % update, zipfian.
+    B,
+    /// 100 % read, zipfian.
+    C,
+    /// 95 % read, 5 % insert, latest.
+    D,
+    /// 95 % scan (up to 100 rows), 5 % insert, zipfian.
+    E,
+    /// 50 % read, 50 % read-modify-write, zipfian.
+    F,
+    /// 99 % insert, 1 % read (insert-heavy workload I), zipfian.
+    I,
+}
+
+/// YCSB request distributions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyDist {
+    Zipfian,
+    Latest,
+    Uniform,
+    Hotspot,
+}
+
+/// YCSB core workloads A-F and I on ycsb.usertable (y_id varchar key, field0..9).
+///
+/// Example: casslab-load ycsb --workload a --phase load --records 100000 --hosts 127.0.1.1:9042
+///
+/// Example: casslab-load ycsb --workload a --records 100000 --duration 60s --rate 2000 --format ycsb
+#[derive(Args, Debug, Serialize)]
+pub struct YcsbCommand {
+    /// Core workload.
+    #[arg(long, short = 'w', value_enum)]
+    pub workload: YcsbWorkload,
+    /// Records loaded (YCSB recordcount).
+    #[arg(long, default_value_t = 1000)]
+    pub records: u64,
+    /// Override the workload's request distribution.
+    #[arg(long, value_enum)]
+    pub distribution: Option<KeyDist>,
+    /// Fields per record.
+    #[arg(long, default_value_t = 10)]
+    pub field_count: usize,
+    /// Bytes per field.
+    #[arg(long, default_value_t = 100)]
+    pub field_length: usize,
+    /// Longest scan (uniform 1..N rows).
+    #[arg(long, default_value_t = 100)]
+    pub max_scan_length: u64,
+    /// Zipfian constant.
+    #[arg(long, default_value_t = 0.99)]
+    pub zipfian_constant: f64,
+    /// Hotspot: fraction of keys that are hot.
+    #[arg(long, default_value_t = 0.2)]
+    pub hotspot_data_fraction: f64,
+    /// Hotspot: fraction of operations on hot keys.
+    #[arg(long, default_value_t = 0.8)]
+    pub hotspot_opn_fraction: f64,
+    /// Keyspace.
+    #[arg(long, default_value = "ycsb")]
+    pub keyspace: String,
+    #[command(flatten)]
+    pub schema: SchemaArgs,
+    #[command(flatten)]
+    pub conn: ConnArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// cassandra-stress command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StressMode {
+    Write,
+    Read,
+    Mixed,
+}
+
+/// cassandra-stress write / read / mixed on keyspace1.standard1 (key blob, C0..C4 blob).
+///
+/// Example: casslab-load stress write --ops 100000 --hosts 127.0.1.1:9042
+///
+/// Example: casslab-load stress mixed --records 100000 --duration 60s --pop 'uniform(1..100000)'
+#[derive(Args, Debug, Serialize)]
+pub struct StressCommand {
+    /// write, read or mixed (ratio write=1,read=3 unless --mix).
+    #[arg(value_enum)]
+    pub mode: StressMode,
+    /// Size of the key population N (default: --ops, else 1000000), as cassandra-stress.
+    #[arg(long)]
+    pub records: Option<u64>,
+    /// Population distribution: seq(1..N) (write default), uniform(1..N), gaussian(1..N[,stdvrng]) (read/mixed default).
+    #[arg(long)]
+    pub pop: Option<String>,
+    /// Bytes per column (cassandra-stress FIXED(34)).
+    #[arg(long, default_value_t = 34)]
+    pub column_size: usize,
+    /// Keyspace.
+    #[arg(long, default_value = "keyspace1")]
+    pub keyspace: String,
+    #[command(flatten)]
+    pub schema: SchemaArgs,
+    #[command(flatten)]
+    pub conn: ConnArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// IoT time series: devices with 5 series each; inserts of 60 values per
+/// series; reads devdat (whole device), lesrow (latest row), avgdat (series average).
+///
+/// Example: casslab-load iot --phase load --devices 1000 --table-ttl-s 86400 --compaction twcs:1:MINUTES
+///
+/// Example: casslab-load iot --devices 1000 --duration 60s --mix insert=50,devdat=20,lesrow=15,avgdat=15
+#[derive(Args, Debug, Serialize)]
+pub struct IotCommand {
+    /// Number of devices.
+    #[arg(long, default_value_t = 100)]
+    pub devices: u64,
+    /// Series (service names) per device (at most 5).
+    #[arg(long, default_value_t = 5)]
+    pub series: u64,
+    /// Values per series per insert (one unlogged single-partition batch).
+    #[arg(long, default_value_t = 60)]
+    pub values_per_insert: usize,
+    /// Table default_time_to_live in seconds (set on create; ALTERed if given and the table exists).
+    #[arg(long)]
+    pub table_ttl_s: Option<u32>,
+    /// Compaction: stcs, lcs, ucs, twcs[:SIZE:UNIT] (e.g. twcs:1:MINUTES) or a CQL map '{...}'.
+    #[arg(long)]
+    pub compaction: Option<String>,
+    /// Keyspace.
+    #[arg(long, default_value = "iot")]
+    pub keyspace: String,
+    #[command(flatten)]
+    pub schema: SchemaArgs,
+    #[command(flatten)]
+    pub conn: ConnArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// cassandra-stress user profile (YAML), documented subset; see `profile` docs.
+///
+/// Example: casslab-load user --profile stress.yaml --phase load --records 10000
+///
+/// Example: casslab-load user --profile stress.yaml --mix insert=1,simple1=9 --duration 60s
+#[derive(Args, Debug, Serialize)]
+pub struct UserCommand {
+    /// Profile file.
+    #[arg(long)]
+    pub profile: PathBuf,
+    /// Partition population size N (default 1000000).
+    #[arg(long)]
+    pub records: Option<u64>,
+    /// Partition population distribution (default: seq(1..N) for load, gaussian(1..N) for run).
+    #[arg(long)]
+    pub pop: Option<String>,
+    /// Replication factor used when the profile has no keyspace_definition.
+    #[arg(long, default_value_t = 1)]
+    pub rf: u32,
+    #[command(flatten)]
+    pub conn: ConnArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn parses_common_forms() {
+        let c = Cli::try_parse_from([
+            "casslab-load",
+            "ycsb",
+            "-w",
+            "a",
+            "--hosts",
+            "127.0.1.1:9042,127.0.1.2:9042",
+            "--cl-read",
+            "local_quorum",
+            "--warmup",
+            "5000",
+            "--duration",
+            "30s",
+            "--rate",
+            "100",
+        ])
+        .unwrap();
+        let Command::Ycsb(y) = c.command else {
+            panic!()
+        };
+        assert_eq!(y.conn.hosts.len(), 2);
+        assert_eq!(y.conn.cl_read, Some(Cl::LocalQuorum));
+        assert!(matches!(y.run.warmup, Some(Warmup::Ops(5000))));
+        assert_eq!(y.run.duration.unwrap().0, Duration::from_secs(30));
+        let j = serde_json::to_value(
+            Cli::try_parse_from(["casslab-load", "stress", "mixed", "--warmup", "10s"]).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(j["command"]["stress"]["run"]["warmup"]["time"], "10s");
+        assert!(Cli::try_parse_from(["casslab-load", "ycsb", "-w", "z"]).is_err());
+        assert!(
+            Cli::try_parse_from(["casslab-load", "stress", "read", "--cl-read", "most"]).is_err()
+        );
+    }
+}

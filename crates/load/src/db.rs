@@ -1,0 +1,244 @@
+//! The Cassandra side: connecting, preparing, schema statements, classifying
+//! driver errors into [`ErrorKind`]s and counting the driver's retries.
+
+use crate::config::{Cl, ConnArgs};
+use crate::error::{LoadError, Result};
+use crate::stats::{ErrorKind, Outcome};
+use scylla::client::execution_profile::ExecutionProfile;
+use scylla::client::session::Session;
+use scylla::client::session_builder::SessionBuilder;
+use scylla::errors::{DbError, ExecutionError, RequestAttemptError};
+use scylla::policies::load_balancing::DefaultPolicy;
+use scylla::policies::retry::{
+    DefaultRetryPolicy, FallthroughRetryPolicy, RequestInfo, RetryDecision, RetryPolicy,
+    RetrySession,
+};
+use scylla::response::query_result::QueryResult;
+use scylla::statement::prepared::PreparedStatement;
+use scylla::statement::{Consistency, Statement};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Environment variable with the CQL user name.
+pub const USER_ENV: &str = "CASSLAB_USER";
+/// Environment variable with the CQL password (never printed or stored).
+pub const PASSWORD_ENV: &str = "CASSLAB_PASSWORD";
+/// Timeout for schema statements, which can be slow on small machines.
+const DDL_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Connects to the contact points with token-aware (and, with `--dc`,
+/// DC-aware) load balancing and the request timeout of `args`.
+pub async fn connect(args: &ConnArgs) -> Result<Session> {
+    let hosts = args.hosts.join(",");
+    let mut policy = DefaultPolicy::builder().token_aware(true);
+    if let Some(dc) = &args.dc {
+        policy = policy
+            .prefer_datacenter(dc.clone())
+            .permit_dc_failover(false);
+    }
+    let mut profile = ExecutionProfile::builder()
+        .load_balancing_policy(policy.build())
+        .request_timeout(Some(args.timeout.0));
+    if args.no_retry {
+        profile = profile.retry_policy(Arc::new(FallthroughRetryPolicy::new()));
+    }
+    let mut builder = SessionBuilder::new()
+        .known_nodes(&args.hosts)
+        .default_execution_profile_handle(profile.build().into_handle())
+        .connection_timeout(Duration::from_secs(10))
+        .tcp_nodelay(true);
+    if let Ok(user) = std::env::var(USER_ENV) {
+        let password = std::env::var(PASSWORD_ENV).unwrap_or_default();
+        builder = builder.user(user, password);
+    }
+    builder.build().await.map_err(|e| LoadError::Connect {
+        hosts,
+        reason: e.to_string(),
+    })
+}
+
+/// Runs a schema statement (with a long timeout) and waits for schema agreement.
+pub async fn ddl(session: &Session, cql: &str) -> Result<()> {
+    let mut st = Statement::new(cql);
+    st.set_request_timeout(Some(DDL_TIMEOUT));
+    session
+        .query_unpaged(st, ())
+        .await
+        .map_err(|e| LoadError::Schema {
+            cql: cql.to_string(),
+            reason: e.to_string(),
+        })?;
+    // Agreement failures are not fatal: the next statement will show a real problem.
+    let _ = session.await_schema_agreement().await;
+    Ok(())
+}
+
+/// Creates `keyspace` with SimpleStrategy and `rf` replicas if missing,
+/// dropping it first when `drop` is set.
+pub async fn ensure_keyspace(session: &Session, keyspace: &str, rf: u32, drop: bool) -> Result<()> {
+    if drop {
+        ddl(session, &format!("DROP KEYSPACE IF EXISTS {keyspace}")).await?;
+    }
+    ddl(
+        session,
+        &format!(
+            "CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = \
+             {{'class': 'SimpleStrategy', 'replication_factor': {rf}}}"
+        ),
+    )
+    .await
+}
+
+/// Counts the retries the driver decides on, per statement it is attached to.
+#[derive(Debug)]
+pub struct CountingRetryPolicy {
+    inner: Arc<dyn RetryPolicy>,
+    count: Arc<AtomicU64>,
+}
+
+struct CountingSession {
+    inner: Box<dyn RetrySession>,
+    count: Arc<AtomicU64>,
+}
+
+impl RetryPolicy for CountingRetryPolicy {
+    fn new_session(&self) -> Box<dyn RetrySession> {
+        Box::new(CountingSession {
+            inner: self.inner.new_session(),
+            count: self.count.clone(),
+        })
+    }
+}
+
+impl RetrySession for CountingSession {
+    fn decide_should_retry(&mut self, info: RequestInfo) -> RetryDecision {
+        let d = self.inner.decide_should_retry(info);
+        if matches!(
+            d,
+            RetryDecision::RetrySameTarget(_) | RetryDecision::RetryNextTarget(_)
+        ) {
+            self.count.fetch_add(1, Ordering::Relaxed);
+        }
+        d
+    }
+
+    fn reset(&mut self) {
+        self.inner.reset();
+    }
+}
+
+/// One retry counter per op type of a workload.
+#[derive(Clone, Debug)]
+pub struct RetryCounters(Vec<Arc<AtomicU64>>);
+
+impl RetryCounters {
+    /// `n` zeroed counters.
+    pub fn new(n: usize) -> Self {
+        RetryCounters((0..n).map(|_| Arc::new(AtomicU64::new(0))).collect())
+    }
+
+    /// Current values.
+    pub fn snapshot(&self) -> Vec<u64> {
+        self.0.iter().map(|c| c.load(Ordering::Relaxed)).collect()
+    }
+
+    /// A retry policy that counts into counter `op`.
+    pub fn policy(&self, op: usize, no_retry: bool) -> Arc<dyn RetryPolicy> {
+        let inner: Arc<dyn RetryPolicy> = if no_retry {
+            Arc::new(FallthroughRetryPolicy::new())
+        } else {
+            Arc::new(DefaultRetryPolicy::new())
+        };
+        Arc::new(CountingRetryPolicy {
+            inner,
+            count: self.0[op].clone(),
+        })
+    }
+}
+
+/// Maps the CLI consistency level to the driver's.
+pub fn consistency(cl: Cl) -> Consistency {
+    match cl {
+        Cl::Any => Consistency::Any,
+        Cl::One => Consistency::One,
+        Cl::Two => Consistency::Two,
+        Cl::Three => Consistency::Three,
+        Cl::Quorum => Consistency::Quorum,
+        Cl::All => Consistency::All,
+        Cl::LocalQuorum => Consistency::LocalQuorum,
+        Cl::EachQuorum => Consistency::EachQuorum,
+        Cl::LocalOne => Consistency::LocalOne,
+    }
+}
+
+/// Prepares `cql` as an idempotent statement with consistency `cl` and a
+/// retry policy counting into counter `op` of `retries`.
+pub async fn prepare(
+    session: &Session,
+    cql: &str,
+    cl: Cl,
+    retries: &RetryCounters,
+    op: usize,
+    no_retry: bool,
+) -> Result<PreparedStatement> {
+    let mut ps = session.prepare(cql).await.map_err(|e| LoadError::Prepare {
+        cql: cql.to_string(),
+        reason: e.to_string(),
+    })?;
+    ps.set_consistency(consistency(cl));
+    ps.set_is_idempotent(true);
+    ps.set_retry_policy(Some(retries.policy(op, no_retry)));
+    Ok(ps)
+}
+
+/// Error class of a driver error.
+pub fn classify(e: &ExecutionError) -> ErrorKind {
+    match e {
+        ExecutionError::RequestTimeout(_) => ErrorKind::ClientTimeout,
+        ExecutionError::EmptyPlan | ExecutionError::ConnectionPoolError(_) => ErrorKind::Connection,
+        ExecutionError::LastAttemptError(a) => match a {
+            RequestAttemptError::BrokenConnectionError(_)
+            | RequestAttemptError::UnableToAllocStreamId => ErrorKind::Connection,
+            RequestAttemptError::DbError(db, _) => match db {
+                DbError::ReadTimeout { .. }
+                | DbError::WriteTimeout { .. }
+                | DbError::ReadFailure { .. }
+                | DbError::WriteFailure { .. } => ErrorKind::ServerTimeout,
+                DbError::Unavailable { .. } => ErrorKind::Unavailable,
+                DbError::Overloaded | DbError::RateLimitReached { .. } => ErrorKind::Overloaded,
+                DbError::IsBootstrapping => ErrorKind::Unavailable,
+                _ => ErrorKind::Other,
+            },
+            _ => ErrorKind::Other,
+        },
+        _ => ErrorKind::Other,
+    }
+}
+
+/// Outcome of a write.
+#[inline]
+pub fn write_outcome(r: std::result::Result<QueryResult, ExecutionError>) -> Outcome {
+    match r {
+        Ok(_) => Outcome::Ok,
+        Err(e) => Outcome::Error(classify(&e), e.to_string()),
+    }
+}
+
+/// Outcome of a read: no rows means "not found", which is not an error.
+#[inline]
+pub fn read_outcome(r: std::result::Result<QueryResult, ExecutionError>) -> Outcome {
+    match r {
+        Ok(res) => match res.into_rows_result() {
+            Ok(rows) if rows.rows_num() > 0 => Outcome::Ok,
+            Ok(_) => Outcome::NotFound,
+            Err(e) => Outcome::Error(ErrorKind::Other, e.to_string()),
+        },
+        Err(e) => Outcome::Error(classify(&e), e.to_string()),
+    }
+}
+
+/// Rows of a read result (0 on error or non-rows results).
+pub fn rows_of(res: QueryResult) -> usize {
+    res.into_rows_result().map(|r| r.rows_num()).unwrap_or(0)
+}

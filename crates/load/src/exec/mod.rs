@@ -1,0 +1,235 @@
+//! Execution: what a workload must provide ([`Workload`]), how a run is
+//! planned ([`RunPlan`], [`StagePlan`], [`OpMix`]) and the scheduler that runs
+//! it ([`runner::run`]). Nothing here knows about Cassandra, so the scheduler
+//! is tested with fake workloads.
+
+pub mod runner;
+pub mod stages;
+
+use crate::error::{LoadError, Result};
+use crate::stats::Outcome;
+use serde::Serialize;
+use std::future::Future;
+use std::time::Duration;
+
+/// Which phase a stage belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// Populate: cycle `i` writes record `i`.
+    Load,
+    /// The measured workload mix.
+    Run,
+}
+
+/// Per-stage parameters an operation sees.
+#[derive(Clone, Debug)]
+pub struct OpCtx {
+    /// Load or run.
+    pub phase: Phase,
+    /// TTL for writes in seconds; `None` leaves the table default.
+    pub ttl_s: Option<i32>,
+}
+
+/// A workload: a fixed list of operation types and a way to run one.
+pub trait Workload: Send + Sync + 'static {
+    /// Names of the operation types (indices are op ids), e.g. `["read", "update"]`.
+    fn op_names(&self) -> &[String];
+
+    /// Runs op `op` for cycle `cycle`. Must not panic on server errors: they
+    /// are returned as [`Outcome::Error`].
+    fn run_op(&self, op: usize, cycle: u64, ctx: &OpCtx) -> impl Future<Output = Outcome> + Send;
+
+    /// Driver retries so far per op id (cumulative).
+    fn retries(&self) -> Vec<u64> {
+        vec![0; self.op_names().len()]
+    }
+}
+
+/// Relative frequencies of operation types, picked per cycle.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpMix {
+    cumulative: Vec<f64>,
+    weights: Vec<f64>,
+}
+
+impl OpMix {
+    /// From non-negative weights (any scale); at least one must be positive.
+    pub fn from_weights(weights: &[f64]) -> Result<Self> {
+        if weights.iter().any(|w| !w.is_finite() || *w < 0.0) {
+            return Err(LoadError::option(
+                "--mix",
+                "weights must be non-negative numbers",
+            ));
+        }
+        let sum: f64 = weights.iter().sum();
+        if sum <= 0.0 {
+            return Err(LoadError::option(
+                "--mix",
+                "at least one weight must be positive",
+            ));
+        }
+        let mut acc = 0.0;
+        let cumulative = weights
+            .iter()
+            .map(|w| {
+                acc += w / sum;
+                acc
+            })
+            .collect();
+        Ok(OpMix {
+            cumulative,
+            weights: weights.iter().map(|w| w / sum).collect(),
+        })
+    }
+
+    /// Parses `name=weight,name=weight` against the workload's op names;
+    /// ops not named get weight 0.
+    pub fn parse(text: &str, names: &[String]) -> Result<Self> {
+        let mut weights = vec![0.0; names.len()];
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (name, w) = part.split_once('=').ok_or_else(|| {
+                LoadError::option("--mix", format!("{part:?} is not NAME=WEIGHT"))
+            })?;
+            let idx = names.iter().position(|n| n == name.trim()).ok_or_else(|| {
+                LoadError::option(
+                    "--mix",
+                    format!(
+                        "unknown operation {:?}; this workload has {}",
+                        name.trim(),
+                        names.join(", ")
+                    ),
+                )
+            })?;
+            weights[idx] = w.trim().parse::<f64>().map_err(|_| {
+                LoadError::option("--mix", format!("weight {:?} is not a number", w.trim()))
+            })?;
+        }
+        Self::from_weights(&weights)
+    }
+
+    /// Mix with a single op.
+    pub fn only(op: usize, n: usize) -> Self {
+        let mut w = vec![0.0; n];
+        w[op] = 1.0;
+        // One positive weight: cannot fail.
+        Self::from_weights(&w).unwrap_or(OpMix {
+            cumulative: vec![1.0; n],
+            weights: w,
+        })
+    }
+
+    /// Op id for a uniform draw `u` in `[0, 1)`.
+    #[inline]
+    pub fn pick(&self, u: f64) -> usize {
+        for (i, c) in self.cumulative.iter().enumerate() {
+            if u < *c && self.weights[i] > 0.0 {
+                return i;
+            }
+        }
+        // Rounding at the top end: last op with a positive weight.
+        self.weights.iter().rposition(|w| *w > 0.0).unwrap_or(0)
+    }
+
+    /// Normalised weights per op id.
+    #[cfg(test)]
+    pub fn weights(&self) -> &[f64] {
+        &self.weights
+    }
+}
+
+/// One stage of a run: how long, how fast, which mix.
+#[derive(Clone, Debug)]
+pub struct StagePlan {
+    /// Shown in interval lines.
+    pub name: String,
+    /// Load or run.
+    pub phase: Phase,
+    /// Stop after this many operations.
+    pub ops: Option<u64>,
+    /// Stop after this much time.
+    pub duration: Option<Duration>,
+    /// Fixed target rate over all workers; `None` = as fast as possible.
+    pub rate_ops_s: Option<f64>,
+    /// Operation mix.
+    pub mix: OpMix,
+    /// TTL for writes.
+    pub ttl_s: Option<i32>,
+    /// False for warm-up: reported per interval but not in the summary.
+    pub record: bool,
+}
+
+/// A whole run.
+#[derive(Clone, Debug)]
+pub struct RunPlan {
+    /// Concurrent worker tasks.
+    pub workers: usize,
+    /// Operations in flight per worker.
+    pub in_flight: usize,
+    /// Reporting interval.
+    pub interval: Duration,
+    /// Stages, in order.
+    pub stages: Vec<StagePlan>,
+    /// Seed for op choice (workloads hold their own seed for keys and values).
+    pub seed: u64,
+    /// End the run when no operation succeeded for this long while errors occur.
+    pub unreachable_after: Duration,
+}
+
+impl RunPlan {
+    /// Checks counts and that every stage ends.
+    pub fn validate(&self) -> Result<()> {
+        if self.workers == 0 {
+            return Err(LoadError::option("--workers", "must be at least 1"));
+        }
+        if self.in_flight == 0 {
+            return Err(LoadError::option("--in-flight", "must be at least 1"));
+        }
+        if self.interval < Duration::from_millis(10) {
+            return Err(LoadError::option("--interval", "must be at least 10ms"));
+        }
+        for s in &self.stages {
+            if s.ops.is_none() && s.duration.is_none() {
+                return Err(LoadError::option(
+                    "--stages",
+                    format!("stage {:?} has neither ops nor duration", s.name),
+                ));
+            }
+            if let Some(r) = s.rate_ops_s {
+                if !(r.is_finite() && r > 0.0) {
+                    return Err(LoadError::option(
+                        "--rate",
+                        format!("stage {:?}: rate must be > 0", s.name),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mix_parse_and_pick() {
+        let names: Vec<String> = ["read", "update", "insert"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let m = OpMix::parse("read=3, insert=1", &names).unwrap();
+        assert_eq!(m.weights(), &[0.75, 0.0, 0.25]);
+        assert_eq!(m.pick(0.0), 0);
+        assert_eq!(m.pick(0.7499), 0);
+        assert_eq!(m.pick(0.75), 2);
+        assert_eq!(m.pick(0.999_999_999), 2);
+        assert!(OpMix::parse("scan=1", &names)
+            .unwrap_err()
+            .to_string()
+            .contains("unknown operation"));
+        assert!(OpMix::parse("read=x", &names).is_err());
+        assert!(OpMix::parse("read=0", &names).is_err());
+        assert_eq!(OpMix::only(1, 3).pick(0.3), 1);
+    }
+}

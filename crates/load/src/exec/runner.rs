@@ -1,0 +1,537 @@
+//! The scheduler: `workers` tasks, each with up to `in_flight` operations
+//! outstanding, pulling cycle numbers from a shared counter. With a target
+//! rate, cycle `i` of a stage is due at `start + i / rate`; its latency is
+//! measured from that intended start, so a stalled server delays (and shows
+//! up in) every operation queued behind it, while service time only counts
+//! from the actual send.
+//!
+//! Timer granularity: tokio timers tick in milliseconds, so an operation may
+//! be sent up to [`SLACK`] before its intended time; such an operation's
+//! latency is measured from its actual send (never less than service time).
+
+use super::{OpCtx, RunPlan, StagePlan, Workload};
+use crate::generator::{hash3, unit};
+use crate::stats::report::{IntervalInfo, StageSummary};
+use crate::stats::StatsSet;
+use futures::stream::{FuturesUnordered, StreamExt};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// How early an operation may be sent relative to its intended time.
+pub const SLACK: Duration = Duration::from_millis(1);
+/// Stream id for the op-choice draw of a cycle.
+const MIX_STREAM: u64 = 0x004D_4958;
+
+/// Receives interval results while the run goes on.
+pub trait Sink {
+    /// One interval finished. `start_s` is its start in seconds since the run began.
+    fn interval(&mut self, info: &IntervalInfo, start_s: f64, names: &[String], stats: &StatsSet);
+}
+
+/// Why the run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndReason {
+    /// All stages reached their op count or duration.
+    Completed,
+    /// Stopped from outside (Ctrl-C).
+    Interrupted,
+    /// No operation succeeded for `unreachable_after` while errors occurred.
+    ClusterLost,
+}
+
+impl EndReason {
+    /// Name used in the summary.
+    pub fn name(self) -> &'static str {
+        match self {
+            EndReason::Completed => "completed",
+            EndReason::Interrupted => "interrupted",
+            EndReason::ClusterLost => "cluster_lost",
+        }
+    }
+}
+
+/// What a run produced.
+pub struct RunResult {
+    /// Stats over recorded stages.
+    pub total: StatsSet,
+    /// Seconds spent in recorded stages.
+    pub recorded_s: f64,
+    /// Seconds of the whole run.
+    pub wall_s: f64,
+    /// Why it ended.
+    pub ended: EndReason,
+    /// Per stage.
+    pub stages: Vec<StageSummary>,
+    /// Retries per op id over recorded stages.
+    pub retries: Vec<u64>,
+    /// Worker tasks that panicked (a bug; reported, not hidden).
+    pub worker_panics: usize,
+}
+
+struct Shared {
+    slots: Vec<Mutex<StatsSet>>,
+    abort: Arc<AtomicBool>,
+}
+
+struct StageRt {
+    start: Instant,
+    end: Option<Instant>,
+    ops: Option<u64>,
+    ns_per_op: Option<f64>,
+    next: AtomicU64,
+    base: u64,
+    plan: StagePlan,
+    ctx: OpCtx,
+    seed: u64,
+}
+
+impl StageRt {
+    /// Next (cycle, intended start), or `None` when the stage is over.
+    #[inline]
+    fn next_cycle(&self, now: Instant) -> Option<(u64, Instant)> {
+        let i = self.next.fetch_add(1, Ordering::Relaxed);
+        if self.ops.is_some_and(|n| i >= n) {
+            return None;
+        }
+        let intended = match self.ns_per_op {
+            Some(ns) => self.start + Duration::from_nanos((i as f64 * ns) as u64),
+            None => now,
+        };
+        if self.end.is_some_and(|end| intended >= end) {
+            return None;
+        }
+        Some((self.base + i, intended))
+    }
+
+    fn used(&self) -> u64 {
+        let n = self.next.load(Ordering::Relaxed);
+        self.ops.map_or(n, |o| n.min(o))
+    }
+}
+
+/// Longest single sleep of a slot waiting for its intended start, so an abort
+/// is noticed quickly even at low rates.
+const MAX_NAP: Duration = Duration::from_millis(100);
+
+#[inline]
+fn micros(d: Duration) -> u64 {
+    d.as_micros() as u64
+}
+
+/// One in-flight slot: takes the next cycle, waits for its intended start,
+/// runs it and records it into the worker's stats. The slot future lives for
+/// the whole stage, so an operation's future is built inside it instead of
+/// being allocated and moved per op.
+async fn slot<W: Workload>(w: &W, stats: &Mutex<StatsSet>, st: &StageRt, abort: &AtomicBool) {
+    loop {
+        if abort.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut now = Instant::now();
+        let Some((cycle, intended)) = st.next_cycle(now) else {
+            return;
+        };
+        while intended > now + SLACK {
+            tokio::time::sleep_until(intended.min(now + MAX_NAP)).await;
+            if abort.load(Ordering::Relaxed) {
+                return;
+            }
+            now = Instant::now();
+        }
+        let op = st.plan.mix.pick(unit(hash3(st.seed, cycle, MIX_STREAM)));
+        let start = Instant::now();
+        let outcome = w.run_op(op, cycle, &st.ctx).await;
+        let end = Instant::now();
+        let latency_us = micros(end - intended.min(start));
+        let service_us = micros(end - start);
+        // Uncontended: only this worker's slots and, once per interval, the reporter.
+        let mut s = stats.lock().unwrap_or_else(|p| p.into_inner());
+        s.ops[op].record(latency_us, service_us, outcome);
+    }
+}
+
+async fn worker<W: Workload>(
+    w: Arc<W>,
+    sh: Arc<Shared>,
+    st: Arc<StageRt>,
+    id: usize,
+    in_flight: usize,
+) {
+    let stats = &sh.slots[id];
+    let mut slots: FuturesUnordered<_> = (0..in_flight)
+        .map(|_| slot(&*w, stats, &st, &sh.abort))
+        .collect();
+    while slots.next().await.is_some() {}
+}
+
+fn collect(sh: &Shared, into: &mut StatsSet) {
+    for slot in &sh.slots {
+        let mut s = slot.lock().unwrap_or_else(|p| p.into_inner());
+        into.merge(&s);
+        s.reset();
+    }
+}
+
+/// Runs all stages of `plan` against `w`, reporting each interval to `sink`.
+/// Setting `abort` stops issuing new operations; in-flight ones finish.
+pub async fn run<W: Workload>(
+    w: Arc<W>,
+    plan: &RunPlan,
+    abort: Arc<AtomicBool>,
+    sink: &mut dyn Sink,
+) -> RunResult {
+    let names: Vec<String> = w.op_names().to_vec();
+    let n = names.len();
+    let sh = Arc::new(Shared {
+        slots: (0..plan.workers)
+            .map(|_| Mutex::new(StatsSet::new(n)))
+            .collect(),
+        abort: abort.clone(),
+    });
+    let run_start = Instant::now();
+    let mut total = StatsSet::new(n);
+    let mut iv = StatsSet::new(n);
+    let mut base = 0u64;
+    let mut last_retries = w.retries();
+    let mut total_retries = vec![0u64; n];
+    let mut ended = EndReason::Completed;
+    let mut recorded_s = 0.0;
+    let mut stages = Vec::new();
+    let mut last_ok = Instant::now();
+    let mut errors_since_ok = 0u64;
+    let mut worker_panics = 0;
+    for plan_stage in &plan.stages {
+        if abort.load(Ordering::Relaxed) {
+            break;
+        }
+        let start = Instant::now();
+        let st = Arc::new(StageRt {
+            start,
+            end: plan_stage.duration.map(|d| start + d),
+            ops: plan_stage.ops,
+            ns_per_op: plan_stage.rate_ops_s.map(|r| 1e9 / r),
+            next: AtomicU64::new(0),
+            base,
+            ctx: OpCtx {
+                phase: plan_stage.phase,
+                ttl_s: plan_stage.ttl_s,
+            },
+            plan: plan_stage.clone(),
+            seed: plan.seed,
+        });
+        let handles: Vec<_> = (0..plan.workers)
+            .map(|id| {
+                tokio::spawn(worker(
+                    w.clone(),
+                    sh.clone(),
+                    st.clone(),
+                    id,
+                    plan.in_flight,
+                ))
+            })
+            .collect();
+        let mut all = futures::future::join_all(handles);
+        let mut tick = start + plan.interval;
+        let mut iv_start = start;
+        let (mut stage_ops, mut stage_errors) = (0u64, 0u64);
+        loop {
+            let finished = tokio::select! {
+                res = &mut all => {
+                    worker_panics += res.iter().filter(|r| r.is_err()).count();
+                    true
+                }
+                _ = tokio::time::sleep_until(tick) => false,
+            };
+            let iv_end = if finished { Instant::now() } else { tick };
+            collect(&sh, &mut iv);
+            let now_retries = w.retries();
+            let delta: Vec<u64> = now_retries
+                .iter()
+                .zip(last_retries.iter())
+                .map(|(a, b)| a.saturating_sub(*b))
+                .collect();
+            last_retries = now_retries;
+            let (ops, ok, nf, errs) = iv.totals();
+            stage_ops += ops;
+            stage_errors += errs;
+            if plan_stage.record {
+                total.merge(&iv);
+                for (t, d) in total_retries.iter_mut().zip(delta.iter()) {
+                    *t += d;
+                }
+            }
+            let len = iv_end.saturating_duration_since(iv_start).as_secs_f64();
+            if !finished || ops > 0 {
+                let info = IntervalInfo {
+                    stage: &plan_stage.name,
+                    recorded: plan_stage.record,
+                    t_s: (iv_end - run_start).as_secs_f64(),
+                    interval_s: len,
+                    retries: &delta,
+                };
+                sink.interval(&info, (iv_start - run_start).as_secs_f64(), &names, &iv);
+            }
+            if ok + nf > 0 {
+                last_ok = iv_end;
+                errors_since_ok = 0;
+            } else {
+                errors_since_ok += errs;
+            }
+            if errors_since_ok > 0
+                && iv_end.saturating_duration_since(last_ok) >= plan.unreachable_after
+                && !abort.load(Ordering::Relaxed)
+            {
+                ended = EndReason::ClusterLost;
+                abort.store(true, Ordering::Relaxed);
+            }
+            iv.reset();
+            if finished {
+                break;
+            }
+            tick += plan.interval;
+            iv_start = iv_end;
+        }
+        let elapsed = start.elapsed().as_secs_f64();
+        if plan_stage.record {
+            recorded_s += elapsed;
+        }
+        stages.push(StageSummary {
+            name: plan_stage.name.clone(),
+            recorded: plan_stage.record,
+            elapsed_s: elapsed,
+            ops: stage_ops,
+            errors: stage_errors,
+        });
+        base += st.used();
+    }
+    if ended == EndReason::Completed && abort.load(Ordering::Relaxed) {
+        ended = EndReason::Interrupted;
+    }
+    RunResult {
+        total,
+        recorded_s,
+        wall_s: run_start.elapsed().as_secs_f64(),
+        ended,
+        stages,
+        retries: total_retries,
+        worker_panics,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::{OpMix, Phase};
+    use crate::stats::{ErrorKind, Outcome};
+
+    /// A fake "session": every request takes 1 ms, except cycle `stall_at`,
+    /// which hangs for `stall`.
+    struct FakeServer {
+        names: Vec<String>,
+        stall_at: u64,
+        stall: Duration,
+        fail_all: bool,
+    }
+
+    impl FakeServer {
+        fn new(stall_at: u64, stall: Duration) -> Self {
+            FakeServer {
+                names: vec!["read".into(), "write".into()],
+                stall_at,
+                stall,
+                fail_all: false,
+            }
+        }
+    }
+
+    impl Workload for FakeServer {
+        fn op_names(&self) -> &[String] {
+            &self.names
+        }
+        async fn run_op(&self, _op: usize, cycle: u64, _ctx: &OpCtx) -> Outcome {
+            let d = if cycle == self.stall_at {
+                self.stall
+            } else {
+                Duration::from_millis(1)
+            };
+            tokio::time::sleep(d).await;
+            if self.fail_all {
+                Outcome::Error(ErrorKind::Connection, "gone".into())
+            } else {
+                Outcome::Ok
+            }
+        }
+    }
+
+    struct Collect(Vec<(String, bool, u64)>);
+    impl Sink for Collect {
+        fn interval(&mut self, info: &IntervalInfo, _s: f64, _n: &[String], stats: &StatsSet) {
+            self.0
+                .push((info.stage.to_string(), info.recorded, stats.totals().0));
+        }
+    }
+
+    fn stage(
+        name: &str,
+        ops: Option<u64>,
+        dur: Option<Duration>,
+        rate: Option<f64>,
+        record: bool,
+    ) -> StagePlan {
+        StagePlan {
+            name: name.into(),
+            phase: Phase::Run,
+            ops,
+            duration: dur,
+            rate_ops_s: rate,
+            mix: OpMix::from_weights(&[1.0, 0.0]).unwrap(),
+            ttl_s: None,
+            record,
+        }
+    }
+
+    fn plan(workers: usize, in_flight: usize, stages: Vec<StagePlan>) -> RunPlan {
+        RunPlan {
+            workers,
+            in_flight,
+            interval: Duration::from_secs(1),
+            stages,
+            seed: 1,
+            unreachable_after: Duration::from_secs(3),
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn stall_shows_in_corrected_latency_not_service_time() {
+        // 200 ops/s, one op in flight, each op 1 ms; op 50 stalls for 300 ms,
+        // so the ~60 ops due during the stall queue behind it.
+        let w = Arc::new(FakeServer::new(50, Duration::from_millis(300)));
+        let p = plan(
+            1,
+            1,
+            vec![stage("main", Some(1000), None, Some(200.0), true)],
+        );
+        let mut sink = Collect(Vec::new());
+        let r = run(w, &p, Arc::new(AtomicBool::new(false)), &mut sink).await;
+        let read = &r.total.ops[0];
+        assert_eq!(read.ok, 1000);
+        assert_eq!(r.ended, EndReason::Completed);
+        // Service time: one slow op out of 1000 does not reach p99.
+        assert!(
+            read.service.value_at_quantile(0.99) <= 3_000,
+            "svc p99 {}",
+            read.service.value_at_quantile(0.99)
+        );
+        assert!(read.service.max() >= 300_000);
+        // Corrected latency: the queued ops carry the stall.
+        assert!(
+            read.latency.value_at_quantile(0.99) >= 150_000,
+            "lat p99 {}",
+            read.latency.value_at_quantile(0.99)
+        );
+        assert!(read.latency.value_at_quantile(0.95) >= 10_000);
+        assert!(read.latency.max() >= 300_000);
+        // The schedule catches up: 1000 ops at 200/s take ~5 s.
+        assert!((4.9..5.5).contains(&r.recorded_s), "{}", r.recorded_s);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn unthrottled_latency_equals_service_time() {
+        let w = Arc::new(FakeServer::new(u64::MAX, Duration::ZERO));
+        let p = plan(2, 4, vec![stage("main", Some(800), None, None, true)]);
+        let r = run(
+            w,
+            &p,
+            Arc::new(AtomicBool::new(false)),
+            &mut Collect(Vec::new()),
+        )
+        .await;
+        let read = &r.total.ops[0];
+        assert_eq!(read.count(), 800);
+        assert_eq!(read.latency.max(), read.service.max());
+        // 8 in flight, 1 ms each: ~100 ms
+        assert!(r.recorded_s < 0.2, "{}", r.recorded_s);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn warmup_and_duration_stages() {
+        let w = Arc::new(FakeServer::new(u64::MAX, Duration::ZERO));
+        let p = plan(
+            2,
+            1,
+            vec![
+                stage(
+                    "warmup",
+                    None,
+                    Some(Duration::from_secs(2)),
+                    Some(100.0),
+                    false,
+                ),
+                stage(
+                    "main",
+                    None,
+                    Some(Duration::from_secs(3)),
+                    Some(100.0),
+                    true,
+                ),
+            ],
+        );
+        let mut sink = Collect(Vec::new());
+        let r = run(w, &p, Arc::new(AtomicBool::new(false)), &mut sink).await;
+        let n = r.total.ops[0].count();
+        assert!((295..=305).contains(&n), "{n}");
+        assert!(sink.0.iter().any(|(s, rec, _)| s == "warmup" && !rec));
+        let warm: u64 = sink.0.iter().filter(|x| x.0 == "warmup").map(|x| x.2).sum();
+        assert!((195..=205).contains(&warm), "{warm}");
+        assert_eq!(r.stages.len(), 2);
+        assert!((r.recorded_s - 3.0).abs() < 0.1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn mix_is_followed_and_load_cycles_are_exact() {
+        let w = Arc::new(FakeServer::new(u64::MAX, Duration::ZERO));
+        let mut s = stage("main", Some(10_000), None, None, true);
+        s.mix = OpMix::from_weights(&[0.25, 0.75]).unwrap();
+        let p = plan(3, 8, vec![s]);
+        let r = run(
+            w,
+            &p,
+            Arc::new(AtomicBool::new(false)),
+            &mut Collect(Vec::new()),
+        )
+        .await;
+        let reads = r.total.ops[0].count();
+        assert_eq!(reads + r.total.ops[1].count(), 10_000);
+        assert!((2300..2700).contains(&reads), "{reads}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn lost_cluster_ends_the_run() {
+        let mut f = FakeServer::new(u64::MAX, Duration::ZERO);
+        f.fail_all = true;
+        let p = plan(
+            1,
+            1,
+            vec![stage(
+                "main",
+                None,
+                Some(Duration::from_secs(60)),
+                Some(100.0),
+                true,
+            )],
+        );
+        let r = run(
+            Arc::new(f),
+            &p,
+            Arc::new(AtomicBool::new(false)),
+            &mut Collect(Vec::new()),
+        )
+        .await;
+        assert_eq!(r.ended, EndReason::ClusterLost);
+        assert!(r.recorded_s < 6.0);
+        assert!(r.total.ops[0].errors > 0);
+        assert_eq!(r.total.ops[0].first_errors[0], "gone");
+    }
+}

@@ -1,0 +1,203 @@
+//! Stages files: a YAML (or JSON) list of phases with their own duration or
+//! op count, rate, mix and TTL.
+//!
+//! ```yaml
+//! stages:
+//!   - name: warm
+//!     duration: 30s
+//!     rate: 500
+//!     record: false          # warm-up: reported per interval, not summarised
+//!   - name: steady
+//!     duration: 2m
+//!     rate: 2000
+//!     mix: {read: 9, update: 1}
+//!   - name: burst
+//!     ops: 50000             # as fast as possible
+//!     mix: "read=1"
+//!     ttl_s: 3600            # writes expire after an hour
+//! ```
+//! A top-level list (without `stages:`) is accepted too.
+
+use super::{OpMix, Phase, StagePlan};
+use crate::error::{LoadError, Result};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+/// Parses `500ms`, `30s`, `2m`, `1h`, `1.5s`; a bare number means seconds.
+pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration like 500ms, 30s, 2m, 1h"))?;
+    let secs = match unit.trim() {
+        "" | "s" | "sec" => v,
+        "ms" => v / 1e3,
+        "us" => v / 1e6,
+        "m" | "min" => v * 60.0,
+        "h" => v * 3600.0,
+        other => {
+            return Err(format!(
+                "unknown unit {other:?} in {text:?} (use ms, s, m, h)"
+            ))
+        }
+    };
+    if !secs.is_finite() || secs < 0.0 {
+        return Err(format!("{text:?} is not a non-negative duration"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum MixSpec {
+    Text(String),
+    Map(BTreeMap<String, f64>),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StageSpec {
+    name: Option<String>,
+    duration: Option<String>,
+    ops: Option<u64>,
+    rate: Option<f64>,
+    mix: Option<MixSpec>,
+    ttl_s: Option<i32>,
+    record: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum StagesFile {
+    Wrapped { stages: Vec<StageSpec> },
+    List(Vec<StageSpec>),
+}
+
+/// Defaults a stage inherits from the command line.
+pub struct StageDefaults<'a> {
+    /// `--rate`.
+    pub rate_ops_s: Option<f64>,
+    /// `--mix` or the workload's default.
+    pub mix: &'a OpMix,
+    /// `--ttl-s`.
+    pub ttl_s: Option<i32>,
+}
+
+/// Parses stages text (YAML or JSON). `path` is only used in error messages.
+pub fn parse_stages(
+    text: &str,
+    path: &Path,
+    names: &[String],
+    defaults: &StageDefaults,
+) -> Result<Vec<StagePlan>> {
+    let err = |reason: String| LoadError::Stages {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let file: StagesFile = serde_yaml::from_str(text).map_err(|e| err(e.to_string()))?;
+    let specs = match file {
+        StagesFile::Wrapped { stages } | StagesFile::List(stages) => stages,
+    };
+    if specs.is_empty() {
+        return Err(err("no stages".into()));
+    }
+    specs
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let name = s.name.unwrap_or_else(|| format!("stage{}", i + 1));
+            let duration = s
+                .duration
+                .as_deref()
+                .map(parse_duration)
+                .transpose()
+                .map_err(|e| err(format!("stage {name:?}: duration: {e}")))?;
+            if duration.is_none() && s.ops.is_none() {
+                return Err(err(format!("stage {name:?} needs `duration` or `ops`")));
+            }
+            let mix = match s.mix {
+                None => defaults.mix.clone(),
+                Some(MixSpec::Text(t)) => {
+                    OpMix::parse(&t, names).map_err(|e| err(format!("stage {name:?}: {e}")))?
+                }
+                Some(MixSpec::Map(m)) => {
+                    let t: Vec<String> = m.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                    OpMix::parse(&t.join(","), names)
+                        .map_err(|e| err(format!("stage {name:?}: {e}")))?
+                }
+            };
+            if let Some(r) = s.rate {
+                if !(r.is_finite() && r > 0.0) {
+                    return Err(err(format!("stage {name:?}: rate must be > 0")));
+                }
+            }
+            Ok(StagePlan {
+                name,
+                phase: Phase::Run,
+                ops: s.ops,
+                duration,
+                rate_ops_s: s.rate.or(defaults.rate_ops_s),
+                mix,
+                ttl_s: s.ttl_s.or(defaults.ttl_s),
+                record: s.record.unwrap_or(true),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names() -> Vec<String> {
+        vec!["read".into(), "update".into()]
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("60s").unwrap(), Duration::from_secs(60));
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
+        assert!(parse_duration("5 parsecs").is_err());
+        assert!(parse_duration("").is_err());
+    }
+
+    #[test]
+    fn yaml_and_json_stages() {
+        let mix = OpMix::from_weights(&[1.0, 1.0]).unwrap();
+        let d = StageDefaults {
+            rate_ops_s: Some(100.0),
+            mix: &mix,
+            ttl_s: None,
+        };
+        let y = "stages:\n  - {name: warm, duration: 10s, record: false}\n  - {ops: 500, rate: 50, mix: {read: 3, update: 1}, ttl_s: 60}\n";
+        let s = parse_stages(y, Path::new("s.yaml"), &names(), &d).unwrap();
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].rate_ops_s, Some(100.0));
+        assert!(!s[0].record);
+        assert_eq!(s[1].name, "stage2");
+        assert_eq!(s[1].mix.weights(), &[0.75, 0.25]);
+        assert_eq!(s[1].ttl_s, Some(60));
+        let j = r#"[{"duration": "1m", "mix": "update=1"}]"#;
+        let s = parse_stages(j, Path::new("s.json"), &names(), &d).unwrap();
+        assert_eq!(s[0].duration, Some(Duration::from_secs(60)));
+        let e = parse_stages("[{name: x}]", Path::new("s.yaml"), &names(), &d).unwrap_err();
+        assert!(e.to_string().contains("needs `duration` or `ops`"), "{e}");
+        let e = parse_stages(
+            "[{ops: 1, mix: 'scan=1'}]",
+            Path::new("s.yaml"),
+            &names(),
+            &d,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("unknown operation"), "{e}");
+        assert!(parse_stages("[{ops: 1, speed: 3}]", Path::new("s.yaml"), &names(), &d).is_err());
+    }
+}

@@ -1,0 +1,340 @@
+//! Turning stats into output: interval JSON lines, the summary JSON line and
+//! YCSB's text format. Pure functions: data in, text or JSON out.
+
+use super::{ErrorKind, OpStats, StatsSet};
+use base64::Engine;
+use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use serde_json::{json, Map, Value};
+
+fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
+
+/// Percentiles of one histogram (microseconds); all zero when empty.
+pub fn percentiles(h: &Histogram<u64>) -> Value {
+    if h.is_empty() {
+        return json!({"mean_us": 0.0, "p50_us": 0, "p95_us": 0, "p99_us": 0,
+                      "p999_us": 0, "max_us": 0, "min_us": 0});
+    }
+    json!({
+        "mean_us": round3(h.mean()),
+        "p50_us": h.value_at_quantile(0.5),
+        "p95_us": h.value_at_quantile(0.95),
+        "p99_us": h.value_at_quantile(0.99),
+        "p999_us": h.value_at_quantile(0.999),
+        "max_us": h.max(),
+        "min_us": h.min(),
+    })
+}
+
+/// Base64 of the V2 deflate HdrHistogram encoding (the Java tools' format).
+pub fn histogram_base64(h: &Histogram<u64>) -> String {
+    let mut buf = Vec::new();
+    match V2DeflateSerializer::new().serialize(h, &mut buf) {
+        Ok(_) => base64::engine::general_purpose::STANDARD.encode(&buf),
+        Err(e) => format!("serialization failed: {e}"),
+    }
+}
+
+fn op_json(o: &OpStats, elapsed_s: f64, retries: u64, full: bool) -> Value {
+    let mut m = Map::new();
+    m.insert("ops".into(), json!(o.count()));
+    m.insert("ops_s".into(), json!(round3(rate(o.count(), elapsed_s))));
+    m.insert("ok".into(), json!(o.ok));
+    m.insert("not_found".into(), json!(o.not_found));
+    m.insert("errors".into(), json!(o.errors));
+    m.insert("retries".into(), json!(retries));
+    m.insert("latency".into(), percentiles(&o.latency));
+    m.insert("service".into(), percentiles(&o.service));
+    if o.errors > 0 || full {
+        let kinds: Map<String, Value> = ErrorKind::ALL
+            .iter()
+            .map(|k| (k.name().to_string(), json!(o.by_kind[*k as usize])))
+            .collect();
+        m.insert("error_kinds".into(), Value::Object(kinds));
+        m.insert("first_errors".into(), json!(o.first_errors));
+    }
+    if full {
+        m.insert(
+            "hist".into(),
+            json!({
+                "encoding": "hdrhistogram-v2-deflate-base64",
+                "unit": "us",
+                "latency": histogram_base64(&o.latency),
+                "service": histogram_base64(&o.service),
+            }),
+        );
+    }
+    Value::Object(m)
+}
+
+fn rate(n: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        n as f64 / secs
+    } else {
+        0.0
+    }
+}
+
+/// What an interval line describes.
+pub struct IntervalInfo<'a> {
+    /// Stage name.
+    pub stage: &'a str,
+    /// Whether this stage goes into the summary (false for warm-up).
+    pub recorded: bool,
+    /// Seconds since the run started, at the end of the interval.
+    pub t_s: f64,
+    /// Length of this interval in seconds.
+    pub interval_s: f64,
+    /// Retries per op type during the interval.
+    pub retries: &'a [u64],
+}
+
+/// The JSON object of one interval line (`"type": "interval"`).
+pub fn interval_json(info: &IntervalInfo, names: &[String], stats: &StatsSet) -> Value {
+    let (ops, ok, not_found, errors) = stats.totals();
+    // Interval lines list only the op types that finished something (or retried).
+    let by_op: Map<String, Value> = names
+        .iter()
+        .zip(stats.ops.iter())
+        .enumerate()
+        .filter(|(i, (_, o))| o.count() > 0 || info.retries.get(*i).copied().unwrap_or(0) > 0)
+        .map(|(i, (n, o))| {
+            let r = info.retries.get(i).copied().unwrap_or(0);
+            (n.clone(), op_json(o, info.interval_s, r, false))
+        })
+        .collect();
+    json!({
+        "type": "interval",
+        "stage": info.stage,
+        "recorded": info.recorded,
+        "t_s": round3(info.t_s),
+        "interval_s": round3(info.interval_s),
+        "ops": ops,
+        "ops_s": round3(rate(ops, info.interval_s)),
+        "ok": ok,
+        "not_found": not_found,
+        "errors": errors,
+        "retries": info.retries.iter().sum::<u64>(),
+        "by_op": by_op,
+    })
+}
+
+/// Per-stage facts kept for the summary.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct StageSummary {
+    /// Stage name.
+    pub name: String,
+    /// Whether its ops are in the summary histograms.
+    pub recorded: bool,
+    /// Wall time of the stage in seconds.
+    pub elapsed_s: f64,
+    /// Operations finished in the stage.
+    pub ops: u64,
+    /// Errors in the stage.
+    pub errors: u64,
+}
+
+/// Everything the summary line needs besides the stats.
+pub struct SummaryInfo<'a> {
+    /// e.g. "ycsb-a", "stress-mixed", "iot", "user:profile.yaml".
+    pub workload: &'a str,
+    /// "completed", "interrupted", "cluster_lost".
+    pub ended_by: &'a str,
+    /// Seconds of recorded (non-warm-up) stages.
+    pub recorded_s: f64,
+    /// Seconds of the whole run including warm-up.
+    pub wall_s: f64,
+    /// Total retries per op type over recorded stages.
+    pub retries: &'a [u64],
+    /// Run seed.
+    pub seed: u64,
+    /// Stages as they ran.
+    pub stages: &'a [StageSummary],
+    /// The full configuration.
+    pub config: Value,
+}
+
+/// The JSON object of the final summary line (`"type": "summary"`).
+pub fn summary_json(info: &SummaryInfo, names: &[String], stats: &StatsSet) -> Value {
+    let (ops, ok, not_found, errors) = stats.totals();
+    let by_op: Map<String, Value> = names
+        .iter()
+        .zip(stats.ops.iter())
+        .enumerate()
+        .map(|(i, (n, o))| {
+            let r = info.retries.get(i).copied().unwrap_or(0);
+            (n.clone(), op_json(o, info.recorded_s, r, true))
+        })
+        .collect();
+    json!({
+        "type": "summary",
+        "tool": "casslab-load",
+        "version": env!("CARGO_PKG_VERSION"),
+        "workload": info.workload,
+        "seed": info.seed,
+        "ended_by": info.ended_by,
+        "elapsed_s": round3(info.recorded_s),
+        "wall_s": round3(info.wall_s),
+        "ops": ops,
+        "ops_s": round3(rate(ops, info.recorded_s)),
+        "ok": ok,
+        "not_found": not_found,
+        "errors": errors,
+        "retries": info.retries.iter().sum::<u64>(),
+        "by_op": by_op,
+        "stages": info.stages,
+        "config": info.config,
+    })
+}
+
+/// YCSB's name for an operation (`read` -> `READ`, `rmw` -> `READ-MODIFY-WRITE`).
+pub fn ycsb_op_name(name: &str) -> String {
+    match name {
+        "rmw" => "READ-MODIFY-WRITE".to_string(),
+        other => other.to_ascii_uppercase().replace('_', "-"),
+    }
+}
+
+fn ycsb_block(out: &mut String, label: &str, h: &Histogram<u64>, o: &OpStats, returns: bool) {
+    use std::fmt::Write;
+    let (avg, min, max, p95, p99) = if h.is_empty() {
+        (0.0, 0, 0, 0, 0)
+    } else {
+        (
+            h.mean(),
+            h.min(),
+            h.max(),
+            h.value_at_quantile(0.95),
+            h.value_at_quantile(0.99),
+        )
+    };
+    let _ = writeln!(out, "[{label}], Operations, {}", o.count());
+    let _ = writeln!(out, "[{label}], AverageLatency(us), {avg}");
+    let _ = writeln!(out, "[{label}], MinLatency(us), {min}");
+    let _ = writeln!(out, "[{label}], MaxLatency(us), {max}");
+    let _ = writeln!(out, "[{label}], 95thPercentileLatency(us), {p95}");
+    let _ = writeln!(out, "[{label}], 99thPercentileLatency(us), {p99}");
+    if returns {
+        let _ = writeln!(out, "[{label}], Return=OK, {}", o.ok);
+        if o.not_found > 0 {
+            let _ = writeln!(out, "[{label}], Return=NOT_FOUND, {}", o.not_found);
+        }
+        if o.errors > 0 {
+            let _ = writeln!(out, "[{label}], Return=ERROR, {}", o.errors);
+        }
+    }
+}
+
+/// YCSB's end-of-run text. `[READ]` etc. are service times as in YCSB's
+/// default; with `intended` the `[Intended-READ]` blocks give the latency from
+/// the intended start (YCSB's `measurement.interval=both`).
+pub fn ycsb_text(names: &[String], stats: &StatsSet, recorded_s: f64, intended: bool) -> String {
+    use std::fmt::Write;
+    let (ops, ..) = stats.totals();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "[OVERALL], RunTime(ms), {}",
+        (recorded_s * 1000.0).round() as u64
+    );
+    let _ = writeln!(
+        out,
+        "[OVERALL], Throughput(ops/sec), {}",
+        rate(ops, recorded_s)
+    );
+    for (n, o) in names.iter().zip(stats.ops.iter()) {
+        if o.count() == 0 {
+            continue;
+        }
+        let label = ycsb_op_name(n);
+        ycsb_block(&mut out, &label, &o.service, o, true);
+        if intended {
+            ycsb_block(&mut out, &format!("Intended-{label}"), &o.latency, o, false);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::Outcome;
+    use hdrhistogram::serialization::Deserializer;
+
+    fn sample() -> (Vec<String>, StatsSet) {
+        let names = vec!["read".to_string(), "rmw".to_string()];
+        let mut s = StatsSet::new(2);
+        for v in 1..=100 {
+            s.ops[0].record(v * 2, v, Outcome::Ok);
+        }
+        s.ops[0].record(7, 7, Outcome::NotFound);
+        s.ops[1].record(300, 300, Outcome::Ok);
+        (names, s)
+    }
+
+    #[test]
+    fn interval_line_fields() {
+        let (names, s) = sample();
+        let v = interval_json(
+            &IntervalInfo {
+                stage: "main",
+                recorded: true,
+                t_s: 1.0,
+                interval_s: 1.0,
+                retries: &[0, 2],
+            },
+            &names,
+            &s,
+        );
+        assert_eq!(v["type"], "interval");
+        assert_eq!(v["ops"], 102);
+        assert_eq!(v["not_found"], 1);
+        assert_eq!(v["retries"], 2);
+        assert_eq!(v["by_op"]["read"]["service"]["max_us"], 100);
+        assert!(v["by_op"]["read"]["latency"]["p99_us"].as_u64().unwrap() >= 196);
+    }
+
+    #[test]
+    fn summary_histograms_round_trip() {
+        let (names, s) = sample();
+        let v = summary_json(
+            &SummaryInfo {
+                workload: "ycsb-f",
+                ended_by: "completed",
+                recorded_s: 2.0,
+                wall_s: 3.0,
+                retries: &[0, 0],
+                seed: 1,
+                stages: &[],
+                config: json!({"x": 1}),
+            },
+            &names,
+            &s,
+        );
+        assert_eq!(v["ops_s"], 51.0);
+        let b64 = v["by_op"]["read"]["hist"]["latency"].as_str().unwrap();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .unwrap();
+        let h: Histogram<u64> = Deserializer::new()
+            .deserialize(&mut std::io::Cursor::new(bytes))
+            .unwrap();
+        assert_eq!(h.len(), 101);
+        assert_eq!(h.max(), s.ops[0].latency.max());
+    }
+
+    #[test]
+    fn ycsb_format() {
+        let (names, s) = sample();
+        let t = ycsb_text(&names, &s, 2.0, true);
+        assert!(t.starts_with("[OVERALL], RunTime(ms), 2000\n"));
+        assert!(t.contains("[OVERALL], Throughput(ops/sec), 51\n"));
+        assert!(t.contains("[READ], Operations, 101\n"));
+        assert!(t.contains("[READ], Return=OK, 100\n"));
+        assert!(t.contains("[READ], Return=NOT_FOUND, 1\n"));
+        assert!(t.contains("[READ-MODIFY-WRITE], 99thPercentileLatency(us), 300\n"));
+        assert!(t.contains("[Intended-READ], MaxLatency(us), 200\n"));
+    }
+}

@@ -1,0 +1,454 @@
+//! Running a cassandra-stress user profile (see [`super::profile`] for the
+//! supported subset). Model: the population distribution picks a partition
+//! seed `p`; partition key values derive from `p`; a partition has
+//! `prod(cluster(col))` rows; clustering and regular values derive from
+//! `(p, row, column)` through the column's population and size distributions,
+//! so reads find what inserts wrote. Values are generated per op (`CqlValue`),
+//! so this path allocates; the built-in workloads do not.
+
+use super::profile::{ColumnSpec, Profile};
+use super::{ttl_clause, ttl_set, ByTtl, Cls};
+use crate::config::{Cl, UserCommand};
+use crate::db::{self, classify, write_outcome, RetryCounters};
+use crate::error::{LoadError, Result};
+use crate::exec::{OpCtx, Phase, Workload};
+use crate::generator::{hash3, BytePool, Dist, Rng};
+use crate::stats::Outcome;
+use scylla::client::session::Session;
+use scylla::cluster::metadata::{ColumnKind, ColumnType, NativeType};
+use scylla::statement::batch::{Batch, BatchType};
+use scylla::statement::prepared::PreparedStatement;
+use scylla::value::{CqlTimestamp, CqlTimeuuid, CqlValue};
+use std::path::Path;
+
+/// Largest number of rows one insert operation writes.
+const MAX_ROWS_PER_OP: u64 = 5000;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Ty {
+    Text,
+    Blob,
+    Int,
+    BigInt,
+    SmallInt,
+    Float,
+    Double,
+    Boolean,
+    Timestamp,
+    Uuid,
+    Timeuuid,
+}
+
+struct Col {
+    name: String,
+    kind: ColumnKind,
+    ty: Ty,
+    spec: ColumnSpec,
+}
+
+enum Bind {
+    Col(usize),
+    Limit,
+}
+
+struct Query {
+    ps: PreparedStatement,
+    binds: Vec<Bind>,
+    samerow: bool,
+}
+
+/// Op names: `insert` then the profile's queries.
+pub fn names(p: &Profile) -> Vec<String> {
+    std::iter::once("insert".to_string())
+        .chain(p.queries.iter().map(|q| q.name.clone()))
+        .collect()
+}
+
+fn ty_of(t: &ColumnType, col: &str, path: &Path) -> Result<Ty> {
+    let ty = match t {
+        ColumnType::Native(n) => match n {
+            NativeType::Text | NativeType::Ascii => Some(Ty::Text),
+            NativeType::Blob => Some(Ty::Blob),
+            NativeType::Int => Some(Ty::Int),
+            NativeType::BigInt => Some(Ty::BigInt),
+            NativeType::SmallInt => Some(Ty::SmallInt),
+            NativeType::Float => Some(Ty::Float),
+            NativeType::Double => Some(Ty::Double),
+            NativeType::Boolean => Some(Ty::Boolean),
+            NativeType::Timestamp => Some(Ty::Timestamp),
+            NativeType::Uuid => Some(Ty::Uuid),
+            NativeType::Timeuuid => Some(Ty::Timeuuid),
+            _ => None,
+        },
+        _ => None,
+    };
+    ty.ok_or_else(|| LoadError::Profile {
+        path: path.to_path_buf(),
+        reason: format!(
+            "column {col:?} has type {t:?}, not supported (text, ascii, blob, int, bigint, smallint, float, double, boolean, timestamp, uuid, timeuuid)"
+        ),
+    })
+}
+
+/// A profile bound to a session.
+pub struct User {
+    session: Session,
+    names: Vec<String>,
+    cols: Vec<Col>,
+    inserts: ByTtl<PreparedStatement>,
+    queries: Vec<Query>,
+    profile: Profile,
+    pop: Dist,
+    pool: BytePool,
+    seed: u64,
+    cl_write: Cl,
+    retries: RetryCounters,
+}
+
+fn already_exists(e: &LoadError) -> bool {
+    let m = e.to_string().to_ascii_lowercase();
+    m.contains("already exist") || m.contains("cannot add existing")
+}
+
+/// Creates keyspace and table from the profile's definitions if missing
+/// (definitions of existing objects are skipped).
+pub async fn create_schema(session: &Session, p: &Profile, rf: u32) -> Result<()> {
+    // Metadata errors only mean we cannot skip; the CREATE then reports the problem.
+    let _ = session.refresh_metadata().await;
+    let state = session.get_cluster_state();
+    let ks = state.get_keyspace(&p.keyspace);
+    let table_exists = ks.is_some_and(|k| k.tables.contains_key(&p.table));
+    if ks.is_none() {
+        match &p.keyspace_definition {
+            Some(cql) => match db::ddl(session, cql.trim().trim_end_matches(';')).await {
+                Err(e) if already_exists(&e) => {}
+                other => other?,
+            },
+            None => db::ensure_keyspace(session, &p.keyspace, rf, false).await?,
+        }
+    }
+    session
+        .use_keyspace(p.keyspace.clone(), false)
+        .await
+        .map_err(|e| LoadError::Schema {
+            cql: format!("USE {}", p.keyspace),
+            reason: e.to_string(),
+        })?;
+    if let (false, Some(cql)) = (table_exists, &p.table_definition) {
+        match db::ddl(session, cql.trim().trim_end_matches(';')).await {
+            Err(e) if already_exists(&e) => {}
+            other => other?,
+        }
+    }
+    Ok(())
+}
+
+impl User {
+    /// Reads the table's columns from cluster metadata and prepares the insert and queries.
+    pub async fn new(
+        session: Session,
+        p: Profile,
+        cmd: &UserCommand,
+        ttls: &[Option<i32>],
+    ) -> Result<Self> {
+        let path = cmd.profile.clone();
+        let perr = |reason: String| LoadError::Profile {
+            path: path.clone(),
+            reason,
+        };
+        session
+            .refresh_metadata()
+            .await
+            .map_err(|e| perr(format!("cannot read schema metadata: {e}")))?;
+        let state = session.get_cluster_state();
+        let table = state
+            .get_keyspace(&p.keyspace)
+            .and_then(|k| k.tables.get(&p.table))
+            .ok_or_else(|| perr(format!("table {}.{} does not exist and the profile has no table_definition that creates it", p.keyspace, p.table)))?;
+        let mut order: Vec<String> = table.partition_key.clone();
+        order.extend(table.clustering_key.iter().cloned());
+        let mut rest: Vec<&String> = table
+            .columns
+            .keys()
+            .filter(|c| !order.contains(c))
+            .collect();
+        rest.sort();
+        order.extend(rest.into_iter().cloned());
+        let mut cols = Vec::new();
+        for name in order {
+            let c = &table.columns[&name];
+            cols.push(Col {
+                ty: ty_of(&c.typ, &name, &path)?,
+                kind: c.kind.clone(),
+                spec: p.column(&name),
+                name,
+            });
+        }
+        for spec in &p.columns {
+            if !cols.iter().any(|c| c.name == spec.name) {
+                return Err(perr(format!(
+                    "columnspec names column {:?}, which table {} does not have",
+                    spec.name, p.table
+                )));
+            }
+        }
+        let names = names(&p);
+        let retries = RetryCounters::new(names.len());
+        let cls = Cls::new(cmd.conn.cl_read, cmd.conn.cl_write, Cl::LocalOne);
+        let nr = cmd.conn.no_retry;
+        let ks = &p.keyspace;
+        let mut inserts = ByTtl::new();
+        let col_list: Vec<String> = cols.iter().map(|c| format!("\"{}\"", c.name)).collect();
+        for ttl in ttl_set(ttls) {
+            let cql = format!(
+                "INSERT INTO {ks}.\"{}\" ({}) VALUES ({}){}",
+                p.table,
+                col_list.join(", "),
+                vec!["?"; cols.len()].join(", "),
+                ttl_clause(ttl)
+            );
+            inserts.push(
+                ttl,
+                db::prepare(&session, &cql, cls.write, &retries, 0, nr).await?,
+            );
+        }
+        let mut queries = Vec::new();
+        for (i, q) in p.queries.iter().enumerate() {
+            let ps = db::prepare(&session, &q.cql, cls.read, &retries, i + 1, nr).await?;
+            let mut binds = Vec::new();
+            for spec in ps.get_variable_col_specs().iter() {
+                let b =
+                    if spec.name() == "[limit]" {
+                        Bind::Limit
+                    } else {
+                        Bind::Col(cols.iter().position(|c| c.name == spec.name()).ok_or_else(
+                            || {
+                                perr(format!(
+                                    "queries.{}: bind marker for {:?} is not a column of {}",
+                                    q.name,
+                                    spec.name(),
+                                    p.table
+                                ))
+                            },
+                        )?)
+                    };
+                binds.push(b);
+            }
+            queries.push(Query {
+                ps,
+                binds,
+                samerow: q.samerow,
+            });
+        }
+        let n = cmd.records.unwrap_or(1_000_000).max(1);
+        let pop = match &cmd.pop {
+            Some(t) => Dist::parse(t)?,
+            None => Dist::Gaussian {
+                min: 1,
+                max: n,
+                stdvrng: 3.0,
+            },
+        };
+        Ok(User {
+            session,
+            names,
+            cols,
+            inserts,
+            queries,
+            profile: p,
+            pop,
+            pool: BytePool::new(cmd.run.seed ^ 0x5553_4552, 1 << 17),
+            seed: cmd.run.seed,
+            cl_write: cls.write,
+            retries,
+        })
+    }
+
+    fn cluster_counts(&self, p: u64) -> Vec<u64> {
+        self.cols
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.kind == ColumnKind::Clustering)
+            .map(|(i, c)| {
+                c.spec
+                    .cluster
+                    .sample(&mut Rng::new(hash3(self.seed, p, i as u64), 0xC1), p)
+                    .max(1)
+            })
+            .collect()
+    }
+
+    fn rows_in(&self, p: u64) -> u64 {
+        self.cluster_counts(p)
+            .iter()
+            .fold(1u64, |a, c| a.saturating_mul(*c))
+            .min(1 << 40)
+    }
+
+    /// Value of column `ci` for partition `p`, row `row`.
+    fn value(&self, ci: usize, p: u64, row: u64, counts: &[u64]) -> CqlValue {
+        let c = &self.cols[ci];
+        let id = match c.kind {
+            ColumnKind::PartitionKey => p,
+            ColumnKind::Clustering => {
+                // Mixed-radix digit of `row` for this clustering column.
+                let j = self.cols[..ci]
+                    .iter()
+                    .filter(|x| x.kind == ColumnKind::Clustering)
+                    .count();
+                let below: u64 = counts[j + 1..].iter().product();
+                let idx = (row / below.max(1)) % counts[j];
+                c.spec
+                    .population
+                    .sample(&mut Rng::new(hash3(self.seed, p, ci as u64), idx), idx)
+            }
+            ColumnKind::Static => c
+                .spec
+                .population
+                .sample(&mut Rng::new(hash3(self.seed, p, ci as u64), 0), 0),
+            _ => c
+                .spec
+                .population
+                .sample(&mut Rng::new(hash3(self.seed, p, ci as u64), row), row),
+        };
+        let h = hash3(self.seed ^ ci as u64, id, 0x5A);
+        let size = c
+            .spec
+            .size
+            .sample(&mut Rng::new(h, 1), id)
+            .clamp(1, 1 << 20) as usize;
+        match c.ty {
+            Ty::Text => CqlValue::Text(self.pool_str(h, size)),
+            Ty::Blob => CqlValue::Blob(self.pool.slice(h, size).to_vec()),
+            Ty::Int => CqlValue::Int(id as i32),
+            Ty::BigInt => CqlValue::BigInt(id as i64),
+            Ty::SmallInt => CqlValue::SmallInt(id as i16),
+            Ty::Float => CqlValue::Float(id as f32 / 7.0),
+            Ty::Double => CqlValue::Double(id as f64 / 7.0),
+            Ty::Boolean => CqlValue::Boolean(id % 2 == 0),
+            Ty::Timestamp => {
+                CqlValue::Timestamp(CqlTimestamp(1_600_000_000_000 + (id % (1 << 40)) as i64))
+            }
+            Ty::Uuid => CqlValue::Uuid(uuid::Builder::from_random_bytes(uuid_bytes(h)).into_uuid()),
+            Ty::Timeuuid => {
+                let mut b = uuid_bytes(h);
+                b[6] = (b[6] & 0x0f) | 0x10; // version 1
+                b[8] = (b[8] & 0x3f) | 0x80; // RFC 4122 variant
+                CqlValue::Timeuuid(CqlTimeuuid::from_bytes(b))
+            }
+        }
+    }
+
+    fn pool_str(&self, h: u64, len: usize) -> String {
+        self.pool.str(h, len).to_string()
+    }
+
+    async fn insert(&self, cycle: u64, ctx: &OpCtx) -> Outcome {
+        let mut rng = Rng::new(self.seed, cycle);
+        let ins = &self.profile.insert;
+        let parts = if ctx.phase == Phase::Load {
+            1
+        } else {
+            ins.partitions.sample(&mut rng, cycle).max(1)
+        };
+        let mut rows: Vec<Vec<CqlValue>> = Vec::new();
+        for k in 0..parts {
+            let p = if ctx.phase == Phase::Load {
+                1 + cycle
+            } else {
+                self.pop.sample(&mut rng, cycle * parts + k)
+            };
+            let counts = self.cluster_counts(p);
+            let total = counts.iter().fold(1u64, |a, c| a.saturating_mul(*c));
+            let take = if ctx.phase == Phase::Load {
+                total
+            } else {
+                let frac =
+                    (ins.select.sample(&mut rng, cycle) as f64 / ins.select_of as f64).min(1.0);
+                ((total as f64 * frac).ceil() as u64).max(1)
+            }
+            .min(MAX_ROWS_PER_OP);
+            let first = if take >= total {
+                0
+            } else {
+                rng.below(total - take + 1)
+            };
+            for r in first..first + take {
+                rows.push(
+                    (0..self.cols.len())
+                        .map(|ci| self.value(ci, p, r, &counts))
+                        .collect(),
+                );
+            }
+        }
+        let st = self.inserts.get(ctx.ttl_s);
+        if rows.len() == 1 {
+            return write_outcome(self.session.execute_unpaged(st, &rows[0]).await);
+        }
+        let mut b = Batch::new(if ins.logged {
+            BatchType::Logged
+        } else {
+            BatchType::Unlogged
+        });
+        for _ in 0..rows.len() {
+            b.append_statement(st.clone());
+        }
+        b.set_consistency(db::consistency(self.cl_write));
+        b.set_is_idempotent(true);
+        write_outcome(self.session.batch(&b, &rows).await)
+    }
+
+    async fn query(&self, qi: usize, cycle: u64) -> Outcome {
+        let q = &self.queries[qi];
+        let mut rng = Rng::new(self.seed, cycle);
+        let p = self.pop.sample(&mut rng, cycle);
+        let counts = self.cluster_counts(p);
+        let total = self.rows_in(p);
+        let row = rng.below(total);
+        let values: Vec<CqlValue> = q
+            .binds
+            .iter()
+            .map(|b| match b {
+                Bind::Limit => CqlValue::Int(100),
+                Bind::Col(ci) => {
+                    let r = if q.samerow { row } else { rng.below(total) };
+                    self.value(*ci, p, r, &counts)
+                }
+            })
+            .collect();
+        match self.session.execute_unpaged(&q.ps, values).await {
+            Ok(res) if !res.is_rows() => Outcome::Ok,
+            Ok(res) => match res.into_rows_result() {
+                Ok(r) if r.rows_num() > 0 => Outcome::Ok,
+                Ok(_) => Outcome::NotFound,
+                Err(e) => Outcome::Error(crate::stats::ErrorKind::Other, e.to_string()),
+            },
+            Err(e) => Outcome::Error(classify(&e), e.to_string()),
+        }
+    }
+}
+
+fn uuid_bytes(h: u64) -> [u8; 16] {
+    let mut b = [0u8; 16];
+    b[..8].copy_from_slice(&h.to_be_bytes());
+    b[8..].copy_from_slice(&crate::generator::mix64(h).to_be_bytes());
+    b
+}
+
+impl Workload for User {
+    fn op_names(&self) -> &[String] {
+        &self.names
+    }
+
+    async fn run_op(&self, op: usize, cycle: u64, ctx: &OpCtx) -> Outcome {
+        if op == 0 {
+            self.insert(cycle, ctx).await
+        } else {
+            self.query(op - 1, cycle).await
+        }
+    }
+
+    fn retries(&self) -> Vec<u64> {
+        self.retries.snapshot()
+    }
+}
