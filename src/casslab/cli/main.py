@@ -12,6 +12,7 @@ from casslab import __version__
 from casslab.cassandra.distribution import DEFAULT_VERSION, resolve
 from casslab.cli import lab
 from casslab.cli.common import err, errors_to_exit, out
+from casslab.cli.run import run
 from casslab.paths import default_cache
 from casslab.profiles import BUILTIN_PROFILES, load_profiles_file
 
@@ -22,6 +23,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(lab.app, name="lab")
+app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(run)
 
 
 @app.command()

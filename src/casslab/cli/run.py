@@ -1,0 +1,120 @@
+"""`casslab run`: one benchmark with casslab-load against a lab or any cluster."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from casslab.cli.common import errors_to_exit, open_lab, out
+from casslab.errors import UsageError
+from casslab.load import LoadSpec, RunSummary, run_load
+from casslab.load.runner import WORKLOADS
+from casslab.procutil import is_same_process
+
+NATIVE_PORT = 9042
+
+
+def run(
+    ctx: typer.Context,
+    workload: Annotated[str, typer.Argument(help=f"{', '.join(WORKLOADS)}, or a "
+                                            "cassandra-stress user profile .yaml.")],
+    name: Annotated[str, typer.Option("--name", "-n", help="Lab to run against.")] = "default",
+    hosts: Annotated[str | None, typer.Option(help="Contact points host[:port],... of any "
+                                              "cluster instead of a lab.")] = None,
+    phase: Annotated[str, typer.Option(help="load, run or both.")] = "run",
+    records: Annotated[int | None, typer.Option(help="Records / population size.")] = None,
+    ops: Annotated[int | None, typer.Option(help="Stop after this many operations.")] = None,
+    duration: Annotated[str | None, typer.Option(help="Stop after this long, e.g. 60s.")]
+    = None,
+    warmup: Annotated[str | None, typer.Option(help="Unrecorded warm-up: 10s or 5000 ops.")]
+    = None,
+    rate: Annotated[float | None, typer.Option(help="Fixed target rate (ops/s); latency from "
+                                               "each op's intended start.")] = None,
+    workers: Annotated[int | None, typer.Option(help="Concurrent workers.")] = None,
+    in_flight: Annotated[int | None, typer.Option(help="Requests in flight per worker.")]
+    = None,
+    cl_read: Annotated[str | None, typer.Option(help="Read consistency level.")] = None,
+    cl_write: Annotated[str | None, typer.Option(help="Write consistency level.")] = None,
+    rf: Annotated[int | None, typer.Option(help="Replication factor of a created keyspace.")]
+    = None,
+    seed: Annotated[int | None, typer.Option(help="Seed of keys, values and op choices.")]
+    = None,
+    out_file: Annotated[Path | None, typer.Option("--out", help="Save the JSON lines here.")]
+    = None,
+) -> None:
+    """Run a workload with casslab-load and print a summary (extra casslab-load options
+    go after `--`).
+
+    Example: casslab run ycsb-a --name edge --phase both --records 10000 --ops 10000
+
+    Example: casslab run stress-write --hosts 10.0.0.5:9042 --ops 100000 -- --threads 2
+    """
+    options: dict[str, Any] = {"phase": phase, "records": records, "ops": ops,
+                               "duration": duration, "warmup": warmup, "rate": rate,
+                               "workers": workers, "in-flight": in_flight, "cl-read": cl_read,
+                               "cl-write": cl_write, "rf": rf, "seed": seed}
+    spec = LoadSpec(workload, options, list(ctx.args))
+    with errors_to_exit():
+        targets, prefix = _targets(name, hosts)
+        summary = _run_with_progress(spec, targets, prefix, ops, out_file)
+    print_summary(summary)
+    if summary.ended_by != "completed":
+        raise typer.Exit(1)
+
+
+def _targets(name: str, hosts: str | None) -> tuple[list[str], list[str]]:
+    if hosts:
+        return [h if ":" in h else f"{h}:{NATIVE_PORT}" for h in hosts.split(",")], []
+    lab = open_lab(name)
+    state = lab.state()
+    alive = [n.address for n in state.nodes if is_same_process(n.pid, n.start_ticks)]
+    if not alive:
+        raise UsageError(f"lab '{name}' has no running node (casslab lab up --name {name})")
+    return [f"{a}:{NATIVE_PORT}" for a in alive], lab.exec_prefix()
+
+
+def _run_with_progress(spec: LoadSpec, targets: list[str], prefix: list[str], ops: int | None,
+                       out_file: Path | None) -> RunSummary:
+    columns = [TextColumn("[bold]{task.description}"), BarColumn(),
+               TextColumn("{task.fields[status]}"), TimeElapsedColumn()]
+    with Progress(*columns, console=out, transient=True) as progress:
+        task = progress.add_task(spec.workload, total=ops, status="starting")
+
+        def on_interval(line: dict[str, Any]) -> None:
+            worst_p99 = max((o["latency"]["p99_us"] for o in line["by_op"].values()), default=0)
+            stage = "" if line.get("recorded", True) else " (warm-up)"
+            status = (f"{line['ops_s']:,.0f} ops/s  p99 {worst_p99 / 1000:.2f} ms  "
+                      f"errors {line['errors']}{stage}")
+            progress.update(task, advance=line["ops"] if line.get("recorded", True) else 0,
+                            status=status)
+
+        result = run_load(spec, hosts=targets, prefix=prefix, on_interval=on_interval,
+                          raw_out=out_file)
+    return result.summary
+
+
+def print_summary(s: RunSummary) -> None:
+    """A table per operation: throughput, then latency (intended start) and service time."""
+    table = Table(title=f"{s.workload}: {s.ops:,} ops in {s.elapsed_s:.2f} s = "
+                  f"{s.ops_s:,.1f} ops/s, {s.errors} errors ({s.ended_by})")
+    for col in ("op", "ops", "ops/s", "errors", "p50 (ms)", "p95 (ms)", "p99 (ms)",
+                "p99.9 (ms)", "max (ms)", "service p50 (ms)", "service p99 (ms)"):
+        table.add_column(col, justify="right")
+    for o in s.by_op:
+        if o.ops == 0 and o.errors == 0:
+            continue
+        lat, svc = o.latency, o.service
+        table.add_row(o.name, f"{o.ops:,}", f"{o.ops_s:,.1f}", str(o.errors),
+                      *(f"{v / 1000:.2f}" for v in (lat.p50_us, lat.p95_us, lat.p99_us,
+                                                    lat.p999_us, lat.max_us, svc.p50_us,
+                                                    svc.p99_us)))
+    out.print(table)
+    for o in s.by_op:
+        for message in o.first_errors[:3]:
+            out.print(f"[red]{o.name} error:[/] {message}", highlight=False)
+    out.print("latency is measured from each operation's intended start (coordinated omission "
+              "corrected); service time from when it was sent.")

@@ -1,0 +1,127 @@
+"""Build a casslab-load command, run it (inside a lab's namespace), read its JSON lines."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from casslab.errors import CasslabError, PrerequisiteError, UsageError
+from casslab.load.summary import RunSummary
+
+# casslab's workload names -> casslab-load subcommand and fixed arguments.
+WORKLOADS: dict[str, list[str]] = {
+    **{f"ycsb-{w}": ["ycsb", "--workload", w] for w in "abcdefi"},
+    "stress-write": ["stress", "write"],
+    "stress-read": ["stress", "read"],
+    "stress-mixed": ["stress", "mixed"],
+    "iot": ["iot"],
+}
+
+
+class LoadError(CasslabError):
+    """casslab-load failed before it could report a summary."""
+
+
+@dataclass(frozen=True)
+class LoadSpec:
+    """One run of the load generator.
+
+    workload: a name of WORKLOADS or the path of a cassandra-stress user profile (.yaml).
+    options: casslab-load options without the leading dashes, e.g. {"ops": 10000,
+      "in-flight": 32}; True means a bare flag. extra: raw arguments appended last.
+    """
+
+    workload: str
+    options: dict[str, Any] = field(default_factory=dict)
+    extra: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    summary: RunSummary
+    intervals: list[dict[str, Any]]
+    command: list[str]
+
+
+def find_binary() -> str:
+    """casslab-load: $CASSLAB_LOAD_BIN, the repository's release build, or PATH."""
+    env = os.environ.get("CASSLAB_LOAD_BIN")
+    if env:
+        return env
+    repo_build = Path(__file__).resolve().parents[3] / "target" / "release" / "casslab-load"
+    if repo_build.exists():
+        return str(repo_build)
+    found = shutil.which("casslab-load")
+    if found:
+        return found
+    raise PrerequisiteError("casslab-load not found: run `make setup` (cargo build --release) "
+                            "or set CASSLAB_LOAD_BIN")
+
+
+def workload_args(workload: str) -> list[str]:
+    """The subcommand part of the command line for a workload name or profile path."""
+    if workload in WORKLOADS:
+        return list(WORKLOADS[workload])
+    if workload.endswith((".yaml", ".yml")):
+        if not Path(workload).exists():
+            raise UsageError(f"workload profile {workload} does not exist")
+        return ["user", "--profile", str(Path(workload).resolve())]
+    raise UsageError(f"unknown workload '{workload}' (valid: {', '.join(WORKLOADS)}, or a "
+                     "cassandra-stress user profile .yaml)")
+
+
+def build_command(spec: LoadSpec, hosts: list[str], binary: str) -> list[str]:
+    """The full casslab-load command line; JSON output is forced (the summary is read)."""
+    cmd = [binary, *workload_args(spec.workload), "--hosts", ",".join(hosts)]
+    for key, value in spec.options.items():
+        if value is None or value is False:
+            continue
+        flag = f"--{key.replace('_', '-')}"
+        cmd += [flag] if value is True else [flag, str(value)]
+    return [*cmd, *spec.extra, "--format", "json"]
+
+
+def run_load(spec: LoadSpec, *, hosts: list[str], prefix: list[str],
+             on_interval: Callable[[dict[str, Any]], None] | None = None,
+             raw_out: Path | None = None) -> LoadResult:
+    """Run casslab-load to the end and return its summary.
+
+    prefix: e.g. `ip netns exec casslab-LAB` to run inside a lab.
+    Raises LoadError with the tool's last stderr lines when it gives no summary.
+    """
+    cmd = [*prefix, *build_command(spec, hosts, find_binary())]
+    intervals: list[dict[str, Any]] = []
+    summary: dict[str, Any] | None = None
+    sink = raw_out.open("w") if raw_out else None
+    try:
+        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) as proc:
+            assert proc.stdout is not None and proc.stderr is not None
+            for line in proc.stdout:
+                if sink:
+                    sink.write(line)
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if obj.get("type") == "interval":
+                    intervals.append(obj)
+                    if on_interval:
+                        on_interval(obj)
+                elif obj.get("type") == "summary":
+                    summary = obj
+            stderr = proc.stderr.read()
+            code = proc.wait()
+    finally:
+        if sink:
+            sink.close()
+    if summary is None:
+        tail = " | ".join(stderr.strip().splitlines()[-3:]) or "(no output)"
+        raise LoadError(f"casslab-load exited {code} without a summary: {tail}")
+    return LoadResult(RunSummary.from_json(summary), intervals, cmd)

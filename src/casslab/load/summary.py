@@ -1,0 +1,65 @@
+"""The load generator's summary line as typed values (microseconds in, names with units)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Percentiles:
+    """Latency percentiles in microseconds."""
+
+    mean_us: float
+    p50_us: int
+    p95_us: int
+    p99_us: int
+    p999_us: int
+    max_us: int
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Percentiles:
+        return cls(float(d["mean_us"]), int(d["p50_us"]), int(d["p95_us"]), int(d["p99_us"]),
+                   int(d["p999_us"]), int(d["max_us"]))
+
+
+@dataclass(frozen=True)
+class OpSummary:
+    """One operation type: counts, rate, and latency from the intended start
+    (coordinated-omission corrected) next to service time."""
+
+    name: str
+    ops: int
+    ops_s: float
+    not_found: int
+    errors: int
+    retries: int
+    latency: Percentiles
+    service: Percentiles
+    first_errors: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """A whole run: what ran, how it ended, totals and per-operation figures."""
+
+    workload: str
+    ended_by: str
+    elapsed_s: float
+    ops: int
+    ops_s: float
+    errors: int
+    by_op: tuple[OpSummary, ...]
+    raw: dict[str, Any]
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> RunSummary:
+        ops = tuple(
+            OpSummary(name, int(o["ops"]), float(o["ops_s"]), int(o.get("not_found", 0)),
+                      int(o["errors"]), int(o.get("retries", 0)),
+                      Percentiles.from_json(o["latency"]), Percentiles.from_json(o["service"]),
+                      tuple(o.get("first_errors", [])))
+            for name, o in d["by_op"].items()
+        )
+        return cls(str(d["workload"]), str(d["ended_by"]), float(d["elapsed_s"]), int(d["ops"]),
+                   float(d["ops_s"]), int(d["errors"]), ops, d)
