@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
@@ -13,7 +14,9 @@ from casslab.errors import CasslabError, NodeStartError
 from casslab.lab import Lab
 from casslab.paths import default_cache, default_home
 
-out = Console()
+# Tables of numbers are unreadable folded at 80 columns: when output goes to a file or
+# pipe (CI logs, `| tee`), lay them out 140 wide.
+out = Console() if sys.stdout.isatty() else Console(width=140)
 err = Console(stderr=True, soft_wrap=True)
 
 T = TypeVar("T")
