@@ -17,6 +17,7 @@ from casslab.paths import default_cache, default_home
 from labtools import leftovers
 
 LAB3 = "it3"
+LAB1 = "it1"
 
 
 def make_lab(name: str) -> Lab:
@@ -35,6 +36,18 @@ def lab3() -> Iterator[Lab]:
         left = leftovers(LAB3)
         assert not left, f"lab down left: {left}"
         assert not Path(default_home(), "labs", LAB3).exists()
+
+
+@pytest.fixture(scope="session")
+def lab1() -> Iterator[Lab]:
+    """A 1-node lab for workload tests (each test uses its own keyspace)."""
+    lab = make_lab(LAB1)
+    lab.up(LabOptions(nodes=1, profile="container"))
+    try:
+        yield lab
+    finally:
+        lab.down(wipe=True)
+        assert not leftovers(LAB1), f"lab down left: {leftovers(LAB1)}"
 
 
 @pytest.fixture(scope="session")
