@@ -8,18 +8,15 @@ replace the lab section of BENCHMARKS.md, with the machine and date.
 from __future__ import annotations
 
 import argparse
-import datetime
-import os
-import platform
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from benchmd import machine, today, write_section
+
 CASSLAB = str(Path(sys.executable).parent / "casslab")
-ROOT = Path(__file__).resolve().parent.parent
-BEGIN, END = "<!-- bench:lab:begin -->", "<!-- bench:lab:end -->"
 
 
 def time_up(nodes: int) -> float:
@@ -33,13 +30,6 @@ def time_up(nodes: int) -> float:
     return took
 
 
-def machine() -> str:
-    cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text()
-                .splitlines() if ln.startswith("model name")), platform.processor())
-    mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return f"{os.cpu_count()} cores ({cpu}), {mem_gib:.0f} GiB, {platform.platform()}"
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="1,3,6")
@@ -50,24 +40,14 @@ def main() -> int:
         times = [time_up(nodes) for _ in range(args.reps)]
         rows.append((nodes, times))
         print(f"{nodes} nodes: " + ", ".join(f"{t:.1f} s" for t in times), flush=True)
-    today = datetime.date.today().isoformat()
-    lines = [BEGIN, f"Measured {today} on {machine()}; Cassandra 5.0.6, profile `host`, "
+    lines = [f"Measured {today()} on {machine()}; Cassandra 5.0.6, profile `host`, "
              f"{args.reps} runs per size, timing `casslab lab up` from start until every node "
              "is UN and answers CQL (jars already cached).", "",
              "| nodes | median (s) | runs (s) |", "|---|---|---|"]
     for nodes, times in rows:
         lines.append(f"| {nodes} | {statistics.median(times):.1f} | "
                      f"{', '.join(f'{t:.1f}' for t in times)} |")
-    lines.append(END)
-    path = ROOT / "BENCHMARKS.md"
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    if BEGIN in text:
-        head, _, rest = text.partition(BEGIN)
-        _, _, tail = rest.partition(END)
-        text = head + "\n".join(lines) + tail
-    else:
-        text += "\n## Lab start-up (`casslab lab up` to ready)\n\n" + "\n".join(lines) + "\n"
-    path.write_text(text)
+    write_section("lab", "Lab start-up (`casslab lab up` to ready)", lines)
     return 0
 
 
