@@ -66,6 +66,7 @@ demo: setup
 
 bench: setup
 	$(PY) scripts/bench_lab.py
+	$(PY) scripts/bench_load.py
 
 clean:
 	rm -rf $(VENV) $(STAMPS) target

@@ -1,9 +1,36 @@
-//! casslab-netem: the NFQUEUE packet-delay daemon (issue 4).
+//! casslab-netem: the NFQUEUE packet-delay daemon of casslab labs.
 //!
-//! Not implemented yet. The binary exists so the workspace layout matches
-//! ARCHITECTURE.md; it refuses to run rather than pretend to delay packets.
+//! `casslab-netem run` holds each packet of a configured directed link for its delay
+//! (plus jitter, FIFO per link) and drops the configured share; casslab starts it
+//! inside the lab's network namespace and writes its link config.
 
-fn main() {
-    eprintln!("casslab-netem: not implemented yet (network emulation is issue 4)");
-    std::process::exit(2);
+mod config;
+mod error;
+mod links;
+mod queue;
+mod sched;
+
+use clap::Parser;
+
+use config::{Cli, Command};
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Run(cmd) => queue::run(&cmd)?,
+        Command::CheckConfig(cmd) => {
+            let cfg = links::load(&cmd.config)?;
+            let out: Vec<_> = cfg
+                .links
+                .iter()
+                .map(|l| {
+                    serde_json::json!({"src": l.src.to_string(), "dst": l.dst.to_string(),
+                        "delay_us": l.delay_ns / 1000, "jitter_us": l.jitter_ns / 1000,
+                        "loss_pct": l.loss * 100.0, "loss_burst": l.loss_burst})
+                })
+                .collect();
+            println!("{}", serde_json::json!({"seed": cfg.seed, "links": out}));
+        }
+    }
+    Ok(())
 }
