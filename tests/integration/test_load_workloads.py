@@ -3,6 +3,9 @@ with the rows it wrote counted and its reads finding them."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +13,7 @@ import pytest
 
 from casslab.lab import Lab
 from casslab.load import LoadSpec, RunSummary, run_load
+from casslab.load.runner import build_command, find_binary
 
 from conftest import LAB1
 from labtools import casslab
@@ -107,3 +111,24 @@ def test_run_command_rejects_an_unknown_workload(lab1: Lab) -> None:
     res = casslab("run", "ycsb-z", "--name", LAB1)
     assert res.returncode == 1
     assert res.stderr.startswith("error: unknown workload 'ycsb-z' (valid: ycsb-a")
+
+
+def test_a_cluster_that_disappears_ends_the_run_with_the_summary_so_far(lab1: Lab) -> None:
+    hosts = [f"{n.address}:9042" for n in lab1.state().nodes]
+    spec = LoadSpec("stress-write", {"duration": "120s", "rate": 500},
+                    ["--keyspace", "it_lost", "--unreachable-after", "3s"])
+    cmd = [*lab1.exec_prefix(), *build_command(spec, hosts, find_binary())]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(6)
+        lab1.stop_node("1", kill=True)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        lab1.start_node("1")
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert summary["type"] == "summary" and summary["ended_by"] == "cluster_lost"
+    assert summary["by_op"]["write"]["ok"] > 1000  # ~6 s at 500 ops/s before the loss
+    assert proc.returncode == 3
+    assert err.strip(), "a clear message on stderr"
