@@ -1,0 +1,48 @@
+from pathlib import Path
+
+import pytest
+
+from casslab.errors import UsageError
+from casslab.load import LoadSpec, RunSummary
+from casslab.load.runner import build_command, workload_args
+
+
+def test_builtin_workload_names_map_to_subcommands() -> None:
+    assert workload_args("ycsb-i") == ["ycsb", "--workload", "i"]
+    assert workload_args("stress-mixed") == ["stress", "mixed"]
+    assert workload_args("iot") == ["iot"]
+
+
+def test_a_profile_path_runs_the_user_subcommand(tmp_path: Path) -> None:
+    profile = tmp_path / "p.yaml"
+    profile.write_text("keyspace: k\n")
+    assert workload_args(str(profile)) == ["user", "--profile", str(profile)]
+    with pytest.raises(UsageError, match="does not exist"):
+        workload_args(str(tmp_path / "missing.yaml"))
+
+
+def test_unknown_workload_lists_the_valid_ones() -> None:
+    with pytest.raises(UsageError, match=r"unknown workload 'tpcc' \(valid: ycsb-a"):
+        workload_args("tpcc")
+
+
+def test_options_become_flags_and_json_output_is_forced() -> None:
+    spec = LoadSpec("ycsb-a", {"ops": 100, "in_flight": 8, "rate": None, "drop": True,
+                               "no-retry": False}, ["--keyspace", "k"])
+    cmd = build_command(spec, ["127.0.1.1:9042", "127.0.1.2:9042"], "/bin/casslab-load")
+    assert cmd == ["/bin/casslab-load", "ycsb", "--workload", "a", "--hosts",
+                   "127.0.1.1:9042,127.0.1.2:9042", "--ops", "100", "--in-flight", "8",
+                   "--drop", "--keyspace", "k", "--format", "json"]
+
+
+def test_summary_line_becomes_typed_values() -> None:
+    pct = {"mean_us": 1.5, "p50_us": 1, "p95_us": 2, "p99_us": 3, "p999_us": 4, "max_us": 5,
+           "min_us": 1}
+    raw = {"type": "summary", "workload": "ycsb-a", "ended_by": "completed", "elapsed_s": 2.0,
+           "ops": 10, "ops_s": 5.0, "errors": 1,
+           "by_op": {"read": {"ops": 10, "ops_s": 5.0, "ok": 9, "not_found": 0, "errors": 1,
+                              "retries": 2, "latency": pct, "service": pct,
+                              "first_errors": ["timeout"]}}}
+    s = RunSummary.from_json(raw)
+    assert s.ops_s == 5.0 and s.by_op[0].latency.p99_us == 3
+    assert s.by_op[0].first_errors == ("timeout",) and s.by_op[0].retries == 2
