@@ -8,7 +8,7 @@ CASSLAB   := $(VENV)/bin/casslab
 STAMPS    := .build
 CASSANDRA_VERSION ?= 5.0.6
 APT_PACKAGES := iproute2 iptables ethtool procps util-linux openjdk-17-jdk-headless maven \
-                build-essential pkg-config
+                build-essential pkg-config chromium
 
 .PHONY: help setup apt venv rust jars lint test test-unit test-integration demo bench clean
 

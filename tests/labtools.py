@@ -7,6 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from casslab.lab.state import system_name
+from casslab.paths import default_home
+
 CASSLAB = str(Path(sys.executable).parent / "casslab")
 
 
@@ -18,9 +21,12 @@ def casslab(*args: str, env: dict[str, str] | None = None,
 
 
 def leftovers(lab: str) -> list[str]:
-    """Everything of lab `lab` still on this machine: processes, namespace, cgroups."""
+    """Everything of lab `lab` (of this test run's home) still on this machine:
+    processes, namespace, cgroups."""
     found = []
-    marker = f"/labs/{lab}/node"
+    home = default_home()
+    sysname = system_name(lab, home)
+    marker = f"{home}/labs/{lab}/node"
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
@@ -30,9 +36,9 @@ def leftovers(lab: str) -> list[str]:
             continue
         if marker in cmdline and "CassandraDaemon" in cmdline:
             found.append(f"process {proc.name}")
-    if Path(f"/var/run/netns/casslab-{lab}").exists():
-        found.append(f"namespace casslab-{lab}")
+    if Path(f"/var/run/netns/casslab-{sysname}").exists():
+        found.append(f"namespace casslab-{sysname}")
     for ctrl in Path("/sys/fs/cgroup").iterdir():
-        if (ctrl / "casslab" / lab).exists():
-            found.append(f"cgroup {ctrl / 'casslab' / lab}")
+        if (ctrl / "casslab" / sysname).exists():
+            found.append(f"cgroup {ctrl / 'casslab' / sysname}")
     return found

@@ -24,6 +24,7 @@ def test_hybrid_machine_uses_v1_controllers() -> None:
     assert layout.version == 1
     assert str(layout.v1_mounts["memory"]) == "/sys/fs/cgroup/memory"
     assert str(layout.v1_mounts["blkio"]) == "/sys/fs/cgroup/blkio"
+    assert str(layout.v2_mount) == "/sys/fs/cgroup/unified"  # identity cgroups live there
 
 
 def test_pure_v2_machine_is_detected() -> None:

@@ -27,7 +27,7 @@ from casslab.errors import (
 )
 from casslab.lab import netns, node
 from casslab.lab.cql import CqlClient
-from casslab.lab.state import LabState, NodeState, lab_lock, validate_name
+from casslab.lab.state import LabState, NodeState, lab_lock, system_name, validate_name
 from casslab.procutil import is_same_process, terminate
 from casslab.profiles import cgroups
 from casslab.profiles.hardware import HardwareProfile, resolve_profile
@@ -122,6 +122,7 @@ class Lab:
         self.home = home
         self.cache = cache
         self.directory = home / "labs" / name
+        self.system_name = system_name(name, home)
 
     # ---- state -------------------------------------------------------------------------
 
@@ -203,7 +204,7 @@ class Lab:
             directory=str(self.directory),
             cassandra_version=options.cassandra_version,
             profile=profile.name,
-            netns=netns.namespace_name(self.name) if use_netns else None,
+            netns=netns.namespace_name(self.system_name) if use_netns else None,
             cgroup_version=None,
             subnet=subnet,
             seeds=[addresses[0]],
@@ -232,7 +233,7 @@ class Lab:
             say(f"creating network namespace {state.netns}")
             netns.create(state.netns, [n.address for n in state.nodes])
         layout = None
-        if os.geteuid() == 0 and (profile.isolated or profile.has_limits):
+        if os.geteuid() == 0:
             layout = cgroups.detect_layout()
             state.cgroup_version = layout.version
         device = cgroups.block_device_of(self.directory) if layout else None
@@ -246,7 +247,8 @@ class Lab:
                                               overrides=state.overrides)
             cconf.write_node_files(layout_n, cfg)
             if layout:
-                cg = cgroups.create_node_cgroup(layout, self.name, n.name, profile, device)
+                cg = cgroups.create_node_cgroup(layout, self.system_name, n.name, profile,
+                                                device)
                 n.cgroup_dirs = list(cg.dirs)
                 state.save()
         deadline = time.monotonic() + options.timeout_s

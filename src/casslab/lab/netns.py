@@ -15,8 +15,8 @@ from casslab.procutil import kill_now, run
 NETNS_DIR = Path("/var/run/netns")
 
 
-def namespace_name(lab: str) -> str:
-    return f"casslab-{lab}"
+def namespace_name(lab_system_name: str) -> str:
+    return f"casslab-{lab_system_name}"
 
 
 def can_use_namespaces() -> bool:

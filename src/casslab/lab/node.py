@@ -58,7 +58,7 @@ def log_tail(path: Path, lines: int = 15) -> str:
     try:
         text = path.read_text(errors="replace").splitlines()
     except FileNotFoundError:
-        return f"(no log at {path})"
+        return ""
     fatal = [ln for ln in text[-400:] if _FATAL.search(ln)][-5:]
     tail = text[-lines:]
     picked = fatal + [ln for ln in tail if ln not in fatal]
@@ -85,7 +85,9 @@ def wait_for_log(
         if _log_matches(log, mark, pattern):
             return
         if not is_same_process(pid, ticks):
-            tail = log_tail(log) if log.exists() else log_tail(stdout_log)
+            # The JVM's own complaints (bad option, OOM kill) land in stdout, Cassandra's in
+            # system.log: show both.
+            tail = "\n".join(t for t in (log_tail(stdout_log, 5), log_tail(log)) if t)
             raise NodeStartError(f"{name} (pid {pid}) exited during start; last log lines:\n{tail}")
         if time.monotonic() > deadline:
             raise NodeStartError(

@@ -7,6 +7,7 @@ after casslab itself was killed with SIGKILL at any point.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -30,6 +31,17 @@ def validate_name(name: str) -> str:
             "starting with a letter"
         )
     return name
+
+
+def system_name(name: str, home: Path) -> str:
+    """The lab's name on this machine (namespace, cgroups): `name-<home tag>`.
+
+    Namespaces and cgroups are machine-wide while lab state lives under a home,
+    so two homes (a user's and a test run's) may each have a lab `demo`; the tag
+    keeps one's `down` from touching the other's processes.
+    """
+    tag = hashlib.sha1(str(home.resolve()).encode()).hexdigest()[:6]
+    return f"{name}-{tag}"
 
 
 @dataclass

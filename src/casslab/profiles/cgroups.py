@@ -53,7 +53,9 @@ def parse_mountinfo(text: str) -> CgroupLayout:
                 if ctrl in options:
                     v1[ctrl] = mount_point
     if all(c in v1 for c in ("cpu", "memory")):
-        return CgroupLayout(1, v1_mounts=v1)
+        # A hybrid machine's unified mount still gives every process a v2 cgroup,
+        # which packet rules match on (see `identity_path`).
+        return CgroupLayout(1, v1_mounts=v1, v2_mount=v2)
     if v2 is not None:
         return CgroupLayout(2, v2_mount=v2)
     raise CgroupError("no usable cgroup hierarchy found in /proc/self/mountinfo")
@@ -139,21 +141,39 @@ def relative_dir(lab: str, node: str) -> Path:
     return Path("casslab") / lab / node
 
 
+def identity_path(lab: str, node: str) -> str:
+    """The node's cgroup v2 path, as `iptables -m cgroup --path` matches it.
+
+    Every node is in this v2 cgroup (on v1 machines too, through the unified mount),
+    so its sockets can be told apart whatever source address they use.
+    """
+    return str(relative_dir(lab, node))
+
+
 def create_node_cgroup(
     layout: CgroupLayout, lab: str, node: str, profile: HardwareProfile, device: str | None
 ) -> NodeCgroup:
-    """Create the node's cgroup(s) and write the profile's limits. Raises CgroupError."""
+    """Create the node's cgroup(s) and write the profile's limits. Raises CgroupError.
+
+    A profile without limits and without isolation (`host`) only gets the v2
+    identity cgroup, which carries no controller.
+    """
     rel = relative_dir(lab, node)
     files = limit_files(profile, layout.version, device)
     created: list[str] = []
     try:
         if layout.version == 1:
-            for ctrl, mount in layout.v1_mounts.items():
-                target = mount / rel
+            if profile.isolated or profile.has_limits:
+                for ctrl, mount in layout.v1_mounts.items():
+                    target = mount / rel
+                    target.mkdir(parents=True, exist_ok=True)
+                    created.append(str(target))
+                    for name, value in files.get(ctrl, {}).items():
+                        _write(target / name, value)
+            if layout.v2_mount is not None:
+                target = layout.v2_mount / rel
                 target.mkdir(parents=True, exist_ok=True)
                 created.append(str(target))
-                for name, value in files.get(ctrl, {}).items():
-                    _write(target / name, value)
         else:
             assert layout.v2_mount is not None
             _enable_v2_controllers(layout.v2_mount, rel)

@@ -1,0 +1,222 @@
+"""`casslab net ...`: emulate links of a running lab (delay, jitter, loss, bandwidth)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from casslab import net
+from casslab.cli.common import err, errors_to_exit, open_lab, out
+from casslab.errors import LabStateError
+from casslab.lab.state import LabState
+from casslab.net.profiles import BUILTIN_PROFILES, LinkConditions, load_profiles_file
+from casslab.net.spec import CONGESTION_CONTROLS, NetSpec, link_label, parse_link_option
+
+app = typer.Typer(
+    help="Network emulation of a lab: link profiles and per-link delay, jitter, loss and "
+    "bandwidth inside the lab's namespace. Delays are one-way, each direction.",
+    no_args_is_help=True,
+)
+
+NameOpt = Annotated[str, typer.Option("--name", "-n", help="Lab name.")]
+
+
+def _lab_state(name: str) -> LabState:
+    state = open_lab(name).state()
+    if not state.netns:
+        raise LabStateError(f"lab '{name}' has no network namespace (made with --no-netns): "
+                            "network emulation needs the lab's own namespace")
+    return state
+
+
+def _fmt_ms(v: float | None) -> str:
+    return "-" if v is None else f"{v:.3g}" if v < 10 else f"{v:.1f}"
+
+
+def _fmt_cond(c: LinkConditions) -> list[str]:
+    return [
+        _fmt_ms(c.delay_ms) if c.delay_ms else "0",
+        _fmt_ms(c.jitter_ms) if c.jitter_ms else "0",
+        (f"{c.loss_pct:g}" + (f" (burst {c.loss_burst:g})" if c.loss_burst > 1 else ""))
+        if c.loss_pct else "0",
+        "unlimited" if c.rate_mbit is None else f"{c.rate_mbit:g}",
+    ]
+
+
+@app.command()
+def profiles(
+    profiles_file: Annotated[Path | None, typer.Option(help="Also show profiles from this "
+                                                       "YAML (profiles: {name: {...}}).")]
+    = None,
+) -> None:
+    """List link profiles with their values (one-way, each direction) and sources.
+
+    Example: casslab net profiles --profiles-file my-links.yaml
+    """
+    with errors_to_exit():
+        items = dict(BUILTIN_PROFILES)
+        if profiles_file:
+            items.update(load_profiles_file(profiles_file))
+    table = Table(title="link profiles (one-way values, applied to each direction)")
+    for col in ("name", "delay (ms)", "jitter (ms)", "loss (%)", "rate (Mbit/s)", "source"):
+        table.add_column(col, overflow="fold")
+    for p in items.values():
+        table.add_row(p.name, *_fmt_cond(p.conditions), p.source)
+    out.print(table)
+
+
+@app.command("set")
+def set_(
+    name: NameOpt = "default",
+    profile: Annotated[str | None, typer.Option(help="Give every link this profile first "
+                                                "(see `casslab net profiles`).")] = None,
+    profiles_file: Annotated[Path | None, typer.Option(help="YAML file of user profiles.")]
+    = None,
+    spec: Annotated[Path | None, typer.Option(help="YAML link table (profile, all, "
+                                              "client_delay_ms, node_delay_ms, links, cc, "
+                                              "seed).")] = None,
+    delay: Annotated[str | None, typer.Option(help="One-way delay for every link, e.g. 10ms.")]
+    = None,
+    jitter: Annotated[str | None, typer.Option(help="Jitter (+-) for every link, e.g. 2ms.")]
+    = None,
+    loss: Annotated[str | None, typer.Option(help="Loss for every link, e.g. 1%.")] = None,
+    burst: Annotated[str | None, typer.Option(help="Mean loss burst in packets (1 = random).")]
+    = None,
+    rate: Annotated[str | None, typer.Option(help="Bandwidth for every link, e.g. 10mbit "
+                                             "(or 'unlimited').")] = None,
+    client_delay: Annotated[str | None, typer.Option(
+        help="Seed 002's x,y,z: one-way delay client<->node1..N, e.g. 10ms,20ms,30ms.")] = None,
+    node_delay: Annotated[str | None, typer.Option(
+        help="Seed 002's a,b,c: one-way delay of node pairs 1-2, 2-3, 1-3 (N nodes: by ring "
+        "distance), e.g. 5ms,5ms,10ms.")] = None,
+    link: Annotated[list[str] | None, typer.Option(
+        help="One link: LINK:field=value,... with LINK A-B (both ways), A-to-B (one way) or "
+        "all, fields delay, jitter, loss, burst, rate, profile. Repeatable.")] = None,
+    cc: Annotated[str | None, typer.Option(help="TCP congestion control in the namespace: "
+                                           + ", ".join(CONGESTION_CONTROLS)
+                                           + " (default cubic; BBR ignores random loss).")]
+    = None,
+    seed: Annotated[int | None, typer.Option(help="Seed of loss and jitter draws.")] = None,
+    replace: Annotated[bool, typer.Option(help="Start from clean links instead of changing "
+                                          "the current ones.")] = False,
+) -> None:
+    """Set link conditions of a running lab; only what you name changes.
+
+    Examples:
+      casslab net set --name edge --profile wifi
+      casslab net set --name edge --client-delay 10ms,20ms,30ms --node-delay 5ms,5ms,10ms
+      casslab net set --name edge --link node1-node2:delay=20ms,loss=1%,burst=3 --cc bbr
+      casslab net set --name edge --link client-to-node3:profile=4g
+    """
+    with errors_to_exit():
+        lab = _lab_state(name)
+        n = len(lab.nodes)
+        request = NetSpec.from_yaml(spec) if spec else NetSpec()
+        all_fields: dict[str, Any] = {k: v for k, v in (("delay", delay), ("jitter", jitter),
+                                                         ("loss", loss), ("burst", burst),
+                                                         ("rate", rate)) if v is not None}
+        request = request.merged(NetSpec(
+            profile=profile, profiles_file=profiles_file, all=all_fields,
+            client_delay_ms=client_delay, node_delay_ms=node_delay,
+            links=tuple(parse_link_option(x, n) for x in link or []), cc=cc, seed=seed))
+        request.validate_cc()
+        state = net.apply(Path(lab.directory), lab.netns or "", [x.address for x in lab.nodes],
+                          request, replace=replace)
+    for w in state.warnings:
+        err.print(f"[yellow]warning:[/] {w}", highlight=False)
+    _print_table(name, state)
+
+
+@app.command()
+def show(name: NameOpt = "default") -> None:
+    """Print the configured conditions of every directed link of a lab.
+
+    Example: casslab net show --name edge
+    """
+    with errors_to_exit():
+        lab = _lab_state(name)
+        state = net.load(Path(lab.directory))
+    if state is None:
+        out.print(f"lab {name}: no network emulation (clean loopback links)")
+        return
+    _print_table(name, state)
+    if not net.is_active(state):
+        err.print("[yellow]warning:[/] not enforced now (namespace or casslab-netem gone); "
+                  f"apply again with `casslab net set --name {name} --replace ...`")
+
+
+def _print_table(name: str, state: net.NetState) -> None:
+    d = state.daemon
+    table = Table(title=f"lab {name}: links (one-way), congestion control {state.cc}, "
+                  f"seed {state.seed}, casslab-netem "
+                  f"{'pid ' + str(d.pid) if d and d.alive() else 'not running'}")
+    for col in ("link", "addresses", "delay (ms)", "jitter (ms)", "loss (%)",
+                "rate (Mbit/s)"):
+        table.add_column(col)
+    for src, dst in state.table:
+        c = state.table[(src, dst)]
+        table.add_row(link_label((src, dst)),
+                      f"{state.addresses[src]} -> {state.addresses[dst]}", *_fmt_cond(c))
+    out.print(table)
+
+
+@app.command()
+def check(
+    name: NameOpt = "default",
+    link: Annotated[list[str] | None, typer.Option(help="Only these links (A-B, A-to-B); "
+                                                   "repeatable.")] = None,
+    pings: Annotated[int, typer.Option(help="Round trips per link pair.")] = 200,
+    loss_packets: Annotated[int, typer.Option(help="UDP packets per link for loss (0: skip).")]
+    = 2000,
+    bandwidth: Annotated[bool, typer.Option(help="Measure TCP goodput of rate-limited "
+                                            "links.")] = True,
+    bandwidth_seconds: Annotated[float, typer.Option(help="Seconds per bandwidth probe.")]
+    = 2.0,
+) -> None:
+    """Measure every link (round trip p50/p99, one-way delay, loss, bandwidth) and print
+    it next to the configured values.
+
+    Example: casslab net check --name edge --link client-node1 --loss-packets 10000
+    """
+    with errors_to_exit():
+        lab = _lab_state(name)
+        state = net.load(Path(lab.directory))
+        if state is None:
+            raise LabStateError(f"lab '{name}' has no network emulation; set some with "
+                                f"`casslab net set --name {name} --profile wifi`")
+        with err.status("probing links inside the namespace"):
+            rows = net.check(state, links=link, pings=pings, loss_packets=loss_packets,
+                             bandwidth=bandwidth, bandwidth_s=bandwidth_seconds)
+    table = Table(title=f"lab {name}: configured vs measured")
+    for col in ("link", "one-way ms\nset / p50", "RTT ms set", "RTT p50", "RTT p99",
+                "loss %\nset / measured", "reordered", "rate Mbit/s\nset / wire",
+                "TCP goodput\nMbit/s"):
+        table.add_column(col, justify="right")
+    for r in rows:
+        c = r.configured
+        table.add_row(
+            link_label((r.src, r.dst)),
+            f"{_fmt_ms(c.delay_ms)} / {_fmt_ms(r.one_way_p50_ms)}",
+            _fmt_ms(r.rtt_configured_ms), _fmt_ms(r.rtt_p50_ms), _fmt_ms(r.rtt_p99_ms),
+            f"{c.loss_pct:g} / " + ("-" if r.loss_pct is None else f"{r.loss_pct:.2f}"),
+            "-" if r.reordered is None else str(r.reordered),
+            ("unlimited" if c.rate_mbit is None else f"{c.rate_mbit:g}") + " / "
+            + ("-" if r.wire_rate_mbit is None else f"{r.wire_rate_mbit:.1f}"),
+            "-" if r.rate_mbit is None else f"{r.rate_mbit:.1f}",
+        )
+    out.print(table)
+
+
+@app.command()
+def clear(name: NameOpt = "default") -> None:
+    """Remove every link condition of a lab (stops casslab-netem, drops rules and queues).
+
+    Example: casslab net clear --name edge
+    """
+    with errors_to_exit():
+        lab = _lab_state(name)
+        net.clear(Path(lab.directory), lab.netns)
+    out.print(f"lab {name}: network emulation removed")

@@ -1,0 +1,20 @@
+"""Network emulation for labs: link profiles and per-directed-link delay, jitter, loss
+and bandwidth, applied inside the lab's network namespace.
+
+Library API (what `lab up --net` and `casslab net` call):
+
+    state = apply(lab_dir, netns, node_addresses, NetSpec.from_profile("wifi"))
+    state = set_links(lab_dir, NetSpec(links=(("node1-node2", {"delay_ms": 20}),)))
+    rows = check(load(lab_dir))
+    clear(lab_dir)
+"""
+
+from casslab.net.check import LinkCheck, check
+from casslab.net.emulator import NetState, apply, clear, is_active, load, set_links, stats
+from casslab.net.errors import NetError, NetSpecError
+from casslab.net.profiles import BUILTIN_PROFILES, LinkConditions, NetProfile, resolve_profile
+from casslab.net.spec import NetSpec
+
+__all__ = ["BUILTIN_PROFILES", "LinkCheck", "LinkConditions", "NetError", "NetProfile",
+           "NetSpec", "NetSpecError", "NetState", "apply", "check", "clear", "is_active",
+           "load", "resolve_profile", "set_links", "stats"]

@@ -1,0 +1,146 @@
+"""`net check`: measure every link inside the namespace and set it beside its config."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import subprocess
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from casslab.lab import netns as netns_mod
+from casslab.net.emulator import NetState
+from casslab.net.errors import NetError, NetSpecError
+from casslab.net.profiles import LinkConditions
+from casslab.net.spec import Link, parse_link_name
+
+PROBE_PRIORITY = 40
+
+
+@dataclass(frozen=True)
+class LinkCheck:
+    """Configured vs measured for one directed link. Units in names; None = not measured."""
+
+    src: str
+    dst: str
+    configured: LinkConditions
+    rtt_configured_ms: float
+    one_way_p50_ms: float | None
+    rtt_p50_ms: float | None
+    rtt_p99_ms: float | None
+    loss_pct: float | None
+    loss_packets: int
+    reordered: int | None
+    rate_mbit: float | None
+    """TCP goodput (payload bytes)."""
+    wire_rate_mbit: float | None
+    """Goodput scaled to the bytes htb shapes: full segments of MTU + 14 (lo's Ethernet
+    header) per MSS of payload."""
+
+
+def wire_rate(goodput_mbit: float, mss: int, mtu: int = 1500) -> float:
+    """Goodput -> rate of full-size frames as the qdisc counts them."""
+    return goodput_mbit * (mtu + 14) / mss
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100) of a non-empty list."""
+    ordered = sorted(values)
+    k = max(0, min(len(ordered) - 1, math.ceil(q / 100 * len(ordered)) - 1))
+    return ordered[k]
+
+
+def run_probe(netns: str, job: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    """Run the probe worker in `netns` (at real-time priority when allowed)."""
+    base = ["ip", "netns", "exec", netns]
+    rt = subprocess.run([*base, "chrt", "-f", str(PROBE_PRIORITY), "true"],
+                        capture_output=True, check=False).returncode == 0
+    cmd = [*base, *(["chrt", "-f", str(PROBE_PRIORITY)] if rt else []),
+           sys.executable, "-m", "casslab.net.probe"]
+    try:
+        proc = subprocess.run(cmd, input=json.dumps(job), capture_output=True, text=True,
+                              timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise NetError(f"link probe in {netns} took longer than {timeout_s:.0f} s") from exc
+    if proc.returncode != 0:
+        tail = proc.stderr.strip().splitlines()[-3:]
+        raise NetError(f"link probe in {netns} exited {proc.returncode}: {' | '.join(tail)}")
+    result: dict[str, Any] = json.loads(proc.stdout)
+    if "error" in result:
+        raise NetError(f"link probe in {netns}: {result['error']}")
+    return result
+
+
+def check(state: NetState, *, links: list[str] | None = None, pings: int = 200,
+          loss_packets: int = 2000, bandwidth: bool = True, bandwidth_s: float = 2.0
+          ) -> list[LinkCheck]:
+    """Measure round trip (p50/p99, per pair), one-way delay and loss (per directed
+    link) and TCP goodput (rate-limited links only, one flow at a time).
+
+    Bounded: `pings` per pair every 5 ms, `loss_packets` per link (<= 10k packets/s
+    in total), `bandwidth_s` per limited link. Raises NetError when the lab's
+    namespace is gone or a probe fails, NetSpecError for an unknown link.
+    """
+    if not netns_mod.exists(state.netns):
+        raise NetError(f"network namespace {state.netns} does not exist (is the lab up?)")
+    if pings < 10 or loss_packets < 0 or bandwidth_s <= 0.5:
+        raise NetSpecError("pings >= 10, loss packets >= 0, bandwidth seconds > 0.5 please")
+    chosen: list[Link] = list(state.table)
+    if links:
+        chosen = []
+        for name in links:
+            for k in parse_link_name(name, state.node_count, f"--link {name}"):
+                if k not in chosen:
+                    chosen.append(k)
+    addr = state.addresses
+    pairs: list[Link] = []
+    for a, b in chosen:
+        if (a, b) not in pairs and (b, a) not in pairs:
+            pairs.append((a, b))
+    max_delay = max((c.delay_ms + c.jitter_ms for c in state.table.values()), default=0.0)
+    wait_s = 2 * max_delay / 1000 + 1.0
+    job: dict[str, Any] = {
+        "wait_s": wait_s,
+        "delay": {"pairs": [[addr[a], addr[b]] for a, b in pairs], "count": pings,
+                  "interval_ms": 5.0},
+    }
+    if loss_packets:
+        job["loss"] = {"links": [[addr[a], addr[b]] for a, b in chosen],
+                       "count": loss_packets, "rate_pps": min(10000.0, 5000.0 * len(chosen))}
+    limited = [k for k in chosen if state.table[k].rate_mbit is not None]
+    if bandwidth and limited:
+        job["bandwidth"] = {"links": [[addr[a], addr[b]] for a, b in limited],
+                            "duration_s": bandwidth_s,
+                            "warmup_s": min(bandwidth_s / 2, 0.3 + 8 * max_delay / 1000)}
+    budget = (pings * 0.005 + wait_s) + (len(chosen) * loss_packets / 2000 + wait_s) \
+        + len(limited) * bandwidth_s + 30
+    result = run_probe(state.netns, job, budget)
+    by_addr = {v: k for k, v in addr.items()}
+    delay_rows = {(by_addr[r["pair"][0]], by_addr[r["pair"][1]]): r for r in result["delay"]}
+    loss_rows = {(by_addr[r["link"][0]], by_addr[r["link"][1]]): r
+                 for r in result.get("loss", [])}
+    bw_rows = {(by_addr[r["link"][0]], by_addr[r["link"][1]]): r
+               for r in result.get("bandwidth", [])}
+    out = []
+    for a, b in chosen:
+        fwd = (a, b) in delay_rows
+        d = delay_rows.get((a, b)) or delay_rows[(b, a)]
+        one_way = d["forward_ms"] if fwd else d["backward_ms"]
+        lo = loss_rows.get((a, b))
+        bw = bw_rows.get((a, b))
+        cond = state.table[(a, b)]
+        out.append(LinkCheck(
+            src=a, dst=b, configured=cond,
+            rtt_configured_ms=cond.delay_ms + state.table[(b, a)].delay_ms,
+            one_way_p50_ms=statistics.median(one_way) if one_way else None,
+            rtt_p50_ms=percentile(d["rtt_ms"], 50) if d["rtt_ms"] else None,
+            rtt_p99_ms=percentile(d["rtt_ms"], 99) if d["rtt_ms"] else None,
+            loss_pct=(100.0 * (1 - lo["received"] / lo["sent"])) if lo else None,
+            loss_packets=lo["sent"] if lo else 0,
+            reordered=lo["reordered"] if lo else None,
+            rate_mbit=bw["mbit"] if bw else None,
+            wire_rate_mbit=wire_rate(bw["mbit"], int(bw["mss"])) if bw else None,
+        ))
+    return out

@@ -1,0 +1,223 @@
+"""Probe worker: runs INSIDE a lab's namespace (`python -m casslab.net.probe`), reads one
+JSON job on stdin, writes one JSON result on stdout. Every socket is bound to the
+link's source address, so packets travel exactly the emulated directed links.
+
+Job: {"delay": {"pairs": [[a, b], ...], "count": 200, "interval_ms": 5},
+      "loss": {"links": [[src, dst], ...], "count": 2000, "rate_pps": 5000},
+      "bandwidth": {"links": [[src, dst], ...], "duration_s": 2.0, "warmup_s": 0.5},
+      "wait_s": 1.0}
+One event loop, no threads: timestamps are taken when the loop sees a packet.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import selectors
+import socket
+import struct
+import sys
+import time
+from typing import Any
+
+_PING = struct.Struct("!IIdd")  # pair index, sequence, sent at, reflected at
+_SEQ = struct.Struct("!II")  # link index, sequence
+PAYLOAD = 64
+
+
+def _udp(addr: str) -> socket.socket:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+    s.bind((addr, 0))
+    s.setblocking(False)
+    return s
+
+
+def probe_delay(pairs: list[list[str]], count: int, interval_ms: float,
+                wait_s: float) -> list[dict[str, Any]]:
+    """Ping-pong per pair (a -> b -> a): one-way delays both ways and round trips, ms.
+
+    Pings of one pair go out every interval_ms without waiting for replies.
+    """
+    sel = selectors.DefaultSelector()
+    clients, echoes = [], []
+    for i, (a, b) in enumerate(pairs):
+        c, e = _udp(a), _udp(b)
+        clients.append(c)
+        echoes.append(e)
+        sel.register(c, selectors.EVENT_READ, ("reply", i))
+        sel.register(e, selectors.EVENT_READ, ("echo", i))
+    fwd: list[list[float]] = [[] for _ in pairs]
+    back: list[list[float]] = [[] for _ in pairs]
+    rtt: list[list[float]] = [[] for _ in pairs]
+    seen: list[set[int]] = [set() for _ in pairs]
+    start = time.perf_counter()
+    sent = 0
+    total = count * len(pairs)
+    end = None
+    while True:
+        now = time.perf_counter()
+        while sent < total and now >= start + (sent // len(pairs)) * interval_ms / 1000:
+            i, seq = sent % len(pairs), sent // len(pairs)
+            msg = _PING.pack(i, seq, time.perf_counter(), 0.0).ljust(PAYLOAD, b"\0")
+            clients[i].sendto(msg, echoes[i].getsockname())
+            sent += 1
+        if sent == total and end is None:
+            end = now + wait_s
+        if end is not None and (now >= end or sum(map(len, seen)) == total):
+            break
+        nxt = start + (sent // len(pairs)) * interval_ms / 1000 if sent < total else end
+        timeout = max(0.0, (nxt or now) - now)
+        for key, _ in sel.select(min(timeout, 0.05)):
+            kind, i = key.data
+            sock: socket.socket = key.fileobj  # type: ignore[assignment]
+            while True:
+                try:
+                    data, peer = sock.recvfrom(2048)
+                except BlockingIOError:
+                    break
+                t = time.perf_counter()
+                idx, seq, t_sent, _ = _PING.unpack_from(data)
+                if kind == "echo":
+                    sock.sendto(_PING.pack(idx, seq, t_sent, t).ljust(PAYLOAD, b"\0"), peer)
+                else:
+                    _, _, _, t_echo = _PING.unpack_from(data)
+                    if seq in seen[i]:
+                        continue
+                    seen[i].add(seq)
+                    fwd[i].append((t_echo - t_sent) * 1000)
+                    back[i].append((t - t_echo) * 1000)
+                    rtt[i].append((t - t_sent) * 1000)
+    for s in clients + echoes:
+        s.close()
+    return [{"pair": pairs[i], "sent": count, "received": len(rtt[i]), "forward_ms": fwd[i],
+             "backward_ms": back[i], "rtt_ms": rtt[i]} for i in range(len(pairs))]
+
+
+def probe_loss(links: list[list[str]], count: int, rate_pps: float,
+               wait_s: float) -> list[dict[str, Any]]:
+    """Send `count` UDP packets per directed link at `rate_pps` in total; count arrivals
+    and packets that arrive after a later one (reordering)."""
+    sel = selectors.DefaultSelector()
+    senders, sinks = [], []
+    for i, (a, b) in enumerate(links):
+        s, k = _udp(a), _udp(b)
+        senders.append(s)
+        sinks.append(k)
+        sel.register(k, selectors.EVENT_READ, i)
+    got = [0] * len(links)
+    reordered = [0] * len(links)
+    top = [-1] * len(links)
+    total = count * len(links)
+    sent = 0
+    start = time.perf_counter()
+    end = None
+    while True:
+        now = time.perf_counter()
+        due = min(total, int((now - start) * rate_pps) + 1)
+        while sent < due:
+            i, seq = sent % len(links), sent // len(links)
+            try:
+                senders[i].sendto(_SEQ.pack(i, seq).ljust(PAYLOAD, b"\0"),
+                                  sinks[i].getsockname())
+            except BlockingIOError:
+                break
+            sent += 1
+        if sent == total and end is None:
+            end = now + wait_s
+        if end is not None and (now >= end or sum(got) == total):
+            break
+        for key, _ in sel.select(0.001 if sent < total else 0.05):
+            i = key.data
+            sock: socket.socket = key.fileobj  # type: ignore[assignment]
+            while True:
+                try:
+                    data = sock.recv(2048)
+                except BlockingIOError:
+                    break
+                _, seq = _SEQ.unpack_from(data)
+                got[i] += 1
+                if seq < top[i]:
+                    reordered[i] += 1
+                top[i] = max(top[i], seq)
+    for s in senders + sinks:
+        s.close()
+    return [{"link": links[i], "sent": count, "received": got[i], "reordered": reordered[i]}
+            for i in range(len(links))]
+
+
+def probe_bandwidth(src: str, dst: str, duration_s: float, warmup_s: float) -> dict[str, Any]:
+    """One TCP flow src -> dst for duration_s; goodput after warmup_s, Mbit/s."""
+    listener = socket.socket()
+    listener.bind((dst, 0))
+    listener.listen(1)
+    client = socket.socket()
+    client.bind((src, 0))
+    client.connect(listener.getsockname())
+    server, _ = listener.accept()
+    for s in (client, server):
+        s.setblocking(False)
+    sel = selectors.DefaultSelector()
+    sel.register(client, selectors.EVENT_WRITE, "send")
+    sel.register(server, selectors.EVENT_READ, "recv")
+    chunk = b"\0" * 65536
+    start = time.perf_counter()
+    t_warm, t_end = start + warmup_s, start + duration_s
+    counted = 0
+    first = last = None
+    while True:
+        now = time.perf_counter()
+        if now >= t_end:
+            break
+        for key, _ in sel.select(0.05):
+            if key.data == "send":
+                with contextlib.suppress(BlockingIOError):
+                    client.send(chunk)
+            else:
+                try:
+                    data = server.recv(1 << 20)
+                except BlockingIOError:
+                    continue
+                t = time.perf_counter()
+                if t >= t_warm:
+                    if first is None:
+                        first = t
+                    else:
+                        counted += len(data)
+                    last = t
+    mss = client.getsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG)
+    for s in (client, server, listener):
+        s.close()
+    window = (last - first) if first is not None and last is not None else 0.0
+    mbit = counted * 8 / window / 1e6 if window > 0 else 0.0
+    return {"link": [src, dst], "mbit": mbit, "window_s": window, "mss": mss}
+
+
+def run_job(job: dict[str, Any]) -> dict[str, Any]:
+    wait_s = float(job.get("wait_s", 1.0))
+    out: dict[str, Any] = {}
+    if job.get("delay"):
+        d = job["delay"]
+        out["delay"] = probe_delay(d["pairs"], int(d["count"]), float(d["interval_ms"]),
+                                   wait_s)
+    if job.get("loss"):
+        lo = job["loss"]
+        out["loss"] = probe_loss(lo["links"], int(lo["count"]), float(lo["rate_pps"]), wait_s)
+    if job.get("bandwidth"):
+        b = job["bandwidth"]
+        out["bandwidth"] = [probe_bandwidth(s, d, float(b["duration_s"]),
+                                            float(b["warmup_s"])) for s, d in b["links"]]
+    return out
+
+
+def main() -> None:
+    job = json.loads(sys.stdin.read())
+    try:
+        result = run_job(job)
+    except OSError as exc:
+        result = {"error": f"{type(exc).__name__}: {exc}"}
+    sys.stdout.write(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

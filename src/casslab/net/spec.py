@@ -1,0 +1,244 @@
+"""What conditions each directed link gets: profiles, seed 002's notation, single links.
+
+Endpoints are `client` (127.0.0.1) and `node1`..`nodeN`. A link name `A-B` means both
+directions, `A-to-B` (or `A->B`) one direction; `all` means every link.
+
+Seed 002's notation for a 3-node lab is accepted directly: endpoint-to-edge delays
+x, y, z for client<->node1..3 (`client_delay_ms`) and edge-to-edge delays a, b, c for the
+node pairs 1-2, 2-3, 1-3 (`node_delay_ms`). Each value is the one-way delay applied in
+both directions. For N nodes the pair order generalises as "by distance on the ring":
+all pairs (i, i+1), then (i, i+2), ... (for 3 nodes: 1-2, 2-3, 1-3). One value alone
+applies to every link of its kind.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from casslab.net.errors import NetSpecError
+from casslab.net.profiles import LinkConditions, conditions_from_mapping, resolve_profile
+from casslab.net.units import parse_ms
+
+Link = tuple[str, str]
+Table = dict[Link, LinkConditions]
+
+CLIENT = "client"
+CONGESTION_CONTROLS = ("cubic", "bbr", "reno")
+_ENDPOINT = re.compile(r"^(client|node[1-9][0-9]*)$")
+
+
+def endpoints(node_count: int) -> list[str]:
+    return [CLIENT, *(f"node{i}" for i in range(1, node_count + 1))]
+
+
+def all_links(node_count: int) -> list[Link]:
+    """Every directed link: client<->node i, then node i<->node j, in a stable order."""
+    out: list[Link] = []
+    for i in range(1, node_count + 1):
+        out += [(CLIENT, f"node{i}"), (f"node{i}", CLIENT)]
+    for i, j in node_pairs(node_count):
+        out += [(f"node{i}", f"node{j}"), (f"node{j}", f"node{i}")]
+    return out
+
+
+def node_pairs(node_count: int) -> list[tuple[int, int]]:
+    """Node pairs in seed 002's order, generalised: by ring distance, then first node."""
+    return [(i, i + d) for d in range(1, node_count) for i in range(1, node_count - d + 1)]
+
+
+def _endpoint(text: str, node_count: int, where: str) -> str:
+    name = text.strip().lower()
+    if name.isdigit():
+        name = f"node{name}"
+    if not _ENDPOINT.match(name) or name not in endpoints(node_count):
+        valid = ", ".join(endpoints(node_count))
+        raise NetSpecError(f"{where}: unknown endpoint '{text}' (valid: {valid})")
+    return name
+
+
+def parse_link_name(text: str, node_count: int, where: str = "link") -> list[Link]:
+    """`node1-node2` (both ways), `node1-to-node2` / `node1->node2` (one way), `all`."""
+    raw = text.strip().lower()
+    if raw in ("all", "*"):
+        return all_links(node_count)
+    for sep, both in (("<->", True), ("->", False), ("-to-", False), ("-", True)):
+        if sep in raw:
+            a, _, b = raw.partition(sep)
+            if sep == "-" and "-" in b:
+                break
+            src = _endpoint(a, node_count, where)
+            dst = _endpoint(b, node_count, where)
+            if src == dst:
+                raise NetSpecError(f"{where}: '{text}' links an endpoint to itself")
+            return [(src, dst), (dst, src)] if both else [(src, dst)]
+    raise NetSpecError(f"{where}: '{text}' is not a link (use A-B for both directions, "
+                       "A-to-B for one, or all; A, B: client, node1, node2, ...)")
+
+
+def parse_delay_list(text: str | list[Any] | tuple[Any, ...], count: int, field_: str,
+                     what: str) -> list[float]:
+    """`10ms,20ms,30ms` (or a YAML list) -> one delay in ms per link; one value = all."""
+    items = [s for s in text.split(",")] if isinstance(text, str) else list(text)
+    values = [parse_ms(v.strip() if isinstance(v, str) else v, field_) for v in items]
+    if len(values) == 1:
+        return values * count
+    if len(values) != count:
+        raise NetSpecError(f"{field_}: {len(values)} values given; this lab needs {count} "
+                           f"({what}) or one for all")
+    return values
+
+
+def link_label(link: Link) -> str:
+    return f"{link[0]}->{link[1]}"
+
+
+@dataclass(frozen=True)
+class NetSpec:
+    """A request to change link conditions, applied in this order on top of a table:
+
+    1. `profile` (every link gets it), 2. `all` (fields for every link),
+    3. `client_delay_ms` / `node_delay_ms` (seed 002's x,y,z and a,b,c),
+    4. `links`: (link name, fields) in order; fields may include `profile`.
+    `cc` is the namespace's TCP congestion control, `seed` the loss/jitter seed.
+    """
+
+    profile: str | None = None
+    profiles_file: Path | None = None
+    all: dict[str, Any] = field(default_factory=dict)
+    client_delay_ms: tuple[Any, ...] | str | None = None
+    node_delay_ms: tuple[Any, ...] | str | None = None
+    links: tuple[tuple[str, dict[str, Any]], ...] = ()
+    cc: str | None = None
+    seed: int | None = None
+
+    @classmethod
+    def from_profile(cls, name: str, profiles_file: Path | None = None) -> NetSpec:
+        """Every link gets profile `name` (what `lab up --net NAME` means)."""
+        resolve_profile(name, profiles_file)
+        return cls(profile=name, profiles_file=profiles_file)
+
+    @classmethod
+    def from_yaml(cls, path: Path) -> NetSpec:
+        """Read a link table (see docs of this module and `casslab net set --help`)."""
+        try:
+            raw = yaml.safe_load(path.read_text())
+        except OSError as exc:
+            raise NetSpecError(f"cannot read link spec {path}: {exc}") from exc
+        except yaml.YAMLError as exc:
+            raise NetSpecError(f"link spec {path} is not valid YAML: {exc}") from exc
+        return cls.from_mapping(raw or {}, str(path))
+
+    @classmethod
+    def from_mapping(cls, raw: Any, where: str = "spec") -> NetSpec:
+        if not isinstance(raw, dict):
+            raise NetSpecError(f"{where}: expected a mapping with profile/all/links/...")
+        known = {"profile", "profiles_file", "all", "client_delay_ms", "node_delay_ms",
+                 "links", "cc", "seed"}
+        unknown = set(raw) - known
+        if unknown:
+            raise NetSpecError(f"{where}: unknown key(s) {', '.join(sorted(map(str, unknown)))} "
+                               f"(valid: {', '.join(sorted(known))})")
+        links = raw.get("links") or {}
+        if not isinstance(links, dict) or not all(isinstance(v, dict) for v in links.values()):
+            raise NetSpecError(f"{where}: links must map a link name to fields, e.g. "
+                               "`node1-node2: {delay_ms: 5}`")
+        all_ = raw.get("all") or {}
+        if not isinstance(all_, dict):
+            raise NetSpecError(f"{where}: all must be a mapping of fields")
+        seed = raw.get("seed")
+        if seed is not None and (not isinstance(seed, int) or seed < 0):
+            raise NetSpecError(f"{where}: seed must be a non-negative integer")
+        pf = raw.get("profiles_file")
+        spec = cls(profile=raw.get("profile"), profiles_file=Path(pf) if pf else None,
+                   all=dict(all_), client_delay_ms=_seq(raw.get("client_delay_ms")),
+                   node_delay_ms=_seq(raw.get("node_delay_ms")),
+                   links=tuple((str(k), dict(v)) for k, v in links.items()),
+                   cc=raw.get("cc"), seed=seed)
+        spec.validate_cc()
+        return spec
+
+    def validate_cc(self) -> None:
+        if self.cc is not None and self.cc not in CONGESTION_CONTROLS:
+            raise NetSpecError(f"cc: '{self.cc}' is not one of {', '.join(CONGESTION_CONTROLS)}")
+
+    def merged(self, other: NetSpec) -> NetSpec:
+        """`other` applied after this spec (for stacking a YAML file and options)."""
+        return replace(
+            self,
+            profile=other.profile or self.profile,
+            profiles_file=other.profiles_file or self.profiles_file,
+            all={**self.all, **other.all},
+            client_delay_ms=other.client_delay_ms or self.client_delay_ms,
+            node_delay_ms=other.node_delay_ms or self.node_delay_ms,
+            links=self.links + other.links,
+            cc=other.cc or self.cc,
+            seed=other.seed if other.seed is not None else self.seed,
+        )
+
+    def resolve(self, node_count: int, base: Table | None = None) -> Table:
+        """The full table of directed links -> conditions after applying this spec.
+
+        Raises NetSpecError naming the field, link or profile that is wrong.
+        """
+        self.validate_cc()
+        links = all_links(node_count)
+        table: Table = {k: (base or {}).get(k, LinkConditions()) for k in links}
+        if self.profile:
+            cond = resolve_profile(self.profile, self.profiles_file).conditions
+            table = dict.fromkeys(links, cond)
+        if self.all:
+            table = {k: conditions_from_mapping(self.all, "all", v) for k, v in table.items()}
+        if self.client_delay_ms is not None:
+            delays = parse_delay_list(self.client_delay_ms, node_count, "client_delay_ms",
+                                      "client->node1..N")
+            for i, d in enumerate(delays, start=1):
+                for k in ((CLIENT, f"node{i}"), (f"node{i}", CLIENT)):
+                    table[k] = replace(table[k], delay_ms=d)
+        if self.node_delay_ms is not None:
+            pairs = node_pairs(node_count)
+            order = ", ".join(f"{i}-{j}" for i, j in pairs)
+            delays = parse_delay_list(self.node_delay_ms, len(pairs), "node_delay_ms",
+                                      f"pairs {order}")
+            for (i, j), d in zip(pairs, delays, strict=True):
+                for k in ((f"node{i}", f"node{j}"), (f"node{j}", f"node{i}")):
+                    table[k] = replace(table[k], delay_ms=d)
+        for name, raw_fields in self.links:
+            where = f"link {name}"
+            targets = parse_link_name(name, node_count, where)
+            fields_ = dict(raw_fields)
+            prof = fields_.pop("profile", None)
+            for k in targets:
+                start = (resolve_profile(str(prof), self.profiles_file).conditions if prof
+                         else table[k])
+                table[k] = conditions_from_mapping(fields_, where, start)
+        return table
+
+
+def _seq(value: Any) -> tuple[Any, ...] | str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, list | tuple):
+        return tuple(value)
+    return (value,)
+
+
+def parse_link_option(text: str, node_count: int) -> tuple[str, dict[str, Any]]:
+    """`node1-node2:delay=10ms,jitter=2ms,loss=1%,burst=3,rate=10mbit` (or profile=4g)."""
+    name, sep, rest = text.partition(":")
+    if not sep or not rest.strip():
+        raise NetSpecError(f"--link '{text}': expected LINK:field=value,... e.g. "
+                           "node1-node2:delay=10ms,loss=1%")
+    parse_link_name(name, node_count, f"--link {name}")
+    fields_: dict[str, Any] = {}
+    for item in rest.split(","):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise NetSpecError(f"--link '{text}': '{item}' is not field=value (fields: delay, "
+                               "jitter, loss, burst, rate, profile)")
+        fields_[key.strip()] = value.strip()
+    return name.strip(), fields_

@@ -1,0 +1,180 @@
+"""Pure logic of network emulation: units, profiles, link names, seed 002, rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from casslab.errors import UsageError
+from casslab.net import rules
+from casslab.net.check import percentile, wire_rate
+from casslab.net.errors import NetSpecError
+from casslab.net.profiles import (
+    BUILTIN_PROFILES,
+    LinkConditions,
+    load_profiles_file,
+    resolve_profile,
+)
+from casslab.net.spec import (
+    NetSpec,
+    all_links,
+    node_pairs,
+    parse_link_name,
+    parse_link_option,
+)
+from casslab.net.units import parse_mbit, parse_ms, parse_pct
+
+ADDR = {"client": "127.0.0.1", "node1": "127.0.1.1", "node2": "127.0.1.2",
+        "node3": "127.0.1.3"}
+
+
+def test_units() -> None:
+    assert parse_ms("10ms", "d") == 10
+    assert parse_ms("1.5s", "d") == 1500
+    assert parse_ms("250us", "d") == 0.25
+    assert parse_ms(3, "d") == 3
+    assert parse_mbit("7.21mbit", "r") == 7.21
+    assert parse_mbit("1gbit", "r") == 1000
+    assert parse_mbit("750kbit", "r") == 0.75
+    assert parse_pct("0.5%", "l") == 0.5
+    for bad, fn in (("10 parsecs", parse_ms), ("fast", parse_mbit), ("101%", parse_pct),
+                    ("-1ms", parse_ms)):
+        with pytest.raises(NetSpecError):
+            fn(bad, "x")
+
+
+def test_error_names_field_and_valid_values() -> None:
+    with pytest.raises(NetSpecError, match=r"link node1-node2: delay: 'soon' is not a "
+                                           r"duration \(e\.g\. 10ms"):
+        NetSpec(links=(("node1-node2", {"delay": "soon"}),)).resolve(3)
+    with pytest.raises(NetSpecError, match=r"unknown field.*valid: delay_ms"):
+        NetSpec(all={"latency": 3}).resolve(3)
+    with pytest.raises(UsageError, match=r"unknown link profile 'lte'.*valid: loopback"):
+        resolve_profile("lte")
+    with pytest.raises(NetSpecError, match="cc: 'vegas' is not one of cubic, bbr, reno"):
+        NetSpec(cc="vegas").resolve(3)
+
+
+def test_builtin_profiles_have_sources_and_reference_values() -> None:
+    assert BUILTIN_PROFILES["loopback"].conditions.is_clean
+    edge = BUILTIN_PROFILES["edge"].conditions
+    assert (edge.delay_ms, edge.jitter_ms, edge.rate_mbit) == (7.5, 2.5, 1000.0)
+    g4 = BUILTIN_PROFILES["4g"].conditions
+    assert (g4.delay_ms, g4.jitter_ms, g4.rate_mbit) == (45.0, 5.0, 7.21)
+    for name in ("ethernet", "wifi", "wifi-congested", "5g", "wan"):
+        assert name in BUILTIN_PROFILES
+    assert all(p.source for p in BUILTIN_PROFILES.values())
+
+
+def test_user_profiles_yaml(tmp_path: Path) -> None:
+    f = tmp_path / "links.yaml"
+    f.write_text("profiles:\n  lora:\n    delay_ms: 300\n    rate_mbit: 0.05\n"
+                 "    loss_pct: 2\n    loss_burst: 4\n    source: my field test\n")
+    p = load_profiles_file(f)["lora"]
+    assert p.conditions == LinkConditions(300, 0, 2, 4, 0.05)
+    assert p.source == "my field test"
+    f.write_text("profiles:\n  bad:\n    delay_ms: -3\n")
+    with pytest.raises(NetSpecError, match="profile 'bad': delay_ms"):
+        load_profiles_file(f)
+
+
+def test_link_names() -> None:
+    assert parse_link_name("node1-node2", 3) == [("node1", "node2"), ("node2", "node1")]
+    assert parse_link_name("client-to-node3", 3) == [("client", "node3")]
+    assert parse_link_name("node2->client", 3) == [("node2", "client")]
+    assert parse_link_name("1<->2", 3) == [("node1", "node2"), ("node2", "node1")]
+    assert len(parse_link_name("all", 3)) == len(all_links(3)) == 12
+    with pytest.raises(NetSpecError, match=r"unknown endpoint 'node4'.*valid: client, node1"):
+        parse_link_name("node1-node4", 3)
+    with pytest.raises(NetSpecError, match="itself"):
+        parse_link_name("node1-node1", 3)
+    with pytest.raises(NetSpecError, match="not a link"):
+        parse_link_name("node1", 3)
+
+
+def test_seed_002_notation() -> None:
+    assert node_pairs(3) == [(1, 2), (2, 3), (1, 3)]
+    assert node_pairs(4) == [(1, 2), (2, 3), (3, 4), (1, 3), (2, 4), (1, 4)]
+    t = NetSpec(client_delay_ms="10ms,20ms,30ms", node_delay_ms="5ms,6ms,7ms").resolve(3)
+    assert t[("client", "node2")].delay_ms == 20 == t[("node2", "client")].delay_ms
+    assert t[("node1", "node2")].delay_ms == 5
+    assert t[("node3", "node2")].delay_ms == 6
+    assert t[("node1", "node3")].delay_ms == 7
+    one = NetSpec(node_delay_ms="4ms").resolve(3)
+    assert {one[k].delay_ms for k in one if "client" not in k} == {4}
+    with pytest.raises(NetSpecError, match="client_delay_ms: 2 values given; this lab needs 3"):
+        NetSpec(client_delay_ms="1ms,2ms").resolve(3)
+
+
+def test_layering_profile_then_all_then_links() -> None:
+    spec = NetSpec(profile="edge", all={"loss_pct": 1},
+                   links=(("client-to-node1", {"profile": "4g"}),
+                          ("node1-node2", {"rate": "unlimited", "delay": "1ms"})))
+    t = spec.resolve(3)
+    assert t[("node2", "node3")] == LinkConditions(7.5, 2.5, 1.0, 1.0, 1000.0)
+    assert t[("client", "node1")] == BUILTIN_PROFILES["4g"].conditions
+    assert t[("node1", "client")].delay_ms == 7.5
+    assert t[("node2", "node1")].rate_mbit is None and t[("node2", "node1")].delay_ms == 1
+    # Changing one link keeps the others (what `net set` without --replace does).
+    t2 = NetSpec(links=(("node2-node3", {"delay": "30ms"}),)).resolve(3, base=t)
+    assert t2[("node3", "node2")].delay_ms == 30
+    assert t2[("client", "node1")] == t[("client", "node1")]
+
+
+def test_yaml_spec(tmp_path: Path) -> None:
+    f = tmp_path / "spec.yaml"
+    f.write_text("profile: wifi\ncc: bbr\nseed: 9\nclient_delay_ms: [10, 20, 30]\n"
+                 "node_delay_ms: [5, 5, 10]\nlinks:\n  node1-node2: {loss_pct: 2, "
+                 "loss_burst: 3}\n")
+    spec = NetSpec.from_yaml(f)
+    assert spec.cc == "bbr" and spec.seed == 9
+    t = spec.resolve(3)
+    assert t[("client", "node3")].delay_ms == 30
+    assert t[("node1", "node2")].loss_pct == 2 and t[("node1", "node2")].loss_burst == 3
+    assert t[("node1", "node2")].jitter_ms == BUILTIN_PROFILES["wifi"].conditions.jitter_ms
+    f.write_text("profile: wifi\nlatency: 3\n")
+    with pytest.raises(NetSpecError, match=r"unknown key.*latency"):
+        NetSpec.from_yaml(f)
+
+
+def test_link_option() -> None:
+    assert parse_link_option("node1-node2:delay=10ms,loss=1%", 3) == (
+        "node1-node2", {"delay": "10ms", "loss": "1%"})
+    with pytest.raises(NetSpecError, match="expected LINK:field=value"):
+        parse_link_option("node1-node2", 3)
+    with pytest.raises(NetSpecError, match="'delay' is not field=value"):
+        parse_link_option("node1-node2:delay", 3)
+
+
+def test_rules_from_table() -> None:
+    t = NetSpec(links=(("client-to-node1", {"delay": "5ms"}),
+                       ("node2-to-node3", {"rate": "10mbit"}),
+                       ("node1-to-node3", {"loss": "1%"}))).resolve(3)
+    text = rules.iptables_restore(t, ADDR, 0)
+    assert text.splitlines()[:2] == ["*mangle", ":CASSLAB_NET - [0:0]"]
+    queued = [x for x in text.splitlines() if "NFQUEUE" in x]
+    assert queued == [
+        "-A CASSLAB_NET -s 127.0.0.1/32 -d 127.0.1.1/32 -j NFQUEUE --queue-num 0 "
+        "--queue-bypass",
+        "-A CASSLAB_NET -s 127.0.1.1/32 -d 127.0.1.3/32 -j NFQUEUE --queue-num 0 "
+        "--queue-bypass",
+    ]
+    tc = rules.tc_batch(t, ADDR)
+    assert tc[0] == "qdisc add dev lo root handle 1: htb r2q 1000 direct_qlen 10000"
+    assert "class add dev lo parent 1: classid 1:a htb rate 10000kbit ceil 10000kbit" in tc
+    assert "qdisc add dev lo parent 1:a handle a: bfifo limit 64kb" in tc
+    assert ("filter add dev lo parent 1: protocol ip prio 1 u32 match ip src 127.0.1.2/32 "
+            "match ip dst 127.0.1.3/32 flowid 1:a") in tc
+    assert rules.tc_batch(NetSpec().resolve(3), ADDR) == []
+    cfg = rules.daemon_config(t, ADDR, 5)
+    assert cfg["seed"] == 5
+    assert cfg["links"][0] == {"src": "127.0.0.1", "dst": "127.0.1.1", "delay_us": 5000,
+                               "jitter_us": 0, "loss_pct": 0.0, "loss_burst": 1.0}
+    assert len(cfg["links"]) == 2
+
+
+def test_measure_helpers() -> None:
+    assert percentile([3.0, 1.0, 2.0], 50) == 2.0
+    assert percentile(list(map(float, range(1, 101))), 99) == 99.0
+    assert wire_rate(9.564, 1448) == pytest.approx(10.0, rel=1e-3)
