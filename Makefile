@@ -62,11 +62,12 @@ test: setup lint
 	$(VENV)/bin/pytest -q -ra tests
 
 demo: setup
-	$(PY) scripts/demo.py
+	$(PY) scripts/demo_campaign.py
 
 bench: setup
 	$(PY) scripts/bench_lab.py
 	$(PY) scripts/bench_load.py
+	$(PY) scripts/bench_net.py
 
 clean:
 	rm -rf $(VENV) $(STAMPS) target

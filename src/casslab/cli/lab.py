@@ -41,14 +41,17 @@ def up(
     = DEFAULT_TIMEOUT_S,
     netns: Annotated[bool, typer.Option(help="Own network namespace (--no-netns: nodes on "
                                         "loopback aliases reachable from this host).")] = True,
+    net_: Annotated[str | None, typer.Option("--net", help="Link conditions for every link: a "
+                                             "profile (see `casslab net profiles`) or a "
+                                             "link-spec YAML.")] = None,
 ) -> None:
     """Start a real Cassandra cluster and return when every node is UN.
 
-    Example: casslab lab up --nodes 3 --profile rpi3 --set concurrent_writes=16
+    Example: casslab lab up --nodes 3 --profile rpi3 --net wifi --set concurrent_writes=16
     """
     options = LabOptions(nodes=nodes, profile=profile, profiles_file=profiles_file,
                          cassandra_version=cassandra_version, overrides=set_ or [],
-                         timeout_s=timeout, own_namespace=netns)
+                         timeout_s=timeout, own_namespace=netns, net=net_)
     started = time.monotonic()
     with errors_to_exit(), err.status("starting lab") as spinner:
         state = open_lab(name).up(options, progress=lambda msg: spinner.update(msg))

@@ -10,8 +10,9 @@ from rich.table import Table
 
 from casslab import __version__
 from casslab.cassandra.distribution import DEFAULT_VERSION, resolve
-from casslab.cli import lab, net
+from casslab.cli import experiment, lab, net
 from casslab.cli.common import err, errors_to_exit, out
+from casslab.cli.report import report
 from casslab.cli.run import run
 from casslab.paths import default_cache
 from casslab.profiles import BUILTIN_PROFILES, load_profiles_file
@@ -24,6 +25,8 @@ app = typer.Typer(
 )
 app.add_typer(lab.app, name="lab")
 app.add_typer(net.app, name="net")
+app.add_typer(experiment.app, name="experiment")
+app.command()(report)
 app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(run)
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from casslab import net
 from casslab.cassandra import config as cconf
 from casslab.cassandra.distribution import DEFAULT_VERSION, Distribution, resolve
 from casslab.errors import (
@@ -55,6 +56,10 @@ class LabOptions:
     # False: nodes bind loopback aliases in the caller's namespace, so tools on this
     # host reach them directly (at the cost of per-lab network emulation).
     own_namespace: bool = True
+    # Link conditions applied once the cluster is up: a link profile name (wifi, edge,
+    # ...) or a link-spec YAML file (see `casslab net set --help`).
+    net: str | None = None
+    net_profiles_file: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -161,6 +166,7 @@ class Lab:
         overrides = cconf.parse_overrides(options.overrides)
         if options.timeout_s <= 0:
             raise UsageError(f"--timeout {options.timeout_s}: must be > 0 seconds")
+        net_spec = self._net_spec(options)
         with lab_lock(self.directory):
             if self.exists():
                 old = LabState.load(self.directory)
@@ -181,10 +187,28 @@ class Lab:
             state.save()
             try:
                 self._build(state, dist, profile, options, say)
+                if net_spec is not None:
+                    assert state.netns is not None
+                    say(f"applying network conditions: {options.net}")
+                    applied = net.apply(Path(state.directory), state.netns,
+                                        [n.address for n in state.nodes], net_spec)
+                    state.warnings.extend(applied.warnings)
+                    state.save()
             except BaseException:
                 self._teardown(state)
                 raise
             return state
+
+    def _net_spec(self, options: LabOptions) -> net.NetSpec | None:
+        """Validate --net before anything starts, so a typo costs no cluster start."""
+        if options.net is None:
+            return None
+        if not (options.own_namespace and netns.can_use_namespaces()):
+            raise UsageError("--net needs the lab's own network namespace: run as root and "
+                             "without --no-netns")
+        if options.net.endswith((".yaml", ".yml")):
+            return net.NetSpec.from_yaml(Path(options.net))
+        return net.NetSpec.from_profile(options.net, options.net_profiles_file)
 
     def _check_data_matches(self, old: LabState, count: int) -> None:
         if len(old.nodes) != count and any(Path(n.directory, "data").exists() for n in old.nodes):
@@ -251,6 +275,9 @@ class Lab:
                                                 device)
                 n.cgroup_dirs = list(cg.dirs)
                 state.save()
+        if state.netns and layout and layout.v2_mount is not None:
+            netns.install_identity_marks(state.netns, [
+                (n.index, cgroups.identity_path(self.system_name, n.name)) for n in state.nodes])
         deadline = time.monotonic() + options.timeout_s
         seed, others = state.nodes[0], state.nodes[1:]
         say(f"starting seed {seed.name} ({seed.address})")
@@ -331,6 +358,11 @@ class Lab:
 
     def _teardown(self, state: LabState, grace_s: float = 30.0) -> None:
         errors: list[str] = []
+        try:
+            # Stop the packet-delay daemon first: it lets held packets through on exit.
+            net.clear(Path(state.directory), state.netns)
+        except CasslabError as exc:
+            errors.append(str(exc))
         self._stop_all(state, grace_s)
         for n in state.nodes:
             if n.cgroup_dirs:

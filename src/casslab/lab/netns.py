@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 from casslab.errors import CommandError, NetnsError, PrerequisiteError
@@ -45,6 +46,31 @@ def create(ns: str, addresses: list[str]) -> None:
     except CommandError as exc:
         delete(ns)
         raise NetnsError(f"cannot set up network namespace {ns}: {exc}") from exc
+
+
+IDENTITY_CHAIN = "CASSLAB_ID"
+
+
+def install_identity_marks(ns: str, identities: list[tuple[int, str]]) -> None:
+    """Give every connection a node opens a conntrack mark equal to the node's number.
+
+    Cassandra does not bind its outbound internode sockets to its listen address, so
+    a packet's addresses do not tell which node sent it; the node's cgroup v2 path
+    (`identities`: (node number, path)) does. The marks must be there before the
+    nodes connect: Cassandra keeps its internode connections open for good, so rules
+    added later (by `casslab net`) would never see them start.
+    """
+    if shutil.which("iptables") is None:
+        raise PrerequisiteError("`iptables` not found: install iptables")
+    lines = ["*mangle", f":{IDENTITY_CHAIN} - [0:0]"]
+    for index, path in identities:
+        lines.append(f"-A {IDENTITY_CHAIN} -m cgroup --path {path} -m conntrack --ctstate NEW "
+                     f"-j CONNMARK --set-mark {index}")
+    lines += [f"-A OUTPUT -j {IDENTITY_CHAIN}", "COMMIT", ""]
+    proc = subprocess.run(["ip", "netns", "exec", ns, "iptables-restore", "--noflush"],
+                          input="\n".join(lines), capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise NetnsError(f"cannot install node identity marks in {ns}: {proc.stderr.strip()}")
 
 
 def exec_prefix(ns: str | None) -> list[str]:
