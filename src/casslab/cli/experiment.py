@@ -1,0 +1,126 @@
+"""`casslab experiment`: validate, plan, run (resumable) and export campaigns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from casslab.cli.common import err, errors_to_exit, out
+from casslab.experiment.design import plan as make_plan
+from casslab.experiment.runner import CampaignInterrupted, CampaignRunner, Event
+from casslab.experiment.spec import load_spec
+from casslab.paths import default_cache, default_home
+from casslab.store.db import export as export_tables
+
+app = typer.Typer(help="Campaigns of trials from a YAML spec: validate, plan, run, export.",
+                  no_args_is_help=True)
+
+
+@app.command()
+def validate(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")]) -> None:
+    """Check a spec; errors name the field, its line and what is valid.
+
+    Example: casslab experiment validate examples/000-rpi-iot.yaml
+    """
+    with errors_to_exit():
+        s = load_spec(spec)
+        trials = make_plan(s)
+    cells = len({t.cell.index for t in trials})
+    out.print(f"{spec}: valid; {cells} cells, {len(trials)} trials "
+              f"({s.design.warmup_trials} warm-up per cell)")
+
+
+@app.command()
+def plan(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")]) -> None:
+    """Print the run order: cell, trial number, warm-up, reset before the trial.
+
+    Example: casslab experiment plan examples/004-containers.yaml
+    """
+    with errors_to_exit():
+        trials = make_plan(load_spec(spec))
+    table = Table(title=f"{len(trials)} trials in run order")
+    for col in ("seq", "cell", "trial", "warm-up", "reset before"):
+        table.add_column(col)
+    for t in trials:
+        table.add_row(str(t.seq), t.cell.key, str(t.trial_no), "yes" if t.warmup else "",
+                      t.reset)
+    out.print(table)
+
+
+@app.command()
+def run(
+    spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
+    results: Annotated[Path | None, typer.Option(help="Results directory (default "
+                                                 "results/<name>); an existing one resumes.")]
+    = None,
+    lab_name: Annotated[str | None, typer.Option("--lab", help="Name of the lab the campaign "
+                                                 "builds (default exp-<digest>).")] = None,
+) -> None:
+    """Run a campaign; trials are committed as they end, a rerun resumes, Ctrl-C stops
+    cleanly (lab down, finished trials kept).
+
+    Example: casslab experiment run examples/000-rpi-iot.yaml --results results/rpi
+    """
+    with errors_to_exit():
+        s = load_spec(spec)
+        target = results or Path("results") / s.name
+        columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("trials"), TimeElapsedColumn(), TextColumn("ETA"),
+                   TimeRemainingColumn()]
+        with Progress(*columns, console=err, transient=False) as progress:
+            task = progress.add_task("starting", total=None)
+
+            def on_event(e: Event) -> None:
+                if e.kind == "plan":
+                    progress.update(task, total=e.total, completed=e.done)
+                    progress.console.print(e.message)
+                elif e.kind in ("trial-end", "message"):
+                    progress.update(task, completed=e.done)
+                    progress.console.print(e.message, highlight=False, markup=False)
+                elif e.kind == "trial-start":
+                    progress.update(task, description=e.message)
+                else:
+                    progress.update(task, description=e.message)
+                    if e.kind == "search" and "peak" in e.message.split(":")[0]:
+                        progress.console.print(e.message, highlight=False, markup=False)
+
+            try:
+                outcome = CampaignRunner(s, target, home=default_home(), cache=default_cache(),
+                                         lab_name=lab_name, on_event=on_event).run()
+            except CampaignInterrupted as exc:
+                progress.stop()
+                err.print(f"[bold red]interrupted:[/] {exc}", highlight=False)
+                raise typer.Exit(130) from None
+    out.print(f"{outcome.done} trials run, {outcome.skipped} already done, {outcome.failed} "
+              f"failed, in {outcome.elapsed_s:.0f} s; results: {outcome.results}")
+    out.print(f"report: casslab report {outcome.results}")
+    if outcome.failed:
+        raise typer.Exit(1)
+
+
+@app.command()
+def export(
+    results: Annotated[Path, typer.Argument(help="Results directory of a campaign.")],
+    fmt: Annotated[str, typer.Option("--format", help="csv or parquet.")] = "csv",
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Where to write (default "
+                                                 "DIR/export).")] = None,
+) -> None:
+    """Export every table of the results database as CSV or Parquet.
+
+    Example: casslab experiment export results/rpi --format parquet
+    """
+    with errors_to_exit():
+        paths = export_tables(results, fmt, out_dir)
+    for p in paths:
+        out.print(str(p))

@@ -1,0 +1,39 @@
+"""`casslab report DIR`: the HTML report of a campaign."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from casslab.analysis.campaign import Analysis
+from casslab.cli.common import errors_to_exit, out
+from casslab.report.html import build_report
+
+
+def report(
+    results: Annotated[Path, typer.Argument(help="Results directory of a campaign.")],
+    out_file: Annotated[Path | None, typer.Option("--out", help="HTML file (default "
+                                                  "DIR/report.html).")] = None,
+) -> None:
+    """Write a self-contained HTML report (statistics, tables, plots) and print a summary.
+
+    Example: casslab report results/rpi
+    """
+    with errors_to_exit():
+        rep = build_report(results, out_file)
+    print_cells(rep.analysis)
+    out.print(f"report: {rep.path} ({len(rep.figures)} figures)")
+
+
+def print_cells(a: Analysis) -> None:
+    table = Table(title=f"{a.title} per cell")
+    for col in ("cell", "n", "median", "q1", "q3", "mean", "sd", "95 % CI (median)"):
+        table.add_column(col, justify="right" if col != "cell" else "left")
+    for c in a.cells:
+        d = c.stats
+        table.add_row(c.key, str(d.n), f"{d.median:.4g}", f"{d.q1:.4g}", f"{d.q3:.4g}",
+                      f"{d.mean:.4g}", f"{d.sd:.3g}", f"{d.ci_low:.4g} - {d.ci_high:.4g}")
+    out.print(table)

@@ -1,0 +1,104 @@
+"""Network factors of a campaign as a `casslab.net.NetSpec`, applied to the lab.
+
+Spec notation -> casslab.net:
+- `lab.network: wifi` or factor `network` with profile levels -> every link gets it;
+- `network.delay_ms` (or `network.all.delay_ms`) -> `all` fields (every link);
+- `network.client.delay_ms` -> every client<->node link (seed 002's endpoint-to-edge);
+- `network.nodes.delay_ms` -> every node<->node link (seed 002's edge-to-edge);
+- `network.node1-node2.delay_ms` -> that link, both directions.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import Any
+
+from casslab.errors import CasslabError
+
+
+def available() -> bool:
+    """True when the network helper's `casslab.net` exposes `apply` and `NetSpec`."""
+    if importlib.util.find_spec("casslab.net") is None:
+        return False
+    mod = importlib.import_module("casslab.net")
+    return callable(getattr(mod, "apply", None)) and hasattr(mod, "NetSpec")
+
+
+def profile_names() -> tuple[str, ...] | None:
+    """Link profiles casslab.net knows, or None when it is not installed."""
+    if not available():
+        return None
+    mod = importlib.import_module("casslab.net")
+    return tuple(getattr(mod, "BUILTIN_PROFILES", {}))
+
+
+def wanted(lab_network: Any, params: dict[str, Any],
+           node_count: int) -> dict[str, Any] | None:
+    """The conditions a trial needs, as a NetSpec mapping; None = no emulation."""
+    profile: str | None = None
+    all_: dict[str, Any] = {}
+    links: dict[str, dict[str, Any]] = {}
+
+    def scoped(scope: str, param: str, value: Any) -> None:
+        if scope == "all":
+            all_[param] = value
+        elif scope == "client":
+            for i in range(1, node_count + 1):
+                links.setdefault(f"client-node{i}", {})[param] = value
+        elif scope == "nodes":
+            for i in range(1, node_count + 1):
+                for j in range(i + 1, node_count + 1):
+                    links.setdefault(f"node{i}-node{j}", {})[param] = value
+        else:
+            links.setdefault(scope, {})[param] = value
+
+    if isinstance(lab_network, str):
+        profile = lab_network
+    elif isinstance(lab_network, dict):
+        for k, v in lab_network.items():
+            if k == "profile":
+                profile = v
+            elif isinstance(v, dict):
+                for p, val in v.items():
+                    scoped(k, p, val)
+            else:
+                scoped("all", k, v)
+    for k, v in params.items():
+        if k == "network":
+            if isinstance(v, str):
+                profile = v
+            else:
+                return wanted(v, {kk: vv for kk, vv in params.items() if kk != "network"},
+                              node_count)
+        elif k.startswith("network."):
+            parts = k.split(".")
+            scoped(parts[1] if len(parts) == 3 else "all", parts[-1], v)
+    if profile in (None, "none", "loopback") and not all_ and not links:
+        return None
+    out: dict[str, Any] = {}
+    if profile not in (None, "none"):
+        out["profile"] = profile
+    if all_:
+        out["all"] = all_
+    if links:
+        out["links"] = links
+    return out
+
+
+def apply(lab_dir: Any, netns: str | None, addresses: list[str],
+          mapping: dict[str, Any] | None) -> None:
+    """Set the lab's links to exactly `mapping` (None clears every condition)."""
+    net = importlib.import_module("casslab.net")
+    if mapping is None:
+        net.clear(lab_dir, netns)
+        return
+    if not netns:
+        raise CasslabError("network emulation needs the lab's own network namespace")
+    net.apply(lab_dir, netns, addresses, net.NetSpec.from_mapping(mapping, "network"),
+              replace=True)
+
+
+def clear(lab_dir: Any) -> None:
+    if available():
+        importlib.import_module("casslab.net").clear(lab_dir)

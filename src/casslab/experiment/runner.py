@@ -1,0 +1,427 @@
+"""The campaign runner: plan, build labs, reset, run trials, sample, commit, resume.
+
+Resumable by construction: the plan is a pure function of the spec, every trial is
+committed in one transaction the moment it ends, and a run on an existing results
+directory skips the trials the database marks done. Ctrl-C (or SIGTERM) stops the
+trial in progress (not kept), takes the lab down and keeps every finished trial.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from casslab.errors import CasslabError, UsageError
+from casslab.experiment import network
+from casslab.experiment.design import (
+    PlannedTrial,
+    needs_search,
+    plan,
+    reset_needed,
+    search_key,
+)
+from casslab.experiment.search import PeakResult, PeakSearch, Step, resolve_relative, summarize
+from casslab.experiment.spec import CampaignSpec, StopRule, is_relative
+from casslab.lab import Lab, LabOptions
+from casslab.load import LoadResult, LoadSpec, run_load
+from casslab.metrics.sampler import NodeTarget, Sampler
+from casslab.metrics.samples import TrialMetrics
+from casslab.procutil import is_same_process
+from casslab.store.db import Store
+
+NATIVE_PORT = 9042
+DEFAULT_KEYSPACE = {"ycsb": "ycsb", "stress": "keyspace1", "iot": "iot"}
+MAIN_TABLE = {"ycsb": "usertable", "stress": "standard1"}
+COMPACTION_CLASSES = {"stcs": "SizeTieredCompactionStrategy",
+                      "lcs": "LeveledCompactionStrategy",
+                      "ucs": "UnifiedCompactionStrategy",
+                      "twcs": "TimeWindowCompactionStrategy"}
+OPTION_NAMES = {"cl_read": "cl-read", "cl_write": "cl-write", "in_flight": "in-flight",
+                "workers": "workers", "threads": "threads", "rate": "rate", "rf": "rf",
+                "records": "records"}
+# Options that shape the run, not the data: left out of the prepare (load) phase.
+RUN_ONLY = {"rate", "mix", "warmup", "stages", "duration", "ops", "distribution", "ttl-s",
+            "interval", "hdr-log", "unreachable-after"}
+
+
+class NetworkUnavailableError(UsageError):
+    """The spec asks for network emulation, which this casslab cannot do yet."""
+
+
+class CampaignInterrupted(CasslabError):
+    """Ctrl-C or SIGTERM: the lab was taken down, finished trials are kept."""
+
+
+@dataclass(frozen=True)
+class Event:
+    """What the runner reports to its caller (the CLI draws a progress bar from it)."""
+
+    kind: str  # plan, lab, prepare, search, trial-start, trial-end, message
+    message: str
+    done: int = 0
+    total: int = 0
+    cell: str = ""
+
+
+@dataclass
+class Outcome:
+    results: Path
+    total: int
+    done: int
+    skipped: int
+    failed: int
+    elapsed_s: float
+    peaks: dict[str, PeakResult] = field(default_factory=dict)
+
+
+def uses_network(spec: CampaignSpec) -> bool:
+    lab_net = spec.lab.network not in (None, "none")
+    return lab_net or any(f.kind == "network" for f in spec.factors)
+
+
+def network_available() -> bool:
+    """True when casslab.net (network emulation) is installed."""
+    return network.available()
+
+
+def family(workload: str) -> str:
+    if workload.startswith("ycsb-"):
+        return "ycsb"
+    if workload.startswith("stress-"):
+        return "stress"
+    return "iot" if workload == "iot" else "user"
+
+
+def compaction_map(value: str) -> str:
+    """A compaction level as the CQL map ALTER TABLE needs (class and every option)."""
+    if value.startswith("{"):
+        return value
+    name, _, rest = value.partition(":")
+    opts = {"class": COMPACTION_CLASSES[name]}
+    if name == "twcs" and rest:
+        size, unit = rest.split(":")
+        opts |= {"compaction_window_size": size, "compaction_window_unit": unit}
+    return "{" + ", ".join(f"'{k}': '{v}'" for k, v in opts.items()) + "}"
+
+
+class CampaignRunner:
+    """Runs one spec into one results directory (see module docstring)."""
+
+    def __init__(self, spec: CampaignSpec, results: Path, *, home: Path, cache: Path,
+                 lab_name: str | None = None,
+                 on_event: Callable[[Event], None] | None = None) -> None:
+        self.spec = spec
+        self.results = results
+        self.lab = Lab(lab_name or f"exp-{spec.digest[:10]}", home=home, cache=cache)
+        self.emit = on_event or (lambda _e: None)
+        self.peaks: dict[str, PeakResult] = {}
+        self._current: dict[str, Any] | None = None  # params the lab is set up for
+        self._net: dict[str, Any] | None = None  # link conditions applied now
+        self._prepared = False
+
+    # ---- entry point ------------------------------------------------------------------
+
+    def run(self) -> Outcome:
+        """Run every trial not yet done. Raises NetworkUnavailableError, CampaignInterrupted,
+        StoreError (another spec's results) and lab errors (after taking the lab down)."""
+        if uses_network(self.spec) and not network_available():
+            raise NetworkUnavailableError(
+                "network emulation not available yet: this spec sets a network (lab.network "
+                "or a network factor) and casslab.net is not installed; remove the network "
+                "settings or wait for casslab.net")
+        t0 = time.monotonic()
+        trials = plan(self.spec)
+        store = Store(self.results)
+        try:
+            cid, resumed = store.open_campaign(
+                name=self.spec.name, digest=self.spec.digest, spec_yaml=self.spec.text,
+                response=self.spec.response,
+                factors=[{"name": f.name, "kind": f.kind, "label": f.label,
+                          "levels": list(f.levels)} for f in self.spec.factors])
+            (self.results / "spec.yaml").write_text(self.spec.text)
+            status = store.ensure_plan(cid, [(t.seq, t.cell.index, t.cell.key, t.cell.params,
+                                              t.trial_no, t.warmup, t.reset) for t in trials])
+            pending = [t for t in trials if status[t.seq][1] != "done"]
+            skipped = len(trials) - len(pending)
+            self.emit(Event("plan", f"{len(trials)} trials in {len({t.cell.index for t in trials})}"
+                            f" cells; {skipped} already done" + (" (resumed)" if resumed else ""),
+                            skipped, len(trials)))
+            done, failed = skipped, 0
+            with self._signals():
+                try:
+                    for t in pending:
+                        ok = self._trial(store, cid, status[t.seq][0], t, done, len(trials))
+                        done += ok
+                        failed += not ok
+                except KeyboardInterrupt:
+                    self.emit(Event("message", "interrupted: taking the lab down", done,
+                                    len(trials)))
+                    raise CampaignInterrupted(
+                        f"campaign interrupted after {done} of {len(trials)} trials; finished "
+                        f"trials are kept in {store.path}; run again to resume") from None
+                finally:
+                    self._teardown()
+            return Outcome(self.results, len(trials), done - skipped, skipped, failed,
+                           time.monotonic() - t0, dict(self.peaks))
+        finally:
+            store.close()
+
+    @contextlib.contextmanager
+    def _signals(self) -> Iterator[None]:
+        """SIGTERM behaves like Ctrl-C (only possible from the main thread)."""
+        def on_term(_sig: int, _frame: FrameType | None) -> None:
+            raise KeyboardInterrupt
+
+        try:
+            old = signal.signal(signal.SIGTERM, on_term)
+        except ValueError:  # not the main thread
+            yield
+            return
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGTERM, old)
+
+    def _teardown(self) -> None:
+        # A second Ctrl-C must not leave half a lab behind.
+        try:
+            old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        except ValueError:
+            old = None
+        try:
+            self._down()
+        finally:
+            if old is not None:
+                signal.signal(signal.SIGINT, old)
+
+    # ---- one trial --------------------------------------------------------------------
+
+    def _trial(self, store: Store, cid: int, trial_id: int, t: PlannedTrial, done: int,
+               total: int) -> bool:
+        params = dict(t.cell.params)
+        reset = reset_needed(self._current, params, self.spec.factors, self.spec.design.reset)
+        label = f"{t.cell.key} #{t.trial_no}" + (" (warm-up)" if t.warmup else "")
+        try:
+            self._reset(reset, params, done, total)
+            if needs_search(params):
+                peak = self._search(store, cid, params, done, total)
+                for k, v in params.items():
+                    if is_relative(v):
+                        params[k] = resolve_relative(k, v, peak)
+        except KeyboardInterrupt:
+            raise
+        except CasslabError as exc:
+            store.mark_running(trial_id, params, reset)
+            store.mark_ended(trial_id, "failed", f"setup ({reset}): {exc}")
+            self._current = None  # the lab is in an unknown state: rebuild next time
+            self.emit(Event("trial-end", f"{label}: failed: {exc}", done, total, t.cell.key))
+            return False
+        store.mark_running(trial_id, {**params, "seed": self._seed(t)}, reset)
+        self.emit(Event("trial-start", label, done, total, t.cell.key))
+        try:
+            result, metrics = self._measure(params, self.spec.stop, self._seed(t))
+        except KeyboardInterrupt:
+            store.mark_ended(trial_id, "interrupted", "interrupted by the user")
+            raise
+        except CasslabError as exc:
+            store.mark_ended(trial_id, "failed", str(exc))
+            self.emit(Event("trial-end", f"{label}: failed: {exc}", done, total, t.cell.key))
+            return False
+        s = result.summary
+        ok = s.ended_by == "completed"
+        error = None if ok else f"load ended by {s.ended_by} (stop.timeout_s or cluster lost)"
+        if metrics.errors and ok:
+            error = "; ".join(metrics.errors[:3])
+        store.commit_trial(trial_id, summary=s.raw, intervals=result.intervals,
+                           metrics=metrics, command=result.command,
+                           status="done" if ok else "failed", error=error)
+        self.emit(Event("trial-end", f"{label}: {s.ops:,} ops in {s.elapsed_s:.2f} s "
+                        f"({s.ops_s:,.0f} ops/s)", done + ok, total, t.cell.key))
+        return ok
+
+    def _seed(self, t: PlannedTrial) -> int:
+        return self.spec.design.seed * 1000 + t.trial_no
+
+    # ---- lab and data -----------------------------------------------------------------
+
+    def _reset(self, reset: str, params: dict[str, Any], done: int, total: int) -> None:
+        if reset == "rebuild":
+            self._down()
+            nodes = int(params.get("nodes", self.spec.lab.nodes))
+            profile = str(params.get("profile", self.spec.lab.profile))
+            overrides = {**self.spec.lab.overrides,
+                         **{k[4:]: v for k, v in params.items() if k.startswith("set.")}}
+            self.emit(Event("lab", f"building lab {self.lab.name}: {nodes} x {profile}", done,
+                            total))
+            self._current = None
+            self.lab.up(LabOptions(nodes=nodes, profile=profile,
+                                   overrides=[f"{k}={v}" for k, v in overrides.items()],
+                                   timeout_s=self.spec.lab.timeout_s))
+            self._prepared = False
+        elif reset == "truncate":
+            self._truncate(params)
+            self._prepared = False
+        elif reset == "recreate":
+            self._prepared = False
+        if not self._prepared:
+            self._prepare(params, drop=reset in ("recreate", "rebuild") or self._current is None,
+                          done=done, total=total)
+        self._current = dict(params)
+        if uses_network(self.spec):
+            want = network.wanted(self.spec.lab.network, params,
+                                  int(params.get("nodes", self.spec.lab.nodes)))
+            if want != self._net:
+                self.emit(Event("lab", f"network: {want or 'no emulation'}", done, total))
+                state = self.lab.state()
+                network.apply(self.lab.directory, state.netns,
+                              [n.address for n in state.nodes], want)
+                self._net = want
+
+    def _down(self) -> None:
+        """Clear network emulation (its daemon lives outside the lab's processes), then
+        take the lab down and wipe it."""
+        if not self.lab.exists():
+            return
+        self.emit(Event("lab", f"taking lab {self.lab.name} down"))
+        try:
+            if uses_network(self.spec):
+                network.clear(self.lab.directory)
+        finally:
+            self._net = None
+            self.lab.down(wipe=True)
+
+    def _prepare(self, params: dict[str, Any], *, drop: bool, done: int, total: int) -> None:
+        workload = str(params.get("workload", self.spec.workload.name))
+        opts = self._options(params)
+        load_opts = {k: v for k, v in opts.items() if k not in RUN_ONLY}
+        if self.spec.workload.prepare:
+            self.emit(Event("prepare", f"loading the data of {workload}",
+                            done, total))
+            result = run_load(LoadSpec(workload, {**load_opts, "phase": "load", "drop": drop}),
+                              hosts=self._hosts(), prefix=self.lab.exec_prefix())
+            if result.summary.ended_by != "completed" or result.summary.errors:
+                raise CasslabError(f"prepare ({workload} load phase) ended by "
+                                   f"{result.summary.ended_by} with {result.summary.errors} "
+                                   "errors")
+        elif drop:
+            with self.lab.cql() as cql:
+                ks = self._keyspace(params)
+                cql.execute(f"DROP KEYSPACE IF EXISTS {ks}", timeout_s=60.0)
+        comp = params.get("compaction")
+        if comp is not None and family(workload) != "iot":
+            fam = family(workload)
+            if fam not in MAIN_TABLE:
+                raise UsageError(f"factor compaction: not supported for workload {workload}")
+            if not self.spec.workload.prepare:
+                raise UsageError("factor compaction needs workload.prepare: true (the table "
+                                 "must exist before ALTER TABLE)")
+            with self.lab.cql() as cql:
+                cql.execute(f"ALTER TABLE {self._keyspace(params)}.{MAIN_TABLE[fam]} WITH "
+                            f"compaction = {compaction_map(str(comp))}", timeout_s=60.0)
+        self._prepared = True
+
+    def _truncate(self, params: dict[str, Any]) -> None:
+        ks = self._keyspace(params)
+        with self.lab.cql() as cql:
+            rows = cql.execute("SELECT table_name FROM system_schema.tables WHERE "
+                               "keyspace_name = %s", [ks]).rows
+            for (table,) in rows:
+                cql.execute(f"TRUNCATE {ks}.{table}", consistency="ALL", timeout_s=60.0)
+
+    def _keyspace(self, params: dict[str, Any]) -> str:
+        opts = self._options(params)
+        workload = str(params.get("workload", self.spec.workload.name))
+        ks = opts.get("keyspace") or DEFAULT_KEYSPACE.get(family(workload))
+        if not ks:
+            raise UsageError(f"workload {workload}: set workload.options.keyspace so the "
+                             "runner knows what to truncate or drop")
+        return str(ks)
+
+    def _hosts(self) -> list[str]:
+        state = self.lab.state()
+        return [f"{n.address}:{NATIVE_PORT}" for n in state.nodes
+                if is_same_process(n.pid, n.start_ticks)]
+
+    def _options(self, params: dict[str, Any]) -> dict[str, Any]:
+        """casslab-load options for a cell: the spec's, then the cell's factors."""
+        opts: dict[str, Any] = {"records": self.spec.workload.records,
+                                **self.spec.workload.options}
+        workload = str(params.get("workload", self.spec.workload.name))
+        for k, v in params.items():
+            if (k in ("nodes", "profile", "workload") or k.startswith(("set.", "network"))
+                    or is_relative(v)):
+                continue
+            if k == "cl":
+                opts["cl-read"] = opts["cl-write"] = v
+            elif k == "compaction":
+                if family(workload) == "iot":
+                    opts["compaction"] = v
+            elif k.startswith("option."):
+                opts[k[len("option."):]] = v
+            else:
+                opts[OPTION_NAMES[k]] = v
+        if family(workload) == "iot":  # iot sizes its data with --devices, not --records
+            opts.pop("records", None)
+        return opts
+
+    # ---- measuring --------------------------------------------------------------------
+
+    def _measure(self, params: dict[str, Any], stop: StopRule,
+                 seed: int) -> tuple[LoadResult, TrialMetrics]:
+        workload = str(params.get("workload", self.spec.workload.name))
+        opts = {**self._options(params), "phase": "run", "seed": seed, "ops": stop.ops,
+                "duration": f"{stop.duration_s:g}s" if stop.duration_s else None}
+        state = self.lab.state()
+        targets = [NodeTarget(n.name, n.pid, n.address, Path(n.directory) / "data")
+                   for n in state.nodes if is_same_process(n.pid, n.start_ticks)]
+        sampler = Sampler(targets, interval_s=self.spec.metrics_interval_s,
+                          cql=self.lab.cql if self.spec.metrics_cql else None)
+        # `timeout` sends SIGINT: casslab-load then still prints its summary (interrupted).
+        guard = ["timeout", "-s", "INT", "-k", "15", f"{stop.timeout_s:g}"]
+        sampler.start()
+        try:
+            result = run_load(LoadSpec(workload, opts), hosts=self._hosts(),
+                              prefix=[*self.lab.exec_prefix(), *guard])
+        finally:
+            metrics = sampler.stop()
+        return result, metrics
+
+    def _search(self, store: Store, cid: int, params: dict[str, Any], done: int,
+                total: int) -> PeakResult:
+        assert self.spec.search is not None
+        key = search_key(params, self.spec.factors)
+        if key in self.peaks:
+            return self.peaks[key]
+        s = self.spec.search
+        search = PeakSearch(s)
+        base = {k: v for k, v in params.items() if not is_relative(v)}
+        rows = store.search_steps(cid, key)
+        for r in rows:
+            search.steps.append(Step(r["level"], r["ops_s"], r["p99_ms"]))
+            search.stopped_by = r["stopped_by"]
+        while (level := search.next_level()) is not None:
+            trial_params = {**base, s.vary: int(level) if s.vary != "rate" else level}
+            ops, p99 = [], []
+            for i in range(s.trials):
+                self.emit(Event("search", f"peak search {key}: {s.vary}={level:g} "
+                                f"({i + 1}/{s.trials})", done, total, key))
+                result, _ = self._measure(trial_params, s.stop, self.spec.design.seed)
+                ops.append(result.summary.ops_s)
+                p99.append(max((o.latency.p99_us for o in result.summary.by_op if o.ops),
+                               default=0) / 1000)
+            search.record(level, ops, p99)
+            step = search.steps[-1]
+            store.add_search_step(cid, key, len(search.steps), s.vary, level, step.ops_s,
+                                  step.p99_ms, s.trials, search.stopped_by)
+        peak = summarize(s.vary, search.steps, search.stopped_by or "")
+        self.emit(Event("search", f"peak {key}: {peak.peak_ops_s:,.0f} ops/s at {s.vary}="
+                        f"{peak.peak_level:g}; knee at {peak.knee_level:g} ({peak.stopped_by})",
+                        done, total, key))
+        self.peaks[key] = peak
+        return peak

@@ -1,0 +1,238 @@
+"""Sampling what the nodes and the machine do during a trial, in a background thread.
+
+OS side, per node JVM: CPU from /proc/<pid>/stat (utime, stime), disk bytes from
+/proc/<pid>/io (read_bytes / write_bytes: what reached the block layer), RSS from
+/proc/<pid>/status, data size as `du` of the node's data directory, and SSTables as
+the *-Data.db files per table directory. Machine: /proc/stat and /proc/diskstats.
+Cassandra side, per node over CQL (host=...): running compactions
+(system_views.sstable_tasks), pending ones (thread_pools CompactionExecutor) and
+coordinator read/write rates and latencies per table.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from casslab.errors import CasslabError
+from casslab.metrics.samples import (
+    HostSample,
+    NodeSample,
+    SstableSample,
+    TableSample,
+    TrialMetrics,
+)
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+SYSTEM_KEYSPACES = {"system", "system_schema", "system_auth", "system_distributed",
+                    "system_traces", "system_views", "system_virtual_schema"}
+_SKIP_DISKS = re.compile(r"^(loop|ram|zram|dm-|md|sr|fd|nbd)")
+
+
+class Cql(Protocol):
+    def execute(self, query: str, params: list[Any] | None = None, *, consistency: str = ...,
+                host: str | None = ..., timeout_s: float = ...) -> Any: ...
+
+
+@dataclass(frozen=True)
+class NodeTarget:
+    name: str
+    pid: int
+    address: str
+    data_dir: Path
+
+
+@dataclass(frozen=True)
+class ProcCounters:
+    cpu_user_s: float
+    cpu_sys_s: float
+    read_bytes: int
+    write_bytes: int
+    rss_mib: float
+
+
+def read_proc(pid: int) -> ProcCounters | None:
+    """A process's CPU seconds, disk bytes and RSS; None when it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        io = Path(f"/proc/{pid}/io").read_text()
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()
+    # fields[0] is field 3 (state): utime is field 14, stime field 15.
+    utime, stime = int(fields[11]), int(fields[12])
+    iod = dict(line.split(":", 1) for line in io.splitlines() if ":" in line)
+    rss = re.search(r"^VmRSS:\s+(\d+)\s+kB", status, re.M)
+    return ProcCounters(utime / CLK_TCK, stime / CLK_TCK, int(iod.get("read_bytes", 0)),
+                        int(iod.get("write_bytes", 0)), int(rss.group(1)) / 1024 if rss else 0.0)
+
+
+def read_host_cpu() -> tuple[float, float, float, float]:
+    """(user, system, iowait, total) jiffies of /proc/stat's first line."""
+    parts = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    v = [float(x) for x in parts[:8]]
+    user, nice, system, _idle, iowait, irq, softirq, _steal = (v + [0.0] * 8)[:8]
+    return user + nice, system + irq + softirq, iowait, sum(v)
+
+
+def read_host_disk() -> tuple[int, int]:
+    """Sectors (512 B) read and written by the whole disks of this machine."""
+    rd = wr = 0
+    for line in Path("/proc/diskstats").read_text().splitlines():
+        f = line.split()
+        if len(f) < 10 or _SKIP_DISKS.match(f[2]) or not Path(f"/sys/block/{f[2]}").exists():
+            continue
+        rd += int(f[5])
+        wr += int(f[9])
+    return rd, wr
+
+
+def du_mib(path: Path) -> float | None:
+    """Allocated size of a directory tree in MiB (like du), None when missing."""
+    if not path.exists():
+        return None
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.lstat(os.path.join(root, f)).st_blocks * 512
+            except OSError:
+                continue  # a compaction removed it between listing and stat
+    return total / (1024 * 1024)
+
+
+def sstable_counts(data_dir: Path) -> dict[tuple[str, str], int]:
+    """(keyspace, table) -> live SSTables (*-Data.db files) of the user keyspaces."""
+    out: dict[tuple[str, str], int] = {}
+    if not data_dir.exists():
+        return out
+    for ks in data_dir.iterdir():
+        if ks.name in SYSTEM_KEYSPACES or not ks.is_dir():
+            continue
+        for tdir in ks.iterdir():
+            if tdir.is_dir():
+                table = tdir.name.rsplit("-", 1)[0]
+                out[(ks.name, table)] = len(list(tdir.glob("*-Data.db")))
+    return out
+
+
+class Sampler:
+    """Samples every `interval_s` from start() to stop() in a daemon thread."""
+
+    def __init__(self, nodes: list[NodeTarget], *, interval_s: float = 1.0,
+                 cql: Callable[[], AbstractContextManager[Cql]] | None = None) -> None:
+        self.nodes = nodes
+        self.interval_s = interval_s
+        self.cql_factory = cql
+        self.metrics = TrialMetrics()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="casslab-sampler", daemon=True)
+        self._t0 = 0.0
+        self._base: tuple[dict[str, ProcCounters | None], tuple[float, float, float, float],
+                          tuple[int, int], float] = ({}, (0.0, 0.0, 0.0, 0.0), (0, 0), 0.0)
+
+    def start(self) -> None:
+        # Baselines now, so the first interval counts from the trial's start even while
+        # the thread is still connecting over CQL.
+        self._t0 = time.monotonic()
+        self._base = ({n.name: read_proc(n.pid) for n in self.nodes}, read_host_cpu(),
+                      read_host_disk(), self._t0)
+        self._thread.start()
+
+    def stop(self) -> TrialMetrics:
+        self._stop.set()
+        self._thread.join(timeout=30.0)
+        return self.metrics
+
+    def _run(self) -> None:
+        try:
+            if self.cql_factory:
+                try:
+                    with self.cql_factory() as cql:
+                        self._loop(cql)
+                    return
+                except CasslabError as exc:
+                    self.metrics.errors.append(f"CQL metrics off: {exc}")
+            self._loop(None)
+        except Exception as exc:  # a sampler bug must not kill the trial; it is recorded
+            self.metrics.errors.append(f"sampler stopped: {type(exc).__name__}: {exc}")
+
+    def _loop(self, cql: Cql | None) -> None:
+        prev_nodes, prev_cpu, prev_disk, prev_t = self._base
+        while True:
+            # One last sample when stopped, so even a trial shorter than the interval has one.
+            stopped = self._stop.wait(max(0.0, self.interval_s - (time.monotonic() - prev_t)))
+            now = time.monotonic()
+            dt = now - prev_t
+            # The last, shorter interval is kept only when the trial has no sample yet:
+            # rates over a few milliseconds are noise.
+            if stopped and (dt < 0.05 or (dt < 0.5 * self.interval_s and self.metrics.host)):
+                break
+            t_s = round(now - self._t0, 3)
+            for n in self.nodes:
+                cur = read_proc(n.pid)
+                old = prev_nodes.get(n.name)
+                prev_nodes[n.name] = cur
+                if cur is None or old is None:
+                    continue
+                active, pending = self._compactions(cql, n) if cql else (None, None)
+                self.metrics.nodes.append(NodeSample(
+                    t_s, n.name, 100 * (cur.cpu_user_s - old.cpu_user_s) / dt,
+                    100 * (cur.cpu_sys_s - old.cpu_sys_s) / dt,
+                    (cur.read_bytes - old.read_bytes) / 1024 / dt,
+                    (cur.write_bytes - old.write_bytes) / 1024 / dt, cur.rss_mib,
+                    du_mib(n.data_dir), active, pending))
+                for (ks, table), count in sstable_counts(n.data_dir).items():
+                    self.metrics.sstables.append(SstableSample(t_s, n.name, ks, table, count))
+                if cql:
+                    self._tables(cql, n, t_s)
+            cpu, disk = read_host_cpu(), read_host_disk()
+            total = max(cpu[3] - prev_cpu[3], 1e-9)
+            self.metrics.host.append(HostSample(
+                t_s, 100 * (cpu[0] - prev_cpu[0]) / total, 100 * (cpu[1] - prev_cpu[1]) / total,
+                100 * (cpu[2] - prev_cpu[2]) / total, (disk[0] - prev_disk[0]) / 2 / dt,
+                (disk[1] - prev_disk[1]) / 2 / dt))
+            prev_cpu, prev_disk, prev_t = cpu, disk, now
+            if stopped:
+                break
+
+    def _compactions(self, cql: Cql, n: NodeTarget) -> tuple[int | None, int | None]:
+        try:
+            active = len(cql.execute("SELECT kind FROM system_views.sstable_tasks",
+                                     host=n.address, timeout_s=2.0).rows)
+            rows = cql.execute("SELECT pending_tasks FROM system_views.thread_pools WHERE "
+                               "name = 'CompactionExecutor'", host=n.address,
+                               timeout_s=2.0).rows
+            pending = int(rows[0][0]) if rows else 0
+            return active, pending
+        except CasslabError as exc:
+            self._note(f"{n.name}: compactions: {exc}")
+            return None, None
+
+    def _tables(self, cql: Cql, n: NodeTarget, t_s: float) -> None:
+        for kind in ("read", "write"):
+            try:
+                rows = cql.execute(f"SELECT keyspace_name, table_name, count, per_second, "
+                                   f"p50th_ms, p99th_ms FROM system_views.coordinator_{kind}"
+                                   "_latency", host=n.address, timeout_s=2.0).rows
+            except CasslabError as exc:
+                self._note(f"{n.name}: coordinator_{kind}_latency: {exc}")
+                continue
+            for ks, table, count, per_s, p50, p99 in rows:
+                if ks in SYSTEM_KEYSPACES:
+                    continue
+                self.metrics.tables.append(TableSample(
+                    t_s, n.name, str(ks), str(table), kind, int(count or 0),
+                    float(per_s or 0.0), float(p50 or 0.0), float(p99 or 0.0)))
+
+    def _note(self, message: str) -> None:
+        if len(self.metrics.errors) < 20:
+            self.metrics.errors.append(message)

@@ -1,0 +1,265 @@
+"""`casslab report DIR`: one self-contained HTML file (plots as base64 PNG) from a
+campaign's results database."""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from casslab.analysis.campaign import Analysis, analyze, representative
+from casslab.analysis.stats import OUTLIER_SD
+from casslab.experiment.search import Step, find_knee
+from casslab.report import plots
+from casslab.store.db import Store, StoreError
+
+REPORT_NAME = "report.html"
+
+
+@dataclass(frozen=True)
+class Figure:
+    id: str
+    title: str
+    png_b64: str
+    caption: str
+
+
+@dataclass(frozen=True)
+class Report:
+    path: Path
+    figures: list[Figure]
+    analysis: Analysis
+
+
+def _fmt(v: Any, digits: int = 3) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "-"
+        if math.isinf(v):
+            return "inf"
+        if abs(v) >= 1000:
+            return f"{v:,.0f}"
+        return f"{v:.{digits}g}"
+    return html.escape(str(v))
+
+
+def _p(v: float) -> str:
+    if math.isnan(v):
+        return "-"
+    return "< 0.001" if v < 0.001 else f"{v:.3f}"
+
+
+def _table(headers: list[str], rows: list[list[str]], cls: str = "") -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def collect_series(store: Store, a: Analysis) -> dict[str, Any]:
+    """Time series of each cell's representative trial (closest to the cell median)."""
+    cpu: dict[str, dict[str, list[tuple[float, float]]]] = {}
+    disk: dict[str, dict[str, list[tuple[float, float]]]] = {}
+    tput: dict[str, list[tuple[float, float]]] = {}
+    space: dict[str, list[tuple[float, float]]] = {}
+    host: dict[str, list[tuple[float, float]]] = {}
+    for c in a.cells:
+        tid = representative(c)
+        if tid is None:
+            continue
+        nodes = store.query("SELECT t_s, node, cpu_user_pct, cpu_sys_pct, write_kb_s, "
+                            "read_kb_s, data_mib FROM node_metrics WHERE trial_id=? ORDER BY "
+                            "t_s", (tid,))
+        for r in nodes:
+            cpu.setdefault(c.key, {}).setdefault(r["node"], []).append(
+                (r["t_s"], (r["cpu_user_pct"] or 0) + (r["cpu_sys_pct"] or 0)))
+            disk.setdefault(c.key, {}).setdefault(r["node"] + " write", []).append(
+                (r["t_s"], r["write_kb_s"] or 0))
+            disk.setdefault(c.key, {}).setdefault(r["node"] + " read", []).append(
+                (r["t_s"], r["read_kb_s"] or 0))
+        by_t: dict[float, float] = {}
+        for r in nodes:
+            by_t[r["t_s"]] = by_t.get(r["t_s"], 0.0) + (r["data_mib"] or 0.0)
+        space[c.key] = sorted(by_t.items())
+        ivs = store.query("SELECT t_s, ops_s, interval_s FROM intervals WHERE trial_id=? "
+                          "AND recorded=1 ORDER BY t_s", (tid,))
+        # The run's last interval is cut short: its rate is noise, leave it out.
+        full = max((r["interval_s"] or 0.0 for r in ivs), default=0.0)
+        tput[c.key] = [(r["t_s"], r["ops_s"]) for r in ivs
+                       if (r["interval_s"] or 0.0) >= 0.5 * full]
+        host[c.key] = [(r["t_s"], r["u"]) for r in store.query(
+            "SELECT t_s, cpu_user_pct + cpu_sys_pct AS u FROM host_metrics WHERE trial_id=? "
+            "ORDER BY t_s", (tid,))]
+    return {"cpu": cpu, "disk": disk, "tput": tput, "space": space, "host": host}
+
+
+def build_report(directory: Path, out: Path | None = None) -> Report:
+    """Analyse the campaign in `directory` and write its HTML report (default
+    DIR/report.html). Raises StoreError when there is no results database."""
+    with Store(directory, create=False) as store:
+        camp = store.query("SELECT * FROM campaigns ORDER BY id LIMIT 1")
+        if not camp:
+            raise StoreError(f"{directory} has a results database but no campaign")
+        c = camp[0]
+        factors = json.loads(c["factors_json"])
+        rows = store.trials_with_summary()
+        a = analyze(rows, factors, c["response"])
+        series = collect_series(store, a)
+        steps = store.query("SELECT * FROM search_steps ORDER BY group_key, step")
+    figures = make_figures(a, series, steps)
+    page = render(c, a, rows, figures, steps)
+    path = out or directory / REPORT_NAME
+    path.write_text(page)
+    return Report(path, figures, a)
+
+
+def search_groups(steps: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for s in steps:
+        groups.setdefault(s["group_key"], []).append(dict(s))
+    for rows in groups.values():
+        best = max(range(len(rows)), key=lambda i: rows[i]["ops_s"])
+        knee = find_knee([Step(r["level"], r["ops_s"], r["p99_ms"]) for r in rows[:best + 1]])
+        for r in rows:
+            r["knee_level"] = knee.level
+    return groups
+
+
+def make_figures(a: Analysis, series: dict[str, Any],
+                 steps: list[dict[str, Any]]) -> list[Figure]:
+    """Every figure of the report, in order."""
+    figs: list[Figure] = []
+    resp = a.title
+    for i, f in enumerate(a.factors):
+        hue = next((g for g in a.factors if g.name != f.name and len(g.levels) > 1), None)
+        figs.append(Figure(f"box-{f.name}", f"{resp} by {f.name}",
+                           plots.factor_boxplot(a, f, hue),
+                           f"Kept trials (warm-ups and failed trials excluded) of every cell, "
+                           f"by level of {f.name}" + (f", boxes side by side per level of "
+                                                      f"{hue.name}" if hue else "") +
+                           f". Outliers: more than {OUTLIER_SD:g} sd from the cell mean."))
+        del i
+    for name in dict.fromkeys(cv.factor for cv in a.curves):
+        figs.append(Figure(f"curve-{name}", f"{resp} against {name}", plots.curve_plot(a, name),
+                           "Median per level with quartile bars; one line per combination "
+                           "of the other factors."))
+    if steps:
+        groups = search_groups(steps)
+        figs.append(Figure("search", "peak search", plots.search_plot(groups,
+                                                                       steps[0]["vary"]),
+                           "Each step's median throughput; star: peak, diamond: knee "
+                           "(Kneedle)."))
+    figs.append(Figure("cpu", "node CPU over time", plots.node_series_plot(
+        series["cpu"], title="node CPU (user + system) during each cell's median trial",
+        ylabel="CPU (% of one core)"), "From /proc/<pid>/stat of each node's JVM, every "
+        "sampling interval; 100 % = one core busy."))
+    figs.append(Figure("disk", "node disk I/O over time", plots.node_series_plot(
+        series["disk"], title="node disk read/write during each cell's median trial",
+        ylabel="disk (kB/s)"), "From /proc/<pid>/io (read_bytes / write_bytes: what reached "
+        "the block layer)."))
+    figs.append(Figure("host-cpu", "machine CPU over time", plots.cell_lines_plot(
+        series["host"], title="whole-machine CPU (user + system) during each cell's median "
+        "trial", ylabel="CPU (% of all cores)"), "From /proc/stat: nodes, load generator and "
+        "everything else on this machine."))
+    figs.append(Figure("throughput", "throughput over time (moving mean)", plots.cell_lines_plot(
+        series["tput"], title="throughput, moving mean of 5 intervals, each cell's median "
+        "trial", ylabel="throughput (ops/s)", window=5), "Per-interval throughput of the "
+        "load generator, smoothed like seed 003's figure 5 (period 5)."))
+    figs.append(Figure("space", "disk space over time", plots.cell_lines_plot(
+        series["space"], title="data on disk, all nodes together, each cell's median trial",
+        ylabel="data size (MiB)"), "`du` of every node's data directory, summed."))
+    return figs
+
+
+CSS = """
+body{font-family:sans-serif;margin:24px auto;max-width:1200px;color:#222;line-height:1.4}
+h1{margin-bottom:0} .sub{color:#666;margin-top:4px}
+table{border-collapse:collapse;margin:10px 0 20px;font-size:13px}
+th,td{border:1px solid #ccc;padding:3px 8px;text-align:right} th{background:#eee}
+td:first-child,th:first-child{text-align:left}
+figure{margin:18px 0;border:1px solid #ddd;padding:10px;background:#fff}
+figure img{max-width:100%} figcaption{font-size:13px;color:#555}
+.note{background:#f6f6e8;border-left:4px solid #cc9;padding:8px 12px;font-size:14px}
+pre{background:#f4f4f4;padding:10px;font-size:12px;overflow:auto}
+"""
+
+
+def render(c: dict[str, Any], a: Analysis, rows: list[dict[str, Any]], figures: list[Figure],
+           steps: list[dict[str, Any]]) -> str:
+    k = a.counts
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>casslab report: "
+             f"{html.escape(c['name'])}</title><style>{CSS}</style></head><body>",
+             f"<h1>casslab campaign: {html.escape(c['name'])}</h1>",
+             f"<p class='sub'>generated {time.strftime('%Y-%m-%d %H:%M:%S')} · casslab "
+             f"{html.escape(c['casslab_version'])} · host {html.escape(c['host'])} · spec "
+             f"digest {c['spec_digest']}</p>",
+             f"<p class='note'>Response: <b>{html.escape(a.title)}</b>. Trials: {k['planned']} "
+             f"planned, {k['kept']} kept, {k['warmup']} warm-up (dropped), {k['failed']} "
+             f"failed, {k['pending']} not run. Outlier rule: a trial more than "
+             f"{OUTLIER_SD:g} sample sd from its cell's mean is flagged (drawn as a dot), not "
+             "removed. CI: 95 % percentile bootstrap of the median (seeded). Factor tests pool "
+             "the other factors; pairwise p values are Holm-corrected per test family.</p>"]
+    parts.append("<h2>Cells</h2>")
+    parts.append(_table(
+        ["cell", "n", "median", "q1", "q3", "mean", "sd", "95 % CI (median)", "min", "max",
+         "outliers"],
+        [[html.escape(cs.key) + (f" <small>(ran at {html.escape(cs.as_run)})</small>"
+                                 if cs.as_run else ""),
+          str(cs.stats.n), _fmt(cs.stats.median), _fmt(cs.stats.q1),
+          _fmt(cs.stats.q3), _fmt(cs.stats.mean), _fmt(cs.stats.sd),
+          f"{_fmt(cs.stats.ci_low)} - {_fmt(cs.stats.ci_high)}", _fmt(cs.stats.minimum),
+          _fmt(cs.stats.maximum), str(cs.stats.outliers)] for cs in a.cells]))
+    parts.append(f"<p>Values in {html.escape(a.unit)}.</p>")
+    if a.factors:
+        parts.append("<h2>Factors</h2>")
+        frows = []
+        for f in a.factors:
+            for t in (f.anova, f.kruskal):
+                frows.append([html.escape(f.name), t.test, str(t.k), str(t.n), _fmt(t.statistic),
+                              ", ".join(_fmt(float(d)) for d in t.df), _p(t.p),
+                              f"{t.effect_name} = {_fmt(t.effect)}"])
+        parts.append(_table(["factor", "test", "levels", "n", "statistic", "df", "p",
+                             "effect size"], frows))
+        prows = [[html.escape(f.name), html.escape(p.a), html.escape(p.b), p.test,
+                  _fmt(p.statistic), _p(p.p), _p(p.p_holm), f"{p.effect_name} = "
+                  f"{_fmt(p.effect)}"] for f in a.factors for p in f.pairs]
+        if prows:
+            parts.append("<h3>Pairwise comparisons of levels</h3>")
+            parts.append(_table(["factor", "level a", "level b", "test", "statistic", "p",
+                                 "p (Holm)", "effect size"], prows))
+    if a.curves:
+        parts.append("<h2>Scaling</h2>")
+        parts.append(_table(["factor", "other factors", "level", "n", "median", "relative to "
+                             "first level"],
+                            [[html.escape(cv.factor), html.escape(cv.by or "-"), _fmt(p.level),
+                              str(p.n), _fmt(p.median), _fmt(p.relative)]
+                             for cv in a.curves for p in cv.points]))
+    if steps:
+        parts.append("<h2>Peak search</h2>")
+        srows = []
+        for key, rs in search_groups(steps).items():
+            peak = max(rs, key=lambda r: r["ops_s"])
+            srows.append([html.escape(key), html.escape(rs[0]["vary"]), str(len(rs)),
+                          _fmt(peak["level"]), _fmt(peak["ops_s"]), _fmt(rs[0]["knee_level"]),
+                          html.escape(rs[-1]["stopped_by"] or "")])
+        parts.append(_table(["cells", "varied", "steps", "peak level", "peak ops/s",
+                             "knee level", "stopped by"], srows))
+    parts.append("<h2>Figures</h2>")
+    for fig in figures:
+        parts.append(f"<figure id='fig-{html.escape(fig.id)}'><img alt='{html.escape(fig.title)}'"
+                     f" src='data:image/png;base64,{fig.png_b64}'><figcaption>"
+                     f"{html.escape(fig.caption)}</figcaption></figure>")
+    bad = [r for r in rows if r["status"] in ("failed", "interrupted")]
+    if bad:
+        parts.append("<h2>Trials that did not finish</h2>")
+        parts.append(_table(["seq", "cell", "trial", "status", "error"],
+                            [[str(r["seq"]), html.escape(r["cell"]), str(r["trial_no"]),
+                              r["status"], html.escape(r["error"] or "")] for r in bad]))
+    parts.append("<h2>Spec</h2><pre>" + html.escape(c["spec_yaml"]) + "</pre>")
+    parts.append("</body></html>")
+    return "\n".join(parts)

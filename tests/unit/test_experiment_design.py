@@ -1,0 +1,137 @@
+"""Factorial design, run order, warm-ups, resets; peak search decisions."""
+
+from __future__ import annotations
+
+import pytest
+
+from casslab.experiment.design import cells, plan, reset_needed, search_key
+from casslab.experiment.search import PeakSearch, Step, find_knee, resolve_relative, summarize
+from casslab.experiment.spec import parse_spec
+
+SPEC = """\
+workload: ycsb-a
+factors:
+  - {name: nodes, levels: [1, 3]}
+  - {name: workload, levels: [ycsb-a, ycsb-c]}
+  - {name: in_flight, levels: [1, 8]}
+design: {trials: 3, warmup_trials: 2, randomize: RANDOM, seed: 5}
+"""
+
+
+def spec(randomize: bool = False):  # type: ignore[no-untyped-def]
+    return parse_spec(SPEC.replace("RANDOM", "true" if randomize else "false"))
+
+
+def test_full_factorial() -> None:
+    cs = cells(spec().factors)
+    assert len(cs) == 8
+    assert cs[0].params == {"nodes": 1, "workload": "ycsb-a", "in_flight": 1}
+    assert cs[0].key == "nodes=1,workload=ycsb-a,in_flight=1"
+    assert len({c.key for c in cs}) == 8
+
+
+@pytest.mark.parametrize("randomize", [False, True])
+def test_plan_counts_warmups_and_groups_labs(randomize: bool) -> None:
+    trials = plan(spec(randomize))
+    assert len(trials) == 8 * 5
+    assert [t.seq for t in trials] == list(range(1, 41))
+    for idx in range(8):
+        mine = [t for t in trials if t.cell.index == idx]
+        assert [t.trial_no for t in mine] == [1, 2, 3, 4, 5]
+        assert [t.warmup for t in mine] == [True, True, False, False, False]
+    # grouped by lab configuration: the lab is built exactly twice (nodes 1 and 3)
+    assert sum(t.reset == "rebuild" for t in trials) == 2
+    nodes = [t.cell.params["nodes"] for t in trials]
+    assert nodes == sorted(nodes) or nodes == sorted(nodes, reverse=True)
+
+
+def test_randomised_order_is_seeded() -> None:
+    a = [(t.cell.index, t.trial_no) for t in plan(spec(True))]
+    b = [(t.cell.index, t.trial_no) for t in plan(spec(True))]
+    c = [(t.cell.index, t.trial_no) for t in plan(spec(False))]
+    assert a == b and a != c
+
+
+def test_resets_follow_what_changes() -> None:
+    f = spec().factors
+    base = {"nodes": 1, "workload": "ycsb-a", "in_flight": 1}
+    assert reset_needed(None, base, f, "none") == "rebuild"
+    assert reset_needed(base, {**base, "nodes": 3}, f, "none") == "rebuild"
+    assert reset_needed(base, {**base, "workload": "ycsb-c"}, f, "none") == "recreate"
+    assert reset_needed(base, {**base, "workload": "ycsb-c"}, f, "rebuild") == "rebuild"
+    assert reset_needed(base, {**base, "in_flight": 8}, f, "none") == "none"
+    assert reset_needed(base, {**base, "in_flight": 8}, f, "truncate") == "truncate"
+    assert reset_needed(base, base, f, "truncate") == "truncate"
+
+
+SEARCH = """\
+workload: stress-write
+factors:
+  - {name: workload, levels: [stress-write, stress-read]}
+  - {name: rate, levels: ["100%", "66%"]}
+search: {vary: in_flight, start: 1, multiply: 2, max_steps: 6,
+         stop_when: {throughput_drop_pct: 5, p99_ms: 100}}
+"""
+
+
+def test_peak_search_stops_when_throughput_falls() -> None:
+    s = parse_spec(SEARCH)
+    assert s.search is not None
+    ps = PeakSearch(s.search)
+    curve = {1: 1000, 2: 1900, 4: 3000, 8: 3300, 16: 3000}
+    seen = []
+    while (lvl := ps.next_level()) is not None:
+        seen.append(lvl)
+        ps.record(lvl, [curve[int(lvl)]], [5.0])
+    assert seen == [1, 2, 4, 8, 16]
+    r = ps.result()
+    assert (r.peak_level, r.peak_ops_s) == (8, 3300)
+    assert "fell" in r.stopped_by
+    assert r.knee_level == 4
+
+
+def test_peak_search_stops_on_latency_and_max_steps() -> None:
+    s = parse_spec(SEARCH)
+    assert s.search is not None
+    ps = PeakSearch(s.search)
+    ps.record(1, [100], [10])
+    ps.record(2, [200], [150])
+    assert ps.next_level() is None and "p99" in (ps.stopped_by or "")
+    ps2 = PeakSearch(s.search)
+    for i in range(6):
+        lvl = ps2.next_level()
+        assert lvl == 2 ** i
+        ps2.record(lvl, [100 * (i + 1)], [1])
+    assert ps2.next_level() is None and "max_steps" in (ps2.stopped_by or "")
+
+
+def test_knee_and_relative_levels() -> None:
+    steps = [Step(1, 100, 1), Step(2, 190, 1), Step(4, 260, 1), Step(8, 280, 1)]
+    assert find_knee(steps).level == 4  # (1,0) (2,.5) (4,.89) (8,1) on x 0,1/7,3/7,1
+    assert find_knee(steps[:2]).level == 2
+    peak = summarize("in_flight", steps, "test")
+    assert resolve_relative("rate", "66%", peak) == pytest.approx(280 * 0.66)
+    assert resolve_relative("in_flight", "50%", peak) == 4
+    assert resolve_relative("in_flight", "1%", peak) == 1
+
+
+def test_search_key_drops_relative_factors() -> None:
+    s = parse_spec(SEARCH)
+    assert search_key({"workload": "stress-read", "rate": "66%"}, s.factors) == \
+        "workload=stress-read"
+
+
+def test_network_factors_map_to_link_conditions() -> None:
+    from casslab.experiment.network import wanted
+
+    assert wanted(None, {"workload": "ycsb-a"}, 3) is None
+    assert wanted("none", {"network": "loopback"}, 3) is None
+    assert wanted(None, {"network": "wifi"}, 3) == {"profile": "wifi"}
+    got = wanted("ethernet", {"network.client.delay_ms": 10, "network.nodes.delay_ms": 5,
+                              "network.loss_pct": 1}, 3)
+    assert got == {"profile": "ethernet", "all": {"loss_pct": 1},
+                   "links": {"client-node1": {"delay_ms": 10}, "client-node2": {"delay_ms": 10},
+                             "client-node3": {"delay_ms": 10}, "node1-node2": {"delay_ms": 5},
+                             "node1-node3": {"delay_ms": 5}, "node2-node3": {"delay_ms": 5}}}
+    assert wanted({"profile": "wifi", "client": {"delay_ms": 3}}, {}, 1) == {
+        "profile": "wifi", "links": {"client-node1": {"delay_ms": 3}}}

@@ -1,0 +1,51 @@
+"""Runner logic that needs no lab: refusing network specs without casslab.net, and the
+casslab-load options a cell turns into."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from casslab.experiment import runner as runner_mod
+from casslab.experiment.runner import (
+    CampaignRunner,
+    NetworkUnavailableError,
+    compaction_map,
+)
+from casslab.experiment.spec import parse_spec
+
+
+def make(text: str, tmp_path: Path) -> CampaignRunner:
+    return CampaignRunner(parse_spec(text), tmp_path / "res", home=tmp_path / "home",
+                          cache=tmp_path / "cache", lab_name="unit-exp")
+
+
+def test_network_spec_refused_without_casslab_net(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner_mod.network, "available", lambda: False)
+    r = make("workload: ycsb-a\nfactors:\n  - {name: network.delay_ms, levels: [0, 10]}\n",
+             tmp_path)
+    with pytest.raises(NetworkUnavailableError, match="network emulation not available yet"):
+        r.run()
+    assert not (tmp_path / "res").exists(), "nothing is created before the refusal"
+
+
+def test_cell_options(tmp_path: Path) -> None:
+    r = make("workload: {name: ycsb-a, records: 500, options: {in-flight: 2}}\n"
+             "factors:\n  - {name: cl, levels: [QUORUM]}\n"
+             "  - {name: option.field-length, levels: [10]}\n", tmp_path)
+    opts = r._options({"cl": "QUORUM", "option.field-length": 10, "nodes": 3})
+    assert opts == {"records": 500, "in-flight": 2, "cl-read": "QUORUM",
+                    "cl-write": "QUORUM", "field-length": 10}
+    iot = make("workload: {name: iot, options: {devices: 10}}\n", tmp_path)
+    assert iot._options({"compaction": "twcs:1:MINUTES", "rate": "66%"}) == {
+        "devices": 10, "compaction": "twcs:1:MINUTES"}
+
+
+def test_compaction_maps_send_class_and_every_option() -> None:
+    assert compaction_map("lcs") == "{'class': 'LeveledCompactionStrategy'}"
+    assert compaction_map("twcs:5:MINUTES") == (
+        "{'class': 'TimeWindowCompactionStrategy', 'compaction_window_size': '5', "
+        "'compaction_window_unit': 'MINUTES'}")
+    assert compaction_map("{'class': 'X'}") == "{'class': 'X'}"

@@ -1,0 +1,166 @@
+"""Experiment specs: a good one parses; each bad one fails with file:line, field, and
+what is valid."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from casslab.experiment.spec import SpecError, load_spec, parse_spec
+
+GOOD = """\
+name: edge
+lab:
+  nodes: 3
+  profile: rpi3
+  set: {concurrent_writes: 16}
+workload:
+  name: ycsb-a
+  records: 1000
+  options: {field-length: 50}
+factors:
+  - {name: nodes, levels: [1, 3]}
+  - {name: workload, levels: [ycsb-a, ycsb-c]}
+  - {name: cl, levels: [one, QUORUM]}
+  - {name: network.delay_ms, levels: [0, 10]}
+  - {name: set.concurrent_reads, levels: [8, 32]}
+  - {name: option.field-count, levels: [5, 10]}
+design: {trials: 5, warmup_trials: 2, randomize: true, seed: 3, reset: truncate}
+stop: {ops: 500, timeout_s: 120}
+metrics: {interval_s: 0.5}
+"""
+
+
+def test_good_spec_parses() -> None:
+    s = parse_spec(GOOD)
+    assert s.name == "edge"
+    assert s.lab.nodes == 3 and s.lab.profile == "rpi3"
+    assert s.lab.overrides == {"concurrent_writes": 16}
+    assert [f.name for f in s.factors] == ["nodes", "workload", "cl", "network.delay_ms",
+                                           "set.concurrent_reads", "option.field-count"]
+    assert [f.kind for f in s.factors] == ["lab", "schema", "workload", "network", "lab",
+                                           "workload"]
+    assert s.factor("cl").levels == ("ONE", "QUORUM")
+    assert s.design.warmup_trials == 2 and s.design.reset == "truncate"
+    assert s.stop.ops == 500 and s.stop.timeout_s == 120
+    assert s.response == "runtime_s"
+    assert s.metrics_interval_s == 0.5
+
+
+def test_duration_stop_makes_throughput_the_response() -> None:
+    s = parse_spec("workload: ycsb-b\nstop: {duration_s: 10, timeout_s: 30}\n")
+    assert s.stop.ops is None and s.stop.duration_s == 10
+    assert s.response == "ops_s"
+
+
+def test_search_with_relative_levels() -> None:
+    s = parse_spec("""\
+workload: stress-write
+factors:
+  - {name: workload, levels: [stress-write, stress-read]}
+  - {name: rate, levels: ["100%", "66%"]}
+search:
+  vary: in_flight
+  start: 1
+  multiply: 2
+  stop_when: {throughput_drop_pct: 10, p99_ms: 50}
+""")
+    assert s.search is not None and s.search.vary == "in_flight"
+    assert s.search.drop_pct == 10 and s.search.p99_ms == 50
+    assert s.factor("rate").relative
+
+
+BAD = [
+    # (spec text, line, substrings of the message)
+    ("", None, ["empty"]),
+    ("workload: [unclosed\n", 2, ["not valid YAML", "expected ',' or ']'"]),
+    ("name: x\n", 1, ["workload", "required"]),
+    ("workload: ycsb-z\n", 1, ["workload", "'ycsb-z'", "valid:", "ycsb-a"]),
+    ("workload: ycsb-a\nlabs: {}\n", 2, ["labs", "unknown key", "valid:", "lab"]),
+    ("workload: ycsb-a\nlab:\n  nodes: 0\n", 3, ["lab.nodes", "out of range", ">= 1"]),
+    ("workload: ycsb-a\nlab:\n  nodes: three\n", 3, ["lab.nodes", "not an integer"]),
+    ("workload: ycsb-a\nlab: {profile: rpi9}\n", 2, ["lab.profile", "'rpi9'", "rpi3"]),
+    ("workload: ycsb-a\nlab: {network: carrier-pigeon}\n", 2,
+     ["lab.network", "network profile", "wifi"]),
+    ("workload: ycsb-a\nfactors: {nodes: [1]}\n", 2, ["factors", "list"]),
+    ("workload: ycsb-a\nfactors:\n  - {name: colour, levels: [red]}\n", 3,
+     ["factors[0].name", "unknown factor", "nodes, profile"]),
+    ("workload: ycsb-a\nfactors:\n  - {name: nodes, levels: []}\n", 3,
+     ["factors[0].levels", "non-empty"]),
+    ("workload: ycsb-a\nfactors:\n  - name: nodes\n    levels: [1, 2]\n  - name: cl\n"
+     "    levels:\n      - ONE\n      - MOST\n", 8,
+     ["factors[1].levels[1]", "'MOST'", "consistency level", "QUORUM"]),
+    ("workload: ycsb-a\nfactors:\n  - {name: nodes, levels: [1, 1]}\n", 3,
+     ["factors[0].levels", "twice"]),
+    ("workload: ycsb-a\nfactors:\n  - {name: nodes, levels: [1]}\n  - {name: nodes, "
+     "levels: [2]}\n", 4, ["factors[1].name", "listed twice"]),
+    ("workload: ycsb-a\nfactors:\n  - {name: network.delay_ms, levels: [-5]}\n", 3,
+     ["factors[0].levels[0]", "out of range", ">= 0"]),
+    ("workload: ycsb-a\nfactors:\n  - {name: network.loss_pct, levels: [150]}\n", 3,
+     ["loss_pct", "<= 100"]),
+    ("workload: ycsb-a\nfactors:\n  - {name: rf, levels: [3]}\n", 3,
+     ["factors[0].levels[0]", "rf 3 exceeds the smallest node count 1"]),
+    ("workload: ycsb-a\nfactors:\n  - {name: compaction, levels: [fast]}\n", 3,
+     ["compaction", "stcs, lcs"]),
+    ("workload: ycsb-a\nfactors:\n  - {name: rate, levels: ['66%']}\n", 3,
+     ["relative to the peak", "no `search:`"]),
+    ("workload: ycsb-a\nfactors:\n  - {name: records, levels: ['50%']}\n", 3,
+     ["only for", "rate"]),
+    ("workload: ycsb-a\nfactors:\n  - {name: cl, levels: [ONE]}\n  - {name: cl_read, "
+     "levels: [ALL]}\n", 4, ["cl_read conflicts with factor cl"]),
+    ("workload: ycsb-a\ndesign: {trials: 0}\n", 2, ["design.trials", ">= 1"]),
+    ("workload: ycsb-a\ndesign: {randomize: maybe}\n", 2, ["design.randomize", "boolean"]),
+    ("workload: ycsb-a\ndesign: {reset: reboot}\n", 2,
+     ["design.reset", "'reboot'", "none, truncate, recreate, rebuild"]),
+    ("workload: ycsb-a\nstop: {duration_s: 60, timeout_s: 30}\n", 2,
+     ["stop.timeout_s", "must exceed duration_s"]),
+    ("workload: ycsb-a\nstop: {ops: -1}\n", 2, ["stop.ops", ">= 1"]),
+    ("workload:\n  name: ycsb-a\n  options: {ops: 5}\n", 3, ["workload.options.ops",
+                                                             "stop:"]),
+    ("workload:\n  name: ycsb-a\n  options: {hosts: x}\n", 3, ["workload.options.hosts",
+                                                               "set by the runner"]),
+    ("workload: ycsb-a\nsearch: {start: 1}\n", 2, ["search.vary", "required", "in_flight"]),
+    ("workload: ycsb-a\nsearch: {vary: nodes}\n", 2, ["search.vary", "'nodes'", "rate"]),
+    ("workload: ycsb-a\nsearch: {vary: rate, multiply: 2, add: 10}\n", 2,
+     ["search.add", "either"]),
+    ("workload: ycsb-a\nsearch: {vary: in_flight}\nfactors:\n  - {name: in_flight, "
+     "levels: [1, 2]}\n", 4, ["in_flight is varied by `search:`", "relative"]),
+    ("workload: ycsb-a\nmetrics: {interval_s: 0}\n", 2, ["metrics.interval_s", ">= 0.1"]),
+    ("workload: ycsb-a\nanalysis: {response: speed}\n", 2, ["analysis.response", "ops_s"]),
+    ("workload: ycsb-a\nworkload: ycsb-b\n", 2, ["workload", "twice"]),
+    ("name: 'bad name!'\nworkload: ycsb-a\n", 1, ["name", "letters, digits"]),
+    ("workload: profiles/missing.yaml\n", 1, ["does not exist"]),
+]
+
+
+@pytest.mark.parametrize(("text", "line", "parts"), BAD,
+                         ids=[f"bad{i}" for i in range(len(BAD))])
+def test_bad_spec_messages(text: str, line: int | None, parts: list[str]) -> None:
+    with pytest.raises(SpecError) as info:
+        parse_spec(text, source="s.yaml", base_dir=Path("/nonexistent"))
+    msg = str(info.value)
+    assert msg.startswith("s.yaml"), msg
+    if line is not None:
+        assert msg.startswith(f"s.yaml:{line}: "), msg
+    for p in parts:
+        assert p in msg, f"{p!r} not in {msg!r}"
+
+
+def test_load_spec_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="cannot read spec"):
+        load_spec(tmp_path / "nope.yaml")
+
+
+def test_user_profile_path_is_relative_to_the_spec(tmp_path: Path) -> None:
+    (tmp_path / "prof.yaml").write_text("keyspace: k\n")
+    (tmp_path / "s.yaml").write_text("workload: prof.yaml\n")
+    s = load_spec(tmp_path / "s.yaml")
+    assert s.workload.name == str((tmp_path / "prof.yaml").resolve())
+
+
+def test_examples_are_valid() -> None:
+    examples = sorted((Path(__file__).parents[2] / "examples").glob("*.yaml"))
+    assert len(examples) >= 5
+    for path in examples:
+        load_spec(path)

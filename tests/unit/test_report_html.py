@@ -1,0 +1,108 @@
+"""The HTML report on a synthetic campaign: every expected figure is there, tables are
+there, and headless Chromium renders it (screenshot non-trivial)."""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from casslab.metrics.samples import HostSample, NodeSample, TrialMetrics
+from casslab.report.html import build_report
+from casslab.store.db import Store
+
+FACTORS = [{"name": "nodes", "kind": "lab", "label": "nodes", "levels": [1, 3]},
+           {"name": "workload", "kind": "schema", "label": "workload",
+            "levels": ["ycsb-a", "ycsb-i"]}]
+
+
+def summary(runtime_s: float) -> dict[str, object]:
+    p = {"mean_us": 900.0, "p50_us": 800, "p95_us": 1500, "p99_us": 2500, "p999_us": 4000,
+         "max_us": 9000, "min_us": 100}
+    return {"workload": "ycsb-a", "ended_by": "completed", "elapsed_s": runtime_s, "ops": 1000,
+            "ops_s": 1000 / runtime_s, "errors": 0,
+            "by_op": {"read": {"ops": 1000, "ops_s": 1000 / runtime_s, "errors": 0,
+                               "latency": p, "service": p}}}
+
+
+def fabricate(directory: Path, *, with_search: bool = True) -> None:
+    rng = random.Random(3)
+    store = Store(directory)
+    cid, _ = store.open_campaign(name="synthetic", digest="d1", spec_yaml="name: synthetic\n",
+                                 response="runtime_s", factors=FACTORS)
+    plan = []
+    seq = 0
+    for ci, (n, w) in enumerate([(1, "ycsb-a"), (1, "ycsb-i"), (3, "ycsb-a"), (3, "ycsb-i")]):
+        for t in range(1, 7):
+            seq += 1
+            plan.append((seq, ci, f"nodes={n},workload={w}", {"nodes": n, "workload": w}, t,
+                         t == 1, "none"))
+    status = store.ensure_plan(cid, plan)
+    for s, ci, _key, params, _t, _w, _r in plan:
+        base = 2.0 + 0.8 * (params["nodes"] == 3) + 0.3 * (params["workload"] == "ycsb-i")
+        runtime = base + rng.gauss(0, 0.1)
+        m = TrialMetrics()
+        for i in range(1, 13):
+            for node in range(1, params["nodes"] + 1):
+                m.nodes.append(NodeSample(float(i), f"node{node}", 40 + 10 * rng.random() + ci,
+                                          8.0, 5.0, 300 + 50 * rng.random(), 800.0,
+                                          10.0 + i * 0.5, 0, 0))
+            m.host.append(HostSample(float(i), 60 + 5 * rng.random(), 15.0, 1.0, 10.0, 500.0))
+        intervals = [{"t_s": float(i), "stage": "run", "recorded": True, "ops": 80,
+                      "ops_s": 400 + 40 * rng.random() - 20 * ci, "errors": 0, "by_op": {}}
+                     for i in range(1, 13)]
+        store.commit_trial(status[s][0], summary=summary(runtime), intervals=intervals,
+                           metrics=m, command=["casslab-load"])
+    if with_search:
+        for i, (lvl, ops) in enumerate([(1, 300), (2, 550), (4, 800), (8, 850), (16, 700)]):
+            store.add_search_step(cid, "workload=ycsb-a", i + 1, "in_flight", lvl, ops, 3.0, 1,
+                                  "throughput fell" if i == 4 else None)
+    store.close()
+
+
+EXPECTED = ["box-nodes", "box-workload", "curve-nodes", "search", "cpu", "disk", "host-cpu",
+            "throughput", "space"]
+
+
+def test_report_has_every_figure_and_table(tmp_path: Path) -> None:
+    fabricate(tmp_path)
+    rep = build_report(tmp_path)
+    page = rep.path.read_text()
+    assert [f.id for f in rep.figures] == EXPECTED
+    assert page.count("<img ") == len(EXPECTED)
+    assert len(re.findall(r"src='data:image/png;base64,[A-Za-z0-9+/=]{2000,}'", page)) == \
+        len(EXPECTED)
+    for fid in EXPECTED:
+        assert f"id='fig-{fid}'" in page
+    for heading in ("Cells", "Factors", "Pairwise comparisons", "Scaling", "Peak search"):
+        assert heading in page
+    assert "4 warm-up (dropped)" in page and "20 kept" in page
+    assert "http://" not in page and "https://" not in page  # self-contained
+    a = rep.analysis
+    assert len(a.cells) == 4 and all(c.stats.n == 5 for c in a.cells)
+    nodes = next(f for f in a.factors if f.name == "nodes")
+    assert nodes.anova.p < 0.001 and nodes.kruskal.p < 0.001
+
+
+def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
+    assert shutil.which("chromium"), "chromium missing: `make setup` installs it (APT_PACKAGES)"
+    fabricate(tmp_path)
+    rep = build_report(tmp_path)
+    shot = tmp_path / "report.png"
+    screenshot(rep.path, shot)
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(data) > 100_000, "a blank page compresses to a few kB"
+
+
+def screenshot(html: Path, png: Path, height: int = 4000) -> None:
+    with tempfile.TemporaryDirectory() as profile:
+        subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                        "--disable-quic", "--no-first-run", "--disable-background-networking",
+                        "--disable-component-update", "--disable-sync",
+                        f"--user-data-dir={profile}", f"--screenshot={png}",
+                        f"--window-size=1280,{height}", f"file://{html}"],
+                       check=True, capture_output=True, timeout=120)
