@@ -25,6 +25,8 @@ from labtools import casslab, leftovers
         (["--set", "oops"], "error: --set 'oops': expected key=value"),
         (["--cassandra-version", "five"], "error: cassandra version 'five' is not of the form"),
         (["--timeout", "0"], "error: --timeout 0.0: must be > 0 seconds"),
+        (["--heap-mib", "100"], "error: --heap-mib 100: Cassandra needs at least 256 MiB"),
+        (["--net", "dialup"], "error: unknown link profile 'dialup'"),
     ],
 )
 def test_bad_up_arguments_give_one_line_errors(args: list[str], message: str) -> None:

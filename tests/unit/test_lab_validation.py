@@ -1,7 +1,11 @@
 import pytest
 
 from casslab.errors import UsageError
-from casslab.lab.cluster import oversubscription_warning, validate_node_count
+from casslab.lab.cluster import (
+    oversubscription_warning,
+    unlimited_node_memory_mib,
+    validate_node_count,
+)
 from casslab.profiles import BUILTIN_PROFILES
 
 
@@ -24,3 +28,9 @@ def test_quota_over_the_machine_warns_of_oversubscription() -> None:
 
 def test_quota_within_the_machine_does_not_warn() -> None:
     assert oversubscription_warning(BUILTIN_PROFILES["rpi2"], 3, cores=2) is None
+
+
+def test_nodes_without_a_memory_limit_size_their_heap_on_a_bounded_share() -> None:
+    assert unlimited_node_memory_mib(24576, 1) == 4096  # heap 1 GiB, not 6 GiB
+    assert unlimited_node_memory_mib(24576, 12) == 2048
+    assert BUILTIN_PROFILES["host"].effective_heap_mib(unlimited_node_memory_mib(24576, 3)) == 1024

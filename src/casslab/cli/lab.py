@@ -41,6 +41,8 @@ def up(
     = DEFAULT_TIMEOUT_S,
     netns: Annotated[bool, typer.Option(help="Own network namespace (--no-netns: nodes on "
                                         "loopback aliases reachable from this host).")] = True,
+    heap_mib: Annotated[int | None, typer.Option(help="JVM heap in MiB (default: the "
+                                                 "profile's, or Cassandra's rule).")] = None,
     net_: Annotated[str | None, typer.Option("--net", help="Link conditions for every link: a "
                                              "profile (see `casslab net profiles`) or a "
                                              "link-spec YAML.")] = None,
@@ -51,7 +53,7 @@ def up(
     """
     options = LabOptions(nodes=nodes, profile=profile, profiles_file=profiles_file,
                          cassandra_version=cassandra_version, overrides=set_ or [],
-                         timeout_s=timeout, own_namespace=netns, net=net_)
+                         timeout_s=timeout, own_namespace=netns, net=net_, heap_mib=heap_mib)
     started = time.monotonic()
     with errors_to_exit(), err.status("starting lab") as spinner:
         state = open_lab(name).up(options, progress=lambda msg: spinner.update(msg))

@@ -60,6 +60,8 @@ class LabOptions:
     # ...) or a link-spec YAML file (see `casslab net set --help`).
     net: str | None = None
     net_profiles_file: Path | None = None
+    # Overrides the profile's heap (MiB).
+    heap_mib: int | None = None
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,18 @@ class NodeStatus:
 
 def host_memory_mib() -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1024 * 1024)
+
+
+# A node without a memory limit sizes its heap as if it had this much memory: labs and
+# their load generators share one machine, and Cassandra's rule on the whole machine
+# (6 GiB of heap on 24 GiB) would let three one-node labs exhaust it.
+UNLIMITED_NODE_BASIS_MIB = 4096
+
+
+def unlimited_node_memory_mib(host_mib: int, nodes: int) -> int:
+    """The memory Cassandra's heap rule sees for a node of a profile without a limit:
+    its share of this machine, at most UNLIMITED_NODE_BASIS_MIB (heap 1 GiB)."""
+    return min(host_mib // max(nodes, 1), UNLIMITED_NODE_BASIS_MIB)
 
 
 def validate_node_count(count: int, heap_mib: int, memory_mib: int) -> None:
@@ -159,11 +173,12 @@ class Lab:
         """
         say = progress or (lambda _msg: None)
         profile = resolve_profile(options.profile, options.profiles_file)
-        # Nodes without a memory limit share this machine's memory, as they would share
-        # a host; Cassandra's heap rule is applied to their share.
-        heap = profile.effective_heap_mib(host_memory_mib() // max(options.nodes, 1))
+        heap = options.heap_mib or profile.effective_heap_mib(
+            unlimited_node_memory_mib(host_memory_mib(), options.nodes))
         validate_node_count(options.nodes, heap, host_memory_mib())
         overrides = cconf.parse_overrides(options.overrides)
+        if options.heap_mib is not None and options.heap_mib < 256:
+            raise UsageError(f"--heap-mib {options.heap_mib}: Cassandra needs at least 256 MiB")
         if options.timeout_s <= 0:
             raise UsageError(f"--timeout {options.timeout_s}: must be > 0 seconds")
         net_spec = self._net_spec(options)
