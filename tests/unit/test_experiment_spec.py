@@ -160,7 +160,8 @@ def test_user_profile_path_is_relative_to_the_spec(tmp_path: Path) -> None:
 
 
 def test_examples_are_valid() -> None:
-    examples = sorted((Path(__file__).parents[2] / "examples").glob("*.yaml"))
+    # Campaign specs are examples/NNN-*.yaml; plan-*.yaml are planner specs (tested there).
+    examples = sorted((Path(__file__).parents[2] / "examples").glob("[0-9]*.yaml"))
     assert len(examples) >= 5
     for path in examples:
         load_spec(path)

@@ -12,6 +12,7 @@ from casslab import __version__
 from casslab.cassandra.distribution import DEFAULT_VERSION, resolve
 from casslab.cli import experiment, lab, net
 from casslab.cli.common import err, errors_to_exit, out
+from casslab.cli.plan import plan
 from casslab.cli.report import report
 from casslab.cli.run import run
 from casslab.paths import default_cache
@@ -27,6 +28,7 @@ app.add_typer(lab.app, name="lab")
 app.add_typer(net.app, name="net")
 app.add_typer(experiment.app, name="experiment")
 app.command()(report)
+app.command()(plan)
 app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(run)
 
 
