@@ -1,6 +1,8 @@
 """`make bench` (network part): fidelity of the emulated links and casslab-netem's cost.
 
-On a bare namespace (127.0.1.1-3 on lo, no Cassandra) it measures
+On a bare namespace (127.0.1.1-3 on lo, no Cassandra; the nodes' identity cgroups
+casslab/itnet-bench/node1-3 made for the run, probes open node flows from them) it
+measures
 - round trip p50 vs configured (error in ms and %; goal: within max(5 %, 0.3 ms)),
 - loss vs configured over 20k packets (goal: within +-0.5 points),
 - bandwidth (htb, wire rate from TCP goodput) vs configured (goal: within +-5 %),
@@ -23,8 +25,8 @@ from benchmd import machine, today, write_section
 
 from casslab import net
 from casslab.lab import netns
-from casslab.net import NetSpec
-from casslab.net.check import run_probe
+from casslab.net import NetSpec, identity
+from casslab.net.check import identity_dirs, run_probe
 
 NS = "itnet-bench"
 ADDRS = ["127.0.1.1", "127.0.1.2", "127.0.1.3"]
@@ -52,9 +54,10 @@ def main() -> int:
     args = parser.parse_args()
     lab_dir = Path(tempfile.mkdtemp(prefix="itnet-bench-"))
     netns.delete(NS)
-    netns.create(NS, ADDRS)
+    cgroups = identity.create_bare(NS, len(ADDRS))
     lines: list[str] = []
     try:
+        netns.create(NS, ADDRS)
         # --- round trip -------------------------------------------------------------
         delays = {"client-node1": 0.5, "client-node2": 5.0, "client-node3": 22.5,
                   "node1-node2": 45.0}
@@ -110,9 +113,10 @@ def main() -> int:
         pid = state.daemon.pid
         time.sleep(1.2)
         seen0, cpu0, t0 = daemon_seen(lab_dir), cpu_s(pid), time.monotonic()
-        res = run_probe(NS, {"bandwidth": {"links": [[ADDRS[0], ADDRS[1]]],
+        res = run_probe(NS, {"bandwidth": {"links": [[ADDRS[0], ADDRS[1], "node1"]],
                                            "duration_s": args.flood_s, "warmup_s": 0.5}},
-                        timeout_s=args.flood_s + 30)
+                        timeout_s=args.flood_s + 30,
+                        cgroups={"node1": identity_dirs(state.identities)["node1"]})
         time.sleep(1.2)
         seen1, cpu1, t1 = daemon_seen(lab_dir), cpu_s(pid), time.monotonic()
         packets = seen1 - seen0
@@ -127,12 +131,14 @@ def main() -> int:
     finally:
         net.clear(lab_dir)
         netns.delete(NS)
+        identity.remove_bare(cgroups)
 
     ok = "yes"
     lines += [f"Measured {today()} on {machine()}; bare namespace (127.0.1.1-3 on lo, MTU "
-              "1500, TSO/GSO off, CUBIC), casslab-netem at SCHED_FIFO 50, probes "
-              "(`casslab net check`'s worker) at SCHED_FIFO 40. Other engineers' labs and "
-              "builds shared the 2 cores.", "",
+              "1500, TSO/GSO off, CUBIC), links classified by connection owner (node "
+              "identity cgroup -> conntrack mark) and direction into packet marks, "
+              "casslab-netem at SCHED_FIFO 50, probes (`casslab net check`'s worker) at "
+              "SCHED_FIFO 40. Other engineers' labs and builds shared the 2 cores.", "",
               "Round trip (300 pings per pair, 5 ms apart; goal: p50 within max(5 %, 0.3 ms))",
               "", "| pair | set (ms) | p50 (ms) | p99 (ms) | p50 error (ms) | goal met |",
               "|---|---|---|---|---|---|"]

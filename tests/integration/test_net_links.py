@@ -1,5 +1,7 @@
 """Packet-level tests of network emulation on a bare namespace (no Cassandra):
-127.0.1.1-3 on lo, the client at 127.0.0.1, casslab-netem, iptables and htb for real."""
+127.0.1.1-3 on lo, the client at 127.0.0.1, casslab-netem, iptables and htb for real.
+The "nodes" are probe sockets created in the nodes' identity cgroups
+(casslab/itnet-links/node1-3 on the cgroup v2 hierarchy), as a lab's JVMs would be."""
 
 from __future__ import annotations
 
@@ -18,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).parent.parent))
 from casslab import net
 from casslab.lab import netns
 from casslab.lab.state import LabState, NodeState
-from casslab.net import NetSpec
+from casslab.net import NetSpec, identity
+from casslab.net.check import run_probe
 from casslab.paths import default_home
 from casslab.procutil import is_same_process
 
@@ -42,16 +45,19 @@ def _in_ns(*cmd: str) -> str:
 @pytest.fixture(scope="module")
 def bare() -> Iterator[Bare]:
     netns.delete(NS)
-    netns.create(NS, ADDRS)
+    cgroups = identity.create_bare(NS, len(ADDRS))
     lab_dir = Path(tempfile.mkdtemp(prefix="itnet-"))
     try:
+        netns.create(NS, ADDRS)
         yield Bare(NS, lab_dir)
     finally:
         state = net.load(lab_dir)
         netns.delete(NS)
+        identity.remove_bare(cgroups)
         if state and state.daemon:
             assert not state.daemon.alive(), "casslab-netem survived its namespace"
         assert not netns.exists(NS)
+        assert not any(d.exists() for d in cgroups)
 
 
 def _tolerance(configured_ms: float) -> float:
@@ -77,6 +83,33 @@ def test_round_trip_matches_configured_delay(bare: Bare) -> None:
         assert abs(r.rtt_p50_ms - want) <= _tolerance(want), (link, r)
     # One-way: the two directions of node1<->node2 differ as configured.
     assert abs((by_link[("node1", "node2")].one_way_p50_ms or 0) - 3.0) <= 0.5
+
+
+def test_node_links_follow_the_opener_not_the_source_address(bare: Bare) -> None:
+    """Cassandra's internode sockets are not bound to the node's address: node1's
+    connection to node2 leaves from 127.0.1.2 (the local route's choice) or, with the
+    client route, 127.0.0.1. The opener's cgroup decides the link, not the source."""
+    spec = NetSpec(links=(("client-node2", {"delay": "20ms"}),
+                          ("node1-to-node2", {"delay": "3ms"}),
+                          ("node2-to-node1", {"delay": "1ms"})))
+    state = net.apply(bare.lab_dir, bare.netns, ADDRS, spec)
+    assert set(state.identities) == {"node1", "node2", "node3"}
+    assert not state.warnings
+    mount = identity.v2_mount()
+    assert mount is not None
+    job = {"wait_s": 1.0, "delay": {"count": 100, "interval_ms": 5.0, "pairs": [
+        ["127.0.1.2", "127.0.1.2", "node1"],  # what Cassandra 5.0.6 does
+        ["127.0.0.1", "127.0.1.2", "node1"],  # unbound, after the client route
+        ["127.0.1.1", "127.0.1.2", "node1"],  # bound to its own address
+        ["127.0.0.1", "127.0.1.2", None],  # the client
+        ["127.0.1.1", "127.0.1.2", None],  # nobody's: no link, no delay
+    ]}}
+    res = run_probe(bare.netns, job, 30, {"node1": mount / state.identities["node1"]})
+    p50 = [sorted(r["rtt_ms"])[len(r["rtt_ms"]) // 2] for r in res["delay"]]
+    for got, want in zip(p50, (4.0, 4.0, 4.0, 40.0, 0.0), strict=True):
+        assert abs(got - want) <= _tolerance(want), (p50, want)
+    # The probe went back to its own cgroup: nothing is left in node1's.
+    assert not (mount / state.identities["node1"] / "cgroup.procs").read_text().strip()
 
 
 def test_loss_over_10k_packets_and_no_reordering_with_jitter(bare: Bare) -> None:

@@ -151,27 +151,65 @@ def test_rules_from_table() -> None:
     t = NetSpec(links=(("client-to-node1", {"delay": "5ms"}),
                        ("node2-to-node3", {"rate": "10mbit"}),
                        ("node1-to-node3", {"loss": "1%"}))).resolve(3)
-    text = rules.iptables_restore(t, ADDR, 0)
-    assert text.splitlines()[:2] == ["*mangle", ":CASSLAB_NET - [0:0]"]
-    queued = [x for x in text.splitlines() if "NFQUEUE" in x]
+    marks = rules.link_marks(3)
+    assert marks[("client", "node1")] == 0x0CA50001
+    assert marks[("node1", "node3")] == 0x0CA5000B
+    assert len(set(marks.values())) == 12 and all(m >> 16 == 0x0CA5 for m in marks.values())
+    ids = {"node1": "casslab/x/node1", "node3": "casslab/x/node3"}
+    text = rules.iptables_restore(t, ADDR, 0, ids)
+    lines = text.splitlines()
+    assert lines[:3] == ["*mangle", ":CASSLAB_NET - [0:0]", ":CASSLAB_NET_OUT - [0:0]"]
+    assert ":CASSLAB_NET_N3 - [0:0]" in lines and lines[-1] == "COMMIT"
+    queued = [x for x in lines if "NFQUEUE" in x]
     assert queued == [
-        "-A CASSLAB_NET -s 127.0.0.1/32 -d 127.0.1.1/32 -j NFQUEUE --queue-num 0 "
-        "--queue-bypass",
-        "-A CASSLAB_NET -s 127.0.1.1/32 -d 127.0.1.3/32 -j NFQUEUE --queue-num 0 "
-        "--queue-bypass",
+        "-A CASSLAB_NET -m mark --mark 0xca50001 -j NFQUEUE --queue-num 0 --queue-bypass",
+        "-A CASSLAB_NET -m mark --mark 0xca5000b -j NFQUEUE --queue-num 0 --queue-bypass",
     ]
+    out = [x for x in lines if x.startswith("-A CASSLAB_NET_OUT")]
+    assert out == [
+        "-A CASSLAB_NET_OUT -m connmark --mark 0 -m conntrack --ctdir ORIGINAL "
+        "-m cgroup --path casslab/x/node1 -j CONNMARK --set-mark 1",
+        "-A CASSLAB_NET_OUT -m connmark --mark 0 -m conntrack --ctdir ORIGINAL "
+        "-m cgroup --path casslab/x/node3 -j CONNMARK --set-mark 3",
+        "-A CASSLAB_NET_OUT -m connmark --mark 0 -j CASSLAB_NET_C",
+        "-A CASSLAB_NET_OUT -m connmark --mark 1 -j CASSLAB_NET_N1",
+        "-A CASSLAB_NET_OUT -m connmark --mark 2 -j CASSLAB_NET_N2",
+        "-A CASSLAB_NET_OUT -m connmark --mark 3 -j CASSLAB_NET_N3",
+    ]
+    # node1->node3 travels on node1's connections (ORIGINAL) and node3's (REPLY).
+    assert ("-A CASSLAB_NET_N1 -m conntrack --ctdir ORIGINAL -d 127.0.1.3/32 "
+            "-j MARK --set-mark 0xca5000b") in lines
+    assert ("-A CASSLAB_NET_N3 -m conntrack --ctdir REPLY -s 127.0.1.1/32 "
+            "-j MARK --set-mark 0xca5000b") in lines
+    assert ("-A CASSLAB_NET_C -s 127.0.0.1/32 -d 127.0.1.1/32 -j MARK --set-mark 0xca50001"
+            in lines)
+    assert not any(x.startswith("-A CASSLAB_NET_N1") and "0xca50009" in x for x in lines)
     tc = rules.tc_batch(t, ADDR)
     assert tc[0] == "qdisc add dev lo root handle 1: htb r2q 1000 direct_qlen 10000"
     assert "class add dev lo parent 1: classid 1:a htb rate 10000kbit ceil 10000kbit" in tc
     assert "qdisc add dev lo parent 1:a handle a: bfifo limit 64kb" in tc
-    assert ("filter add dev lo parent 1: protocol ip prio 1 u32 match ip src 127.0.1.2/32 "
-            "match ip dst 127.0.1.3/32 flowid 1:a") in tc
+    # One classic-BPF filter: load skb->mark, mark 0xca50009 -> class 1:a, else no match.
+    assert tc[-1] == ('filter add dev lo parent 1: protocol ip prio 1 bpf bytecode '
+                      '"4,32 0 0 4294963220,21 0 1 212140041,6 0 0 65546,6 0 0 0"')
     assert rules.tc_batch(NetSpec().resolve(3), ADDR) == []
+    clean = rules.iptables_restore(NetSpec().resolve(3), ADDR, 0, ids)
+    assert "-j MARK" not in clean and "NFQUEUE" not in clean
     cfg = rules.daemon_config(t, ADDR, 5)
     assert cfg["seed"] == 5
-    assert cfg["links"][0] == {"src": "127.0.0.1", "dst": "127.0.1.1", "delay_us": 5000,
+    assert cfg["links"][0] == {"mark": 0x0CA50001, "name": "client->node1", "delay_us": 5000,
                                "jitter_us": 0, "loss_pct": 0.0, "loss_burst": 1.0}
     assert len(cfg["links"]) == 2
+
+
+def test_probe_owner() -> None:
+    from casslab.net.check import owner_of
+
+    ids = {"node1": "casslab/x/node1", "node2": "casslab/x/node2"}
+    assert owner_of(("node1", "node2"), ids) == "node1"
+    assert owner_of(("node2", "node1"), ids) == "node2"
+    assert owner_of(("client", "node1"), ids) is None
+    assert owner_of(("node1", "client"), ids) is None
+    assert owner_of(("node3", "node1"), ids) is None  # no identity cgroup
 
 
 def test_measure_helpers() -> None:

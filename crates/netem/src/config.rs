@@ -6,9 +6,10 @@ use clap::{Args, Parser, Subcommand};
 
 /// casslab-netem: per-link packet delay, jitter and loss for a casslab lab, via NFQUEUE.
 ///
-/// Packets reach the daemon through `iptables -t mangle -A PREROUTING -s A -d B -j NFQUEUE
-/// --queue-num N --queue-bypass` rules inside the lab's network namespace; each directed
-/// link (source address -> destination address) has its own FIFO, so jitter never
+/// Packets reach the daemon through `iptables -t mangle -A PREROUTING -m mark --mark M -j
+/// NFQUEUE --queue-num N --queue-bypass` rules inside the lab's network namespace; the
+/// packet mark M names the directed link (casslab sets it in mangle OUTPUT from the
+/// connection's owning node and direction). Each link has its own FIFO, so jitter never
 /// reorders packets within a link.
 #[derive(Debug, Parser)]
 #[command(name = "casslab-netem", version, about, long_about = None)]
@@ -35,8 +36,9 @@ pub struct RunCommand {
     /// NFQUEUE queue number the iptables rules send packets to.
     #[arg(long, default_value_t = 0)]
     pub queue_num: u16,
-    /// JSON link config: {"seed": 1, "links": [{"src": "127.0.0.1", "dst": "127.0.1.1",
-    /// "delay_us": 10000, "jitter_us": 0, "loss_pct": 0.0, "loss_burst": 1.0}]}.
+    /// JSON link config: {"seed": 1, "links": [{"mark": 212140033, "name": "client->node1",
+    /// "delay_us": 10000, "jitter_us": 0, "loss_pct": 0.0, "loss_burst": 1.0}]}; `mark` is
+    /// the packet mark (non-zero, unique) of the link's packets, `name` only a label.
     #[arg(long)]
     pub config: PathBuf,
     /// Write counters as JSON to this file about once a second (atomically).

@@ -14,12 +14,11 @@ pub enum NetemError {
         path: PathBuf,
         source: serde_json::Error,
     },
-    #[error("link config {path}: link {index} ({src} -> {dst}): {message}")]
+    #[error("link config {path}: link {index} ({link}): {message}")]
     ConfigValue {
         path: PathBuf,
         index: usize,
-        src: String,
-        dst: String,
+        link: String,
         message: String,
     },
     #[error(

@@ -1,6 +1,11 @@
 //! The link config file: which directed links exist and their conditions.
+//!
+//! A link is identified by the packet mark (skb mark, `nfmark`) casslab's iptables rules
+//! give its packets in the lab namespace's mangle OUTPUT chain. Addresses cannot tell
+//! links apart: Cassandra does not bind its outbound internode sockets to its own
+//! address, so the rules classify by the connection's owner (a conntrack mark set from
+//! the sending node's cgroup) and direction instead.
 
-use std::net::Ipv4Addr;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -11,8 +16,11 @@ use crate::error::{NetemError, Result};
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkConfig {
-    pub src: String,
-    pub dst: String,
+    /// The packet mark of this link's packets (non-zero, unique in the file).
+    pub mark: u32,
+    /// A label for logs and `check-config` (e.g. `node1->node2`); not used to match.
+    #[serde(default)]
+    pub name: String,
     #[serde(default)]
     pub delay_us: u64,
     #[serde(default)]
@@ -37,11 +45,11 @@ pub struct FileConfig {
     pub links: Vec<LinkConfig>,
 }
 
-/// A validated link with parsed addresses.
+/// A validated link.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Link {
-    pub src: Ipv4Addr,
-    pub dst: Ipv4Addr,
+    pub mark: u32,
+    pub name: String,
     pub delay_ns: u64,
     pub jitter_ns: u64,
     /// Loss probability in [0, 1].
@@ -75,18 +83,18 @@ pub fn parse(path: &Path, text: &str) -> Result<Config> {
         let bad = |message: String| NetemError::ConfigValue {
             path: path.to_path_buf(),
             index,
-            src: l.src.clone(),
-            dst: l.dst.clone(),
+            link: if l.name.is_empty() {
+                format!("mark {:#x}", l.mark)
+            } else {
+                format!("{}, mark {:#x}", l.name, l.mark)
+            },
             message,
         };
-        let src: Ipv4Addr = l
-            .src
-            .parse()
-            .map_err(|_| bad("src is not an IPv4 address".into()))?;
-        let dst: Ipv4Addr = l
-            .dst
-            .parse()
-            .map_err(|_| bad("dst is not an IPv4 address".into()))?;
+        if l.mark == 0 {
+            return Err(bad(
+                "mark must be non-zero (0 is every unclassified packet)".into(),
+            ));
+        }
         if !(0.0..=100.0).contains(&l.loss_pct) {
             return Err(bad(format!("loss_pct {} is not in 0..100", l.loss_pct)));
         }
@@ -100,12 +108,12 @@ pub fn parse(path: &Path, text: &str) -> Result<Config> {
         if l.delay_us > MAX_US || l.jitter_us > MAX_US {
             return Err(bad("delay_us and jitter_us must be <= 60 s".into()));
         }
-        if links.iter().any(|x: &Link| x.src == src && x.dst == dst) {
-            return Err(bad("link listed twice".into()));
+        if links.iter().any(|x: &Link| x.mark == l.mark) {
+            return Err(bad("mark listed twice".into()));
         }
         links.push(Link {
-            src,
-            dst,
+            mark: l.mark,
+            name: l.name.clone(),
             delay_ns: l.delay_us * 1_000,
             jitter_ns: l.jitter_us * 1_000,
             loss: l.loss_pct / 100.0,
@@ -126,10 +134,12 @@ mod tests {
     fn parses_a_link() {
         let c = parse(
             Path::new("x.json"),
-            r#"{"seed": 3, "links": [{"src": "127.0.0.1", "dst": "127.0.1.2", "delay_us": 1500}]}"#,
+            r#"{"seed": 3, "links": [{"mark": 212140033, "name": "client->node1", "delay_us": 1500}]}"#,
         )
         .expect("valid");
         assert_eq!(c.seed, 3);
+        assert_eq!(c.links[0].mark, 0x0ca5_0001);
+        assert_eq!(c.links[0].name, "client->node1");
         assert_eq!(c.links[0].delay_ns, 1_500_000);
         assert_eq!(c.links[0].loss_burst, 1.0);
     }
@@ -138,19 +148,37 @@ mod tests {
     fn rejects_bad_values_naming_the_field() {
         let err = parse(
             Path::new("x.json"),
-            r#"{"links": [{"src": "127.0.0.1", "dst": "127.0.1.2", "loss_pct": 120}]}"#,
+            r#"{"links": [{"mark": 7, "name": "a->b", "loss_pct": 120}]}"#,
         )
         .expect_err("loss out of range");
         assert!(err.to_string().contains("loss_pct"), "{err}");
+        assert!(err.to_string().contains("a->b"), "{err}");
+        let err = parse(Path::new("x.json"), r#"{"links": [{"mark": 0}]}"#).expect_err("zero mark");
+        assert!(err.to_string().contains("mark must be non-zero"), "{err}");
         let err = parse(
             Path::new("x.json"),
-            r#"{"links": [{"src": "node1", "dst": "127.0.1.2"}]}"#,
+            r#"{"links": [{"mark": 5, "delay_us": 1}, {"mark": 5}]}"#,
         )
-        .expect_err("bad address");
+        .expect_err("duplicate mark");
+        assert!(err.to_string().contains("mark listed twice"), "{err}");
+        let err =
+            parse(Path::new("x.json"), r#"{"links": [{"mark": -1}]}"#).expect_err("negative mark");
+        assert!(
+            err.to_string().contains("mark") || err.to_string().contains("-1"),
+            "{err}"
+        );
+        let err = parse(Path::new("x.json"), r#"{"links": [{"delay_us": 5}]}"#)
+            .expect_err("missing mark");
+        assert!(err.to_string().contains("mark"), "{err}");
+        let err = parse(
+            Path::new("x.json"),
+            r#"{"links": [{"src": "127.0.0.1", "dst": "127.0.1.2", "mark": 3}]}"#,
+        )
+        .expect_err("address fields are gone");
         assert!(err.to_string().contains("src"), "{err}");
         let err = parse(
             Path::new("x.json"),
-            r#"{"links": [{"src": "1.2.3.4", "dst": "1.2.3.5", "delay": 3}]}"#,
+            r#"{"links": [{"mark": 3, "delay": 3}]}"#,
         )
         .expect_err("unknown field");
         assert!(err.to_string().contains("delay"), "{err}");

@@ -24,7 +24,7 @@ fn main() -> anyhow::Result<()> {
                 .links
                 .iter()
                 .map(|l| {
-                    serde_json::json!({"src": l.src.to_string(), "dst": l.dst.to_string(),
+                    serde_json::json!({"mark": l.mark, "name": l.name,
                         "delay_us": l.delay_ns / 1000, "jitter_us": l.jitter_ns / 1000,
                         "loss_pct": l.loss * 100.0, "loss_burst": l.loss_burst})
                 })

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import statistics
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from casslab.lab import netns as netns_mod
+from casslab.net import identity
 from casslab.net.emulator import NetState
 from casslab.net.errors import NetError, NetSpecError
 from casslab.net.profiles import LinkConditions
-from casslab.net.spec import Link, parse_link_name
+from casslab.net.spec import CLIENT, Link, parse_link_name
 
 PROBE_PRIORITY = 40
 
@@ -52,18 +55,51 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[k]
 
 
-def run_probe(netns: str, job: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-    """Run the probe worker in `netns` (at real-time priority when allowed)."""
+def owner_of(link: Link, identities: dict[str, str]) -> str | None:
+    """Whose cgroup opens a probe flow for `link`: the source node for node->node links,
+    nobody's (the client's: ctmark 0) when the client is an endpoint."""
+    src, dst = link
+    if CLIENT in (src, dst) or src not in identities:
+        return None
+    return src
+
+
+def identity_dirs(identities: dict[str, str]) -> dict[str, Path]:
+    """node name -> its identity cgroup directory (only those that exist now)."""
+    mount = identity.v2_mount()
+    if mount is None:
+        return {}
+    return {n: mount / p for n, p in identities.items() if (mount / p).is_dir()}
+
+
+def run_probe(netns: str, job: dict[str, Any], timeout_s: float,
+              cgroups: dict[str, Path] | None = None) -> dict[str, Any]:
+    """Run the probe worker in `netns` (at real-time priority when allowed).
+
+    `cgroups` maps the owners named in the job's links (node names) to cgroup v2
+    directories: their `cgroup.procs` are opened here, before entering the namespace,
+    and passed to the worker with this process's own cgroup as "home".
+    """
     base = ["ip", "netns", "exec", netns]
     rt = subprocess.run([*base, "chrt", "-f", str(PROBE_PRIORITY), "true"],
                         capture_output=True, check=False).returncode == 0
     cmd = [*base, *(["chrt", "-f", str(PROBE_PRIORITY)] if rt else []),
            sys.executable, "-m", "casslab.net.probe"]
+    fds: dict[str, int] = {}
+    if cgroups:
+        mount = identity.v2_mount()
+        if mount is None:
+            raise NetError("no cgroup v2 hierarchy mounted: probes cannot join node cgroups")
+        fds = identity.open_procs({**cgroups, "home": identity.own_cgroup_dir(mount)})
+        job = {**job, "cgroup_fds": fds}
     try:
         proc = subprocess.run(cmd, input=json.dumps(job), capture_output=True, text=True,
-                              timeout=timeout_s, check=False)
+                              timeout=timeout_s, check=False, pass_fds=tuple(fds.values()))
     except subprocess.TimeoutExpired as exc:
         raise NetError(f"link probe in {netns} took longer than {timeout_s:.0f} s") from exc
+    finally:
+        for fd in fds.values():
+            os.close(fd)
     if proc.returncode != 0:
         tail = proc.stderr.strip().splitlines()[-3:]
         raise NetError(f"link probe in {netns} exited {proc.returncode}: {' | '.join(tail)}")
@@ -95,6 +131,11 @@ def check(state: NetState, *, links: list[str] | None = None, pings: int = 200,
                 if k not in chosen:
                     chosen.append(k)
     addr = state.addresses
+    ids = state.identities
+
+    def entry(link: Link) -> list[str | None]:
+        return [addr[link[0]], addr[link[1]], owner_of(link, ids)]
+
     pairs: list[Link] = []
     for a, b in chosen:
         if (a, b) not in pairs and (b, a) not in pairs:
@@ -103,20 +144,22 @@ def check(state: NetState, *, links: list[str] | None = None, pings: int = 200,
     wait_s = 2 * max_delay / 1000 + 1.0
     job: dict[str, Any] = {
         "wait_s": wait_s,
-        "delay": {"pairs": [[addr[a], addr[b]] for a, b in pairs], "count": pings,
+        "delay": {"pairs": [entry(k) for k in pairs], "count": pings,
                   "interval_ms": 5.0},
     }
     if loss_packets:
-        job["loss"] = {"links": [[addr[a], addr[b]] for a, b in chosen],
+        job["loss"] = {"links": [entry(k) for k in chosen],
                        "count": loss_packets, "rate_pps": min(10000.0, 5000.0 * len(chosen))}
     limited = [k for k in chosen if state.table[k].rate_mbit is not None]
     if bandwidth and limited:
-        job["bandwidth"] = {"links": [[addr[a], addr[b]] for a, b in limited],
+        job["bandwidth"] = {"links": [entry(k) for k in limited],
                             "duration_s": bandwidth_s,
                             "warmup_s": min(bandwidth_s / 2, 0.3 + 8 * max_delay / 1000)}
     budget = (pings * 0.005 + wait_s) + (len(chosen) * loss_packets / 2000 + wait_s) \
         + len(limited) * bandwidth_s + 30
-    result = run_probe(state.netns, job, budget)
+    owners = {o for k in chosen for o in (owner_of(k, ids), owner_of((k[1], k[0]), ids)) if o}
+    cgroups = {n: d for n, d in identity_dirs(ids).items() if n in owners}
+    result = run_probe(state.netns, job, budget, cgroups)
     by_addr = {v: k for k, v in addr.items()}
     delay_rows = {(by_addr[r["pair"][0]], by_addr[r["pair"][1]]): r for r in result["delay"]}
     loss_rows = {(by_addr[r["link"][0]], by_addr[r["link"][1]]): r

@@ -20,7 +20,7 @@ from typing import Any
 
 from casslab.errors import CommandError, PrerequisiteError
 from casslab.lab import netns as netns_mod
-from casslab.net import daemon, rules
+from casslab.net import daemon, identity, rules
 from casslab.net.errors import NetError, NetSpecError
 from casslab.net.profiles import LinkConditions
 from casslab.net.spec import CLIENT, NetSpec, Table, all_links
@@ -41,6 +41,9 @@ class NetState:
     netns: str
     addresses: dict[str, str]
     table: Table
+    # node name -> cgroup v2 identity path, for the nodes whose identity cgroup existed
+    # when the rules were installed (see rules.py: how packets are told apart).
+    identities: dict[str, str] = field(default_factory=dict)
     cc: str = DEFAULT_CC
     seed: int = 1
     queue_num: int = DEFAULT_QUEUE
@@ -56,6 +59,7 @@ class NetState:
             "netns": self.netns,
             "addresses": self.addresses,
             "links": [{"src": s, "dst": d, **c.to_dict()} for (s, d), c in self.table.items()],
+            "identities": self.identities,
             "cc": self.cc,
             "seed": self.seed,
             "queue_num": self.queue_num,
@@ -71,6 +75,7 @@ class NetState:
             **{k: v for k, v in x.items() if k not in ("src", "dst")}) for x in raw["links"]}
         d = raw.get("daemon")
         return cls(netns=raw["netns"], addresses=dict(raw["addresses"]), table=table,
+                   identities=dict(raw.get("identities", {})),
                    cc=raw.get("cc", DEFAULT_CC), seed=int(raw.get("seed", 1)),
                    queue_num=int(raw.get("queue_num", DEFAULT_QUEUE)),
                    daemon=daemon.DaemonInfo(**d) if d else None,
@@ -113,7 +118,7 @@ def _net_lock(lab_dir: Path) -> Iterator[None]:
 
 
 def apply(lab_dir: Path, netns: str, node_addresses: list[str], spec: NetSpec, *,
-          replace: bool = True) -> NetState:
+          replace: bool = True, system_name: str | None = None) -> NetState:
     """Apply `spec` to the lab's links and return the resulting state.
 
     `replace=True` starts from clean links (what `lab up --net PROFILE` wants);
@@ -121,6 +126,11 @@ def apply(lab_dir: Path, netns: str, node_addresses: list[str], spec: NetSpec, *
     (what `casslab net set` does). Sets up the namespace for realism (lo MTU 1500,
     TSO/GSO off, congestion control, client source address 127.0.0.1), writes the
     daemon config, starts or reloads casslab-netem, installs iptables and tc rules.
+
+    Node i's traffic is recognised by its cgroup v2 identity cgroup
+    `casslab/<system_name>/node<i>` (`system_name` defaults to the namespace name
+    without its `casslab-` prefix); a node without one gets a warning, and the
+    conditions of links it opens do not apply.
 
     Raises NetSpecError for bad input, NetError when the namespace is missing or a
     step fails, PrerequisiteError when iptables, tc, ethtool or the daemon are missing.
@@ -135,8 +145,10 @@ def apply(lab_dir: Path, netns: str, node_addresses: list[str], spec: NetSpec, *
             old = None
         base = None if replace or old is None else old.table
         table = spec.resolve(len(node_addresses), base)
+        sys_name = system_name or identity.system_name_of(netns)
         state = NetState(
             netns=netns, addresses=addresses_for(node_addresses), table=table,
+            identities=identity.existing(sys_name, len(node_addresses)),
             cc=spec.cc or (old.cc if old and not replace else DEFAULT_CC),
             seed=spec.seed if spec.seed is not None else (old.seed if old else 1),
             daemon=old.daemon if old and old.daemon and old.daemon.alive() else None,
@@ -144,6 +156,7 @@ def apply(lab_dir: Path, netns: str, node_addresses: list[str], spec: NetSpec, *
         if state.cc == "bbr" and any(c.loss_pct > 0 for c in table.values()):
             state.warnings.append("BBR ignores random loss: lossy links barely slow TCP "
                                   "(use cc cubic for textbook loss response)")
+        _warn_missing_identities(state, sys_name)
         _prepare_namespace(state)
         _apply_packet_path(lab_dir, state)
         _save(lab_dir, state)
@@ -257,6 +270,19 @@ def _allow_congestion_control(state: NetState) -> None:
                           "choose it inside a namespace)")
 
 
+def _warn_missing_identities(state: NetState, sys_name: str) -> None:
+    missing = [f"node{i}" for i in range(1, state.node_count + 1)
+               if f"node{i}" not in state.identities]
+    conditioned = any((c.needs_daemon or c.rate_mbit is not None)
+                      and CLIENT not in (s, d) for (s, d), c in state.table.items())
+    if missing and conditioned:
+        paths = ", ".join(identity.node_paths(sys_name, state.node_count)[n] for n in missing)
+        state.warnings.append(
+            f"no cgroup v2 identity cgroup for {', '.join(missing)} ({paths}): connections "
+            "these nodes open are not recognised, so their node<->node conditions do not "
+            "apply (and, sent from 127.0.0.1, they count as client traffic)")
+
+
 def _apply_packet_path(lab_dir: Path, state: NetState) -> None:
     net_dir = lab_dir / NET_DIR
     net_dir.mkdir(parents=True, exist_ok=True)
@@ -273,11 +299,16 @@ def _apply_packet_path(lab_dir: Path, state: NetState) -> None:
                 state.warnings.append("chrt -f 50 not permitted: casslab-netem runs at normal "
                                       "priority (delays less precise under load)")
     _ns(state, "iptables-restore", "--noflush",
-        input_=rules.iptables_restore(state.table, state.addresses, state.queue_num))
-    try:
-        _ns(state, "iptables", "-t", "mangle", "-C", "PREROUTING", "-j", rules.CHAIN)
-    except NetError:
-        _ns(state, "iptables", "-t", "mangle", "-I", "PREROUTING", "1", "-j", rules.CHAIN)
+        input_=rules.iptables_restore(state.table, state.addresses, state.queue_num,
+                                      state.identities))
+    # PREROUTING: ours first. OUTPUT: after the lab's CASSLAB_ID owner marks (appended
+    # at `lab up`), so a new node connection is already marked when it gets here.
+    for hook, chain, add in (("PREROUTING", rules.CHAIN, ["-I", "PREROUTING", "1"]),
+                             ("OUTPUT", rules.OUT_CHAIN, ["-A", "OUTPUT"])):
+        try:
+            _ns(state, "iptables", "-t", "mangle", "-C", hook, "-j", chain)
+        except NetError:
+            _ns(state, "iptables", "-t", "mangle", *add, "-j", chain)
     if not cfg["links"] and state.daemon is not None:
         daemon.stop(state.daemon)
         state.daemon = None
@@ -295,9 +326,16 @@ def _delete_qdisc(ns: str) -> None:
 
 
 def _remove_rules(ns: str) -> None:
-    for cmd in (["-D", "PREROUTING", "-j", rules.CHAIN], ["-F", rules.CHAIN],
-                ["-X", rules.CHAIN]):
-        run(["ip", "netns", "exec", ns, "iptables", "-t", "mangle", *cmd], check=False)
+    ipt = ["ip", "netns", "exec", ns, "iptables", "-t", "mangle"]
+    for hook, chain in (("PREROUTING", rules.CHAIN), ("OUTPUT", rules.OUT_CHAIN)):
+        run([*ipt, "-D", hook, "-j", chain], check=False)
+    listing = run([*ipt, "-S"], check=False)
+    ours = [line.split()[1] for line in listing.splitlines()
+            if line.startswith("-N ") and line.split()[1].startswith(rules.CHAIN_PREFIX)]
+    for chain in ours:  # flush all first: OUT_CHAIN jumps to the others
+        run([*ipt, "-F", chain], check=False)
+    for chain in ours:
+        run([*ipt, "-X", chain], check=False)
     _delete_qdisc(ns)
 
 

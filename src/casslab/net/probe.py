@@ -1,11 +1,17 @@
 """Probe worker: runs INSIDE a lab's namespace (`python -m casslab.net.probe`), reads one
 JSON job on stdin, writes one JSON result on stdout. Every socket is bound to the
-link's source address, so packets travel exactly the emulated directed links.
+link's source address, and the socket that opens a flow is created in the cgroup of
+the endpoint that owns the flow (packet rules tell links apart by the opener's cgroup:
+see casslab.net.rules), so packets travel exactly the emulated directed links.
 
-Job: {"delay": {"pairs": [[a, b], ...], "count": 200, "interval_ms": 5},
-      "loss": {"links": [[src, dst], ...], "count": 2000, "rate_pps": 5000},
-      "bandwidth": {"links": [[src, dst], ...], "duration_s": 2.0, "warmup_s": 0.5},
+Job: {"delay": {"pairs": [[a, b, owner], ...], "count": 200, "interval_ms": 5},
+      "loss": {"links": [[src, dst, owner], ...], "count": 2000, "rate_pps": 5000},
+      "bandwidth": {"links": [[src, dst, owner], ...], "duration_s": 2.0, "warmup_s": 0.5},
+      "cgroup_fds": {"home": 5, "node1": 6, ...},
       "wait_s": 1.0}
+`owner` (optional, may be null) names an entry of `cgroup_fds`: open `cgroup.procs`
+descriptors the parent passed in (/sys/fs/cgroup is not visible inside the namespace).
+The worker joins that cgroup to create the opening socket, then returns to "home".
 One event loop, no threads: timestamps are taken when the loop sees a packet.
 """
 
@@ -13,11 +19,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import selectors
 import socket
 import struct
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any
 
 _PING = struct.Struct("!IIdd")  # pair index, sequence, sent at, reflected at
@@ -25,15 +33,38 @@ _SEQ = struct.Struct("!II")  # link index, sequence
 PAYLOAD = 64
 
 
-def _udp(addr: str) -> socket.socket:
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+_CGROUP_FDS: dict[str, int] = {}
+
+
+@contextlib.contextmanager
+def _owned_by(owner: str | None) -> Iterator[None]:
+    """Create sockets inside the owner's cgroup (a socket keeps the cgroup it was made
+    in), then move back home."""
+    fd = _CGROUP_FDS.get(owner) if owner else None
+    if fd is None:
+        yield
+        return
+    os.write(fd, str(os.getpid()).encode())
+    try:
+        yield
+    finally:
+        os.write(_CGROUP_FDS["home"], str(os.getpid()).encode())
+
+
+def _owner(entry: list[Any]) -> str | None:
+    return str(entry[2]) if len(entry) > 2 and entry[2] else None
+
+
+def _udp(addr: str, owner: str | None = None) -> socket.socket:
+    with _owned_by(owner):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
     s.bind((addr, 0))
     s.setblocking(False)
     return s
 
 
-def probe_delay(pairs: list[list[str]], count: int, interval_ms: float,
+def probe_delay(pairs: list[list[Any]], count: int, interval_ms: float,
                 wait_s: float) -> list[dict[str, Any]]:
     """Ping-pong per pair (a -> b -> a): one-way delays both ways and round trips, ms.
 
@@ -41,8 +72,9 @@ def probe_delay(pairs: list[list[str]], count: int, interval_ms: float,
     """
     sel = selectors.DefaultSelector()
     clients, echoes = [], []
-    for i, (a, b) in enumerate(pairs):
-        c, e = _udp(a), _udp(b)
+    for i, pair in enumerate(pairs):
+        a, b = pair[0], pair[1]
+        c, e = _udp(a, _owner(pair)), _udp(b)
         clients.append(c)
         echoes.append(e)
         sel.register(c, selectors.EVENT_READ, ("reply", i))
@@ -94,14 +126,15 @@ def probe_delay(pairs: list[list[str]], count: int, interval_ms: float,
              "backward_ms": back[i], "rtt_ms": rtt[i]} for i in range(len(pairs))]
 
 
-def probe_loss(links: list[list[str]], count: int, rate_pps: float,
+def probe_loss(links: list[list[Any]], count: int, rate_pps: float,
                wait_s: float) -> list[dict[str, Any]]:
     """Send `count` UDP packets per directed link at `rate_pps` in total; count arrivals
     and packets that arrive after a later one (reordering)."""
     sel = selectors.DefaultSelector()
     senders, sinks = [], []
-    for i, (a, b) in enumerate(links):
-        s, k = _udp(a), _udp(b)
+    for i, link in enumerate(links):
+        a, b = link[0], link[1]
+        s, k = _udp(a, _owner(link)), _udp(b)
         senders.append(s)
         sinks.append(k)
         sel.register(k, selectors.EVENT_READ, i)
@@ -146,12 +179,14 @@ def probe_loss(links: list[list[str]], count: int, rate_pps: float,
             for i in range(len(links))]
 
 
-def probe_bandwidth(src: str, dst: str, duration_s: float, warmup_s: float) -> dict[str, Any]:
+def probe_bandwidth(src: str, dst: str, duration_s: float, warmup_s: float,
+                    owner: str | None = None) -> dict[str, Any]:
     """One TCP flow src -> dst for duration_s; goodput after warmup_s, Mbit/s."""
     listener = socket.socket()
     listener.bind((dst, 0))
     listener.listen(1)
-    client = socket.socket()
+    with _owned_by(owner):
+        client = socket.socket()
     client.bind((src, 0))
     client.connect(listener.getsockname())
     server, _ = listener.accept()
@@ -190,10 +225,14 @@ def probe_bandwidth(src: str, dst: str, duration_s: float, warmup_s: float) -> d
         s.close()
     window = (last - first) if first is not None and last is not None else 0.0
     mbit = counted * 8 / window / 1e6 if window > 0 else 0.0
-    return {"link": [src, dst], "mbit": mbit, "window_s": window, "mss": mss}
+    return {"link": [src, dst, owner], "mbit": mbit, "window_s": window, "mss": mss}
 
 
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
+    _CGROUP_FDS.clear()
+    _CGROUP_FDS.update({str(k): int(v) for k, v in (job.get("cgroup_fds") or {}).items()})
+    if _CGROUP_FDS and "home" not in _CGROUP_FDS:
+        raise ValueError("cgroup_fds needs a 'home' entry to return to")
     wait_s = float(job.get("wait_s", 1.0))
     out: dict[str, Any] = {}
     if job.get("delay"):
@@ -205,8 +244,9 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         out["loss"] = probe_loss(lo["links"], int(lo["count"]), float(lo["rate_pps"]), wait_s)
     if job.get("bandwidth"):
         b = job["bandwidth"]
-        out["bandwidth"] = [probe_bandwidth(s, d, float(b["duration_s"]),
-                                            float(b["warmup_s"])) for s, d in b["links"]]
+        out["bandwidth"] = [probe_bandwidth(x[0], x[1], float(b["duration_s"]),
+                                            float(b["warmup_s"]), _owner(x))
+                            for x in b["links"]]
     return out
 
 
@@ -214,7 +254,7 @@ def main() -> None:
     job = json.loads(sys.stdin.read())
     try:
         result = run_job(job)
-    except OSError as exc:
+    except (OSError, ValueError) as exc:
         result = {"error": f"{type(exc).__name__}: {exc}"}
     sys.stdout.write(json.dumps(result))
 

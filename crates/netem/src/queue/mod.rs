@@ -8,7 +8,6 @@ pub mod signals;
 
 use std::collections::BTreeSet;
 use std::io::ErrorKind;
-use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -23,7 +22,8 @@ use crate::sched::{Admit, Counters, Scheduler};
 /// At most this many packets are read between two release passes, so a flood of new
 /// packets cannot make held ones late.
 const RECV_BATCH: usize = 256;
-/// Only the IPv4 header is needed to classify a packet.
+/// Packets are classified by their mark (packet metadata), not their bytes: copy only
+/// a header's worth to user space.
 const COPY_RANGE: u16 = 64;
 const NETLINK_RCVBUF: libc::c_int = 32 * 1024 * 1024;
 
@@ -171,15 +171,6 @@ fn open_queue(cmd: &RunCommand) -> Result<(Queue, libc::c_int)> {
     Ok((queue, fd))
 }
 
-fn addresses(payload: &[u8]) -> Option<(Ipv4Addr, Ipv4Addr)> {
-    if payload.len() < 20 || payload[0] >> 4 != 4 {
-        return None;
-    }
-    let src = Ipv4Addr::new(payload[12], payload[13], payload[14], payload[15]);
-    let dst = Ipv4Addr::new(payload[16], payload[17], payload[18], payload[19]);
-    Some((src, dst))
-}
-
 impl Daemon {
     fn now_ns(&self) -> u64 {
         self.origin.elapsed().as_nanos() as u64
@@ -231,12 +222,10 @@ impl Daemon {
                     return Ok(());
                 }
             };
-            let Some((src, dst)) = addresses(msg.get_payload()) else {
-                self.verdict(msg, Verdict::Accept);
-                continue;
-            };
+            // The link is the packet's mark, set by casslab's mangle OUTPUT rules.
+            let mark = msg.get_nfmark();
             let now = self.arrival_ns(&msg);
-            match self.sched.admit(now, src, dst, msg) {
+            match self.sched.admit(now, mark, msg) {
                 Admit::Pass(m) => self.verdict(m, Verdict::Accept),
                 Admit::Drop(m) => self.verdict(m, Verdict::Drop),
                 Admit::Held => {}
@@ -404,24 +393,4 @@ pub fn run(cmd: &RunCommand) -> Result<()> {
     }
     event(&last);
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reads_ipv4_addresses() {
-        let mut p = [0u8; 20];
-        p[0] = 0x45;
-        p[12..16].copy_from_slice(&[127, 0, 0, 1]);
-        p[16..20].copy_from_slice(&[127, 0, 1, 3]);
-        assert_eq!(
-            addresses(&p),
-            Some((Ipv4Addr::new(127, 0, 0, 1), Ipv4Addr::new(127, 0, 1, 3)))
-        );
-        p[0] = 0x60;
-        assert_eq!(addresses(&p), None);
-        assert_eq!(addresses(&p[..10]), None);
-    }
 }

@@ -9,7 +9,6 @@ pub mod loss;
 pub mod rng;
 
 use std::collections::{HashMap, VecDeque};
-use std::net::Ipv4Addr;
 
 use crate::links::Config;
 use loss::LossModel;
@@ -18,7 +17,7 @@ use rng::Rng;
 /// What happened to a packet offered to the scheduler.
 #[derive(Debug, PartialEq)]
 pub enum Admit<T> {
-    /// No link configured for this address pair: let it through now.
+    /// No link configured for this packet mark: let it through now.
     Pass(T),
     /// Lost on this link: drop it.
     Drop(T),
@@ -50,7 +49,8 @@ struct LinkState<T> {
 
 pub struct Scheduler<T> {
     links: Vec<LinkState<T>>,
-    index: HashMap<(u32, u32), usize>,
+    /// Packet mark -> index into `links`.
+    index: HashMap<u32, usize>,
     pub counters: Counters,
 }
 
@@ -76,7 +76,7 @@ impl<T> Scheduler<T> {
     pub fn reconfigure(&mut self, config: &Config) {
         let mut seen = vec![false; self.links.len()];
         for l in &config.links {
-            let key = (u32::from(l.src), u32::from(l.dst));
+            let key = l.mark;
             let loss = LossModel::new(l.loss, l.loss_burst);
             match self.index.get(&key) {
                 Some(&i) => {
@@ -84,7 +84,7 @@ impl<T> Scheduler<T> {
                     st.delay_ns = l.delay_ns;
                     st.jitter_ns = l.jitter_ns;
                     st.loss = loss;
-                    st.rng = Rng::for_link(config.seed, key.0, key.1);
+                    st.rng = Rng::for_link(config.seed, key);
                     seen[i] = true;
                 }
                 None => {
@@ -93,7 +93,7 @@ impl<T> Scheduler<T> {
                         delay_ns: l.delay_ns,
                         jitter_ns: l.jitter_ns,
                         loss,
-                        rng: Rng::for_link(config.seed, key.0, key.1),
+                        rng: Rng::for_link(config.seed, key),
                         last_due_ns: 0,
                         queue: VecDeque::new(),
                     });
@@ -101,7 +101,7 @@ impl<T> Scheduler<T> {
             }
         }
         // A link no longer configured passes packets at once; its FIFO drains normally.
-        let removed: Vec<(u32, u32)> = self
+        let removed: Vec<u32> = self
             .index
             .iter()
             .filter(|(_, &i)| i < seen.len() && !seen[i])
@@ -117,10 +117,10 @@ impl<T> Scheduler<T> {
         }
     }
 
-    /// Offer a packet from `src` to `dst` arriving at `now_ns`.
-    pub fn admit(&mut self, now_ns: u64, src: Ipv4Addr, dst: Ipv4Addr, item: T) -> Admit<T> {
+    /// Offer a packet with packet mark `mark` arriving at `now_ns`.
+    pub fn admit(&mut self, now_ns: u64, mark: u32, item: T) -> Admit<T> {
         self.counters.seen += 1;
-        let Some(&i) = self.index.get(&(u32::from(src), u32::from(dst))) else {
+        let Some(&i) = self.index.get(&mark) else {
             self.counters.passed += 1;
             return Admit::Pass(item);
         };
@@ -156,7 +156,7 @@ impl<T> Scheduler<T> {
                 }
                 if let Some((_, item)) = st.queue.pop_front() {
                     let late = now_ns - due;
-                    self.counters.late_sum_ns += late;
+                    self.counters.late_sum_ns = self.counters.late_sum_ns.saturating_add(late);
                     self.counters.late_max_ns = self.counters.late_max_ns.max(late);
                     self.counters.released += 1;
                     self.counters.held_now -= 1;
@@ -191,15 +191,16 @@ mod tests {
     use super::*;
     use crate::links::Link;
 
-    const A: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 1);
-    const B: Ipv4Addr = Ipv4Addr::new(127, 0, 1, 1);
-    const C: Ipv4Addr = Ipv4Addr::new(127, 0, 1, 2);
+    // Packet marks of three links (the endpoints are casslab's business).
+    const A: u32 = 0x0ca5_0001;
+    const B: u32 = 0x0ca5_0002;
+    const C: u32 = 0x0ca5_0003;
     const MS: u64 = 1_000_000;
 
-    fn link(src: Ipv4Addr, dst: Ipv4Addr, delay_ms: u64, jitter_ms: u64, loss: f64) -> Link {
+    fn link(mark: u32, delay_ms: u64, jitter_ms: u64, loss: f64) -> Link {
         Link {
-            src,
-            dst,
+            mark,
+            name: String::new(),
             delay_ns: delay_ms * MS,
             jitter_ns: jitter_ms * MS,
             loss,
@@ -213,8 +214,8 @@ mod tests {
 
     #[test]
     fn holds_for_the_delay_then_releases() {
-        let mut s = Scheduler::new(&cfg(vec![link(A, B, 10, 0, 0.0)]));
-        assert_eq!(s.admit(0, A, B, 1), Admit::Held);
+        let mut s = Scheduler::new(&cfg(vec![link(A, 10, 0, 0.0)]));
+        assert_eq!(s.admit(0, A, 1), Admit::Held);
         let mut out = Vec::new();
         s.release_due(9 * MS, &mut out);
         assert!(out.is_empty());
@@ -225,20 +226,20 @@ mod tests {
     }
 
     #[test]
-    fn unknown_pairs_pass_at_once() {
-        let mut s = Scheduler::new(&cfg(vec![link(A, B, 10, 0, 0.0)]));
-        assert_eq!(s.admit(0, B, A, 5), Admit::Pass(5));
+    fn unknown_marks_pass_at_once() {
+        let mut s = Scheduler::new(&cfg(vec![link(A, 10, 0, 0.0)]));
+        assert_eq!(s.admit(0, B, 5), Admit::Pass(5));
         assert_eq!(s.counters.passed, 1);
     }
 
     #[test]
     fn jitter_never_reorders_within_a_link() {
-        let mut s = Scheduler::new(&cfg(vec![link(A, B, 5, 5, 0.0), link(A, C, 1, 1, 0.0)]));
+        let mut s = Scheduler::new(&cfg(vec![link(B, 5, 5, 0.0), link(C, 1, 1, 0.0)]));
         let mut out = Vec::new();
         for i in 0..10_000u64 {
             let now = i * 100_000; // one packet per 0.1 ms, jitter range 10 ms
             let dst = if i % 3 == 0 { C } else { B };
-            assert_eq!(s.admit(now, A, dst, (dst, i)), Admit::Held);
+            assert_eq!(s.admit(now, dst, (dst, i)), Admit::Held);
             s.release_due(now, &mut out);
         }
         s.release_due(u64::MAX, &mut out);
@@ -251,20 +252,20 @@ mod tests {
                 .collect();
             assert!(
                 seq.windows(2).all(|w| w[0] < w[1]),
-                "reordered on link to {d}"
+                "reordered on link {d:#x}"
             );
         }
     }
 
     #[test]
     fn jitter_spreads_delay_around_the_mean() {
-        let mut s = Scheduler::new(&cfg(vec![link(A, B, 10, 4, 0.0)]));
+        let mut s = Scheduler::new(&cfg(vec![link(A, 10, 4, 0.0)]));
         let mut delays = Vec::new();
         let mut out = Vec::new();
         // Packets 50 ms apart: the FIFO never holds one back.
         for i in 0..2000u64 {
             let now = i * 50 * MS;
-            s.admit(now, A, B, i);
+            s.admit(now, A, i);
             let due = s.next_due().expect("held");
             delays.push(due - now);
             s.release_due(due, &mut out);
@@ -278,11 +279,11 @@ mod tests {
 
     #[test]
     fn jitter_larger_than_delay_clamps_at_zero() {
-        let mut s = Scheduler::new(&cfg(vec![link(A, B, 1, 5, 0.0)]));
+        let mut s = Scheduler::new(&cfg(vec![link(A, 1, 5, 0.0)]));
         let mut out = Vec::new();
         for i in 0..1000u64 {
             let now = i * 20 * MS;
-            if s.admit(now, A, B, i) == Admit::Held {
+            if s.admit(now, A, i) == Admit::Held {
                 let due = s.next_due().expect("held");
                 assert!(due >= now && due <= now + 6 * MS);
                 s.release_due(due, &mut out);
@@ -292,9 +293,9 @@ mod tests {
 
     #[test]
     fn loss_drops_the_configured_share() {
-        let mut s = Scheduler::new(&cfg(vec![link(A, B, 0, 0, 0.1)]));
+        let mut s = Scheduler::new(&cfg(vec![link(A, 0, 0, 0.1)]));
         let dropped = (0..100_000u64)
-            .filter(|i| matches!(s.admit(*i, A, B, *i), Admit::Drop(_)))
+            .filter(|i| matches!(s.admit(*i, A, *i), Admit::Drop(_)))
             .count();
         assert!(
             (dropped as f64 / 100_000.0 - 0.1).abs() < 0.005,
@@ -305,9 +306,9 @@ mod tests {
     #[test]
     fn same_seed_same_pattern() {
         let pattern = || {
-            let mut s = Scheduler::new(&cfg(vec![link(A, B, 0, 0, 0.3)]));
+            let mut s = Scheduler::new(&cfg(vec![link(A, 0, 0, 0.3)]));
             (0..1000u64)
-                .map(|i| matches!(s.admit(i, A, B, i), Admit::Drop(_)))
+                .map(|i| matches!(s.admit(i, A, i), Admit::Drop(_)))
                 .collect::<Vec<_>>()
         };
         assert_eq!(pattern(), pattern());
@@ -315,11 +316,11 @@ mod tests {
 
     #[test]
     fn reconfigure_keeps_held_packets_and_order() {
-        let mut s = Scheduler::new(&cfg(vec![link(A, B, 50, 0, 0.0)]));
-        s.admit(0, A, B, 1);
-        s.reconfigure(&cfg(vec![link(A, B, 1, 0, 0.0)]));
+        let mut s = Scheduler::new(&cfg(vec![link(A, 50, 0, 0.0)]));
+        s.admit(0, A, 1);
+        s.reconfigure(&cfg(vec![link(A, 1, 0, 0.0)]));
         // The new, shorter delay cannot overtake the packet already held.
-        s.admit(MS, A, B, 2);
+        s.admit(MS, A, 2);
         let mut out = Vec::new();
         s.release_due(10 * MS, &mut out);
         assert!(out.is_empty());
@@ -327,14 +328,14 @@ mod tests {
         assert_eq!(out, vec![1, 2]);
         // A link removed from the config passes new packets at once.
         s.reconfigure(&cfg(vec![]));
-        assert_eq!(s.admit(60 * MS, A, B, 3), Admit::Pass(3));
+        assert_eq!(s.admit(60 * MS, A, 3), Admit::Pass(3));
     }
 
     #[test]
     fn drain_all_releases_everything() {
-        let mut s = Scheduler::new(&cfg(vec![link(A, B, 50, 0, 0.0)]));
+        let mut s = Scheduler::new(&cfg(vec![link(A, 50, 0, 0.0)]));
         for i in 0..5 {
-            s.admit(i, A, B, i);
+            s.admit(i, A, i);
         }
         let mut out = Vec::new();
         s.drain_all(&mut out);

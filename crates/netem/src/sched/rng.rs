@@ -11,9 +11,9 @@ impl Rng {
         Rng { state: seed }
     }
 
-    /// Seed for one link: mixes the run seed with the link's addresses.
-    pub fn for_link(seed: u64, src: u32, dst: u32) -> Self {
-        let mut r = Rng::new(seed ^ ((u64::from(src) << 32) | u64::from(dst)));
+    /// Seed for one link: mixes the run seed with the link's packet mark.
+    pub fn for_link(seed: u64, mark: u32) -> Self {
+        let mut r = Rng::new(seed ^ (u64::from(mark) << 32));
         r.next_u64();
         r
     }
