@@ -70,10 +70,13 @@ GC_OPTIONS = [
     "-XX:InitiatingHeapOccupancyPercent=70",
 ]
 
-# facts.md: these make a fresh multi-node lab join in seconds instead of minutes.
+# facts.md: these make a fresh multi-node lab join in seconds instead of minutes. The
+# ring delay is also how long a joining node's first gossip round waits for the seed:
+# 1 s was too short on a CPU-starved machine ("Unable to gossip with any peers"), and
+# with auto_bootstrap off nothing else sleeps for it, so 10 s costs nothing when idle.
 FAST_START_OPTIONS = [
     "-Dcassandra.skip_wait_for_gossip_to_settle=0",
-    "-Dcassandra.ring_delay_ms=1000",
+    "-Dcassandra.ring_delay_ms=10000",
     "-Dcassandra.consistent.rangemovement=false",
 ]
 
