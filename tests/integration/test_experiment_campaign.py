@@ -61,9 +61,11 @@ def test_example_campaign_end_to_end(tmp_path: Path) -> None:
         "SELECT params_json FROM trials WHERE status='done'")})
     assert rates == pytest.approx(sorted([round(peak.peak_ops_s * 0.66, 1),
                                           round(peak.peak_ops_s, 1)]))
-    cpu = conn.execute("SELECT max(cpu_user_pct + cpu_sys_pct), count(*) FROM "
-                       "node_metrics").fetchone()
-    assert cpu[0] > 1.0 and cpu[1] >= 6 * 4, "about 6 samples per 3 s trial"
+    # How many samples fit in a trial depends on how busy the machine is; that every
+    # kept trial has node metrics, and that they saw the node work, does not.
+    cpu = conn.execute("SELECT max(cpu_user_pct + cpu_sys_pct), count(DISTINCT trial_id) "
+                       "FROM node_metrics").fetchone()
+    assert cpu[0] > 1.0 and cpu[1] >= 6, "node metrics in every trial"
     assert conn.execute("SELECT count(*) FROM sstables").fetchone()[0] > 0
     assert conn.execute("SELECT count(*) FROM table_metrics WHERE kind='write'").fetchone()[0] > 0
     assert conn.execute("SELECT max(data_mib) FROM node_metrics").fetchone()[0] > 0
