@@ -10,7 +10,7 @@ from rich.table import Table
 
 from casslab import __version__
 from casslab.cassandra.distribution import DEFAULT_VERSION, resolve
-from casslab.cli import experiment, lab, net
+from casslab.cli import experiment, lab, net, tune
 from casslab.cli.common import err, errors_to_exit, out
 from casslab.cli.plan import plan
 from casslab.cli.report import report
@@ -27,6 +27,7 @@ app = typer.Typer(
 app.add_typer(lab.app, name="lab")
 app.add_typer(net.app, name="net")
 app.add_typer(experiment.app, name="experiment")
+app.add_typer(tune.app, name="tune")
 app.command()(report)
 app.command()(plan)
 app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(run)

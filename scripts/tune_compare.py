@@ -1,0 +1,269 @@
+"""Seed 003's four-stage scenario in compressed time, tuner off (static optimal start)
+and on: operations, mean and p99 latency, and disk space peak per stage.
+
+The scenario (C*DynaConf, section 4.1): TTL 1 h / 10 % reads for 150 min, 2 h / 30 %
+for 200 min, 3 h / 3 % for 300 min, 1 h / 10 % for 150 min. Compressed here:
+- TTLs and TWCS windows x TIME_SCALE (0.05: TTL 3 / 6 / 9 min; the rules are seed 003's
+  Table 2 scaled alike, so stage 1 starts at its optimum: window 1 min, min_threshold 6);
+- stages x STAGE_SCALE (0.01: 1.5 / 2 / 3 / 1.5 min).
+Each stage is one casslab-load run of a one-stage stages file (its mix and write TTL),
+so each stage has its own exact latency histogram; the table's default TTL is ALTERed
+at each stage start, as the scenario's operators did. With the tuner on, a Tuner runs
+in a thread every 10 s on count-delta rates (the five-minute rate would span several
+compressed stages), minimum 30 s between changes of the table.
+
+    .venv/bin/python scripts/tune_compare.py --reps 1 --out results/tune-compare.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from casslab.lab import Lab, LabOptions
+from casslab.lab.cql import CqlClient
+from casslab.load import LoadSpec, RunSummary, run_load
+from casslab.metrics.sampler import du_mib
+from casslab.paths import default_cache, default_home
+from casslab.tune.audit import AuditLog
+from casslab.tune.compaction import cql_map
+from casslab.tune.decide import Policy
+from casslab.tune.learn import mix_for
+from casslab.tune.loop import Tuner
+from casslab.tune.observe import as_map
+from casslab.tune.rules import RulesTable, seed003_rules
+
+KS = "iot_cmp"
+TABLE = "sensor_data"
+# (TTL hours, read share, minutes) of seed 003's scenario.
+SCENARIO = [(1, 0.10, 150), (2, 0.30, 200), (3, 0.03, 300), (1, 0.10, 150)]
+
+
+@dataclass
+class StageResult:
+    stage: int
+    ttl_s: int
+    read_share: float
+    duration_s: float
+    ops: int
+    ops_s: float
+    mean_ms: float
+    p99_ms: float
+    errors: int
+    disk_peak_mib: float
+    compaction_at_end: dict[str, str]
+
+
+def summary_stats(s: RunSummary) -> tuple[float, float]:
+    """Ops-weighted mean latency and the worst p99 over operation types (ms), as the
+    results store's 'ALL' row does."""
+    live = [o for o in s.by_op if o.ops > 0]
+    total = sum(o.ops for o in live) or 1
+    mean = sum(o.latency.mean_us * o.ops for o in live) / total / 1000
+    p99 = max((o.latency.p99_us for o in live), default=0) / 1000
+    return mean, p99
+
+
+def live_mib(keyspace_dir: Path) -> float:
+    """Allocated MiB of a keyspace's table directories without their snapshots (DROP
+    KEYSPACE leaves an auto-snapshot of the previous run behind)."""
+    if not keyspace_dir.exists():
+        return 0.0
+    total = 0.0
+    for table_dir in keyspace_dir.iterdir():
+        for entry in table_dir.iterdir() if table_dir.is_dir() else []:
+            if entry.name == "snapshots":
+                continue
+            if entry.is_dir():
+                total += du_mib(entry) or 0.0
+            else:
+                try:
+                    total += entry.stat().st_blocks * 512 / 2**20
+                except OSError:
+                    continue  # removed by a compaction meanwhile
+    return total
+
+
+class DiskSampler(threading.Thread):
+    """Samples the keyspace's live data size (snapshots excluded) every `interval_s`."""
+
+    def __init__(self, data_dirs: list[Path], interval_s: float = 5.0) -> None:
+        super().__init__(daemon=True)
+        self.dirs = data_dirs
+        self.interval_s = interval_s
+        self.stop = threading.Event()
+        self.peak_mib = 0.0
+        self.lock = threading.Lock()
+
+    def take_peak(self) -> float:
+        with self.lock:
+            peak, self.peak_mib = self.peak_mib, 0.0
+        return peak
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            total = sum(live_mib(d) for d in self.dirs)
+            with self.lock:
+                self.peak_mib = max(self.peak_mib, total)
+            self.stop.wait(self.interval_s)
+
+
+def run_scenario(lab: Lab, *, dynamic: bool, rules: RulesTable, time_scale: float,
+                 stage_scale: float, seed: int, audit: Path | None,
+                 load_options: dict[str, Any]) -> list[StageResult]:
+    state = lab.state()
+    hosts = [n.address for n in state.nodes]
+    targets = [f"{h}:9042" for h in hosts]
+    prefix = lab.exec_prefix()
+    ttl1 = int(SCENARIO[0][0] * 3600 * time_scale)
+    start = rules.choose("twcs", ttl1, SCENARIO[0][1]).options
+    static_map = {"class": "TimeWindowCompactionStrategy", **start}
+    run_load(LoadSpec("iot", {"keyspace": KS, "drop": True, "ops": 1, "mix": "lesrow=1",
+                              "table-ttl-s": ttl1, "compaction": cql_map(static_map),
+                              **load_options}), hosts=targets, prefix=prefix)
+    disk = DiskSampler([Path(n.directory) / "data" / KS for n in state.nodes])
+    disk.start()
+    stop = threading.Event()
+    tuner_thread = None
+    log = AuditLog(audit)
+    if dynamic:
+        def tune() -> None:
+            with CqlClient(hosts, netns=state.netns) as tcql:
+                Tuner(tcql, hosts, KS, rules, policy=Policy(min_interval_s=30.0),
+                      audit=log, rate_source="delta").run(interval_s=10.0, stop=stop)
+        tuner_thread = threading.Thread(target=tune, daemon=True)
+        tuner_thread.start()
+    results = []
+    try:
+        with lab.cql() as cql:
+            for i, (hours, share, minutes) in enumerate(SCENARIO, 1):
+                ttl = int(hours * 3600 * time_scale)
+                duration_s = minutes * 60 * stage_scale
+                cql.execute(f"ALTER TABLE {KS}.{TABLE} WITH default_time_to_live = {ttl}",
+                            timeout_s=60)
+                with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+                    json.dump({"stages": [{"name": f"stage{i}", "duration": f"{duration_s:g}s",
+                                           "mix": mix_for(share), "ttl_s": ttl}]}, f)
+                    stages_file = f.name
+                s = run_load(LoadSpec("iot", {"keyspace": KS, "stages": stages_file,
+                                              "seed": seed * 10 + i, **load_options}),
+                             hosts=targets, prefix=prefix).summary
+                Path(stages_file).unlink()
+                mean, p99 = summary_stats(s)
+                comp = cql.execute("SELECT compaction FROM system_schema.tables WHERE "
+                                   "keyspace_name = %s AND table_name = %s", [KS, TABLE]).rows
+                results.append(StageResult(i, ttl, share, round(s.elapsed_s, 1), s.ops,
+                                           round(s.ops_s, 1), round(mean, 3), round(p99, 3),
+                                           s.errors, round(disk.take_peak(), 1),
+                                           as_map(comp[0][0])))
+                print(f"  {'dynamic' if dynamic else 'static '} stage {i}: {s.ops} ops "
+                      f"({s.ops_s:.0f}/s), mean {mean:.2f} ms, p99 {p99:.2f} ms, disk peak "
+                      f"{results[-1].disk_peak_mib} MiB, window "
+                      f"{results[-1].compaction_at_end.get('compaction_window_size')} "
+                      f"min_threshold {results[-1].compaction_at_end.get('min_threshold')}",
+                      flush=True)
+    finally:
+        stop.set()
+        if tuner_thread:
+            tuner_thread.join(timeout=60)
+        disk.stop.set()
+        disk.join(timeout=10)
+        log.close()
+    return results
+
+
+def compare(*, reps: int, time_scale: float, stage_scale: float, lab_name: str,
+            keep_lab: bool, out: Path, profile: str,
+            load_options: dict[str, Any]) -> dict[str, Any]:
+    """Build a 1-node lab, run static and dynamic `reps` times (alternating), take the lab
+    down; returns (and writes to `out`) every stage result."""
+    rules = seed003_rules(time_scale=time_scale)
+    lab = Lab(lab_name, home=default_home(), cache=default_cache())
+    runs: list[dict[str, Any]] = []
+    t0 = time.time()
+    if not lab.exists() or not lab.is_running():
+        lab.up(LabOptions(nodes=1, profile=profile))
+    try:
+        for rep in range(1, reps + 1):
+            for mode in (("static", "dynamic") if rep % 2 else ("dynamic", "static")):
+                print(f"rep {rep} {mode}", flush=True)
+                stages = run_scenario(
+                    lab, dynamic=mode == "dynamic", rules=rules, time_scale=time_scale,
+                    stage_scale=stage_scale, seed=rep, load_options=load_options,
+                    audit=out.with_suffix(f".{mode}{rep}.audit.jsonl"))
+                runs.append({"rep": rep, "mode": mode, "stages": [asdict(s) for s in stages]})
+                out.parent.mkdir(parents=True, exist_ok=True)
+                out.write_text(json.dumps(_doc(runs, reps, time_scale, stage_scale, profile,
+                                               load_options, t0), indent=1))
+    finally:
+        if not keep_lab:
+            lab.down(wipe=True)
+    return _doc(runs, reps, time_scale, stage_scale, profile, load_options, t0)
+
+
+def _doc(runs: list[dict[str, Any]], reps: int, time_scale: float, stage_scale: float,
+         profile: str, load_options: dict[str, Any], t0: float) -> dict[str, Any]:
+    return {"scenario": SCENARIO, "reps": reps, "disk_excludes_snapshots": True,
+            "time_scale": time_scale,
+            "stage_scale": stage_scale, "profile": profile, "load_options": load_options,
+            "elapsed_s": round(time.time() - t0), "runs": runs}
+
+
+def table(doc: dict[str, Any]) -> list[str]:
+    """Markdown rows: per stage and mode, median and range over repetitions."""
+    lines = ["| stage | TTL / reads | mode | ops (median, min-max) | mean ms | p99 ms | "
+             "disk peak MiB | ops vs static |",
+             "|---|---|---|---|---|---|---|---|"]
+    by: dict[tuple[int, str], list[dict[str, Any]]] = {}
+    for run in doc["runs"]:
+        for s in run["stages"]:
+            by.setdefault((s["stage"], run["mode"]), []).append(s)
+    for stage in sorted({k[0] for k in by}):
+        base = statistics.median(s["ops"] for s in by.get((stage, "static"), [{"ops": 0}]))
+        for mode in ("static", "dynamic"):
+            rows = by.get((stage, mode))
+            if not rows:
+                continue
+            ops = [r["ops"] for r in rows]
+            gain = (f"{(statistics.median(ops) / base - 1):+.1%}" if base and mode == "dynamic"
+                    else "")
+
+            def med(key: str, rows: list[dict[str, Any]] = rows) -> str:
+                vals = [r[key] for r in rows]
+                return (f"{statistics.median(vals):g} ({min(vals):g}-{max(vals):g})"
+                        if len(vals) > 1 else f"{vals[0]:g}")
+            lines.append(f"| {stage} | {rows[0]['ttl_s']} s / {rows[0]['read_share']:.0%} | "
+                         f"{mode} | {med('ops')} | {med('mean_ms')} | {med('p99_ms')} | "
+                         f"{med('disk_peak_mib')} | {gain} |")
+    return lines
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--time-scale", type=float, default=0.05)
+    ap.add_argument("--stage-scale", type=float, default=0.01)
+    ap.add_argument("--lab", default="tunecmp")
+    ap.add_argument("--profile", default="host")
+    ap.add_argument("--keep-lab", action="store_true")
+    ap.add_argument("--devices", type=int, default=100)
+    ap.add_argument("--in-flight", type=int, default=16)
+    ap.add_argument("--out", type=Path, default=Path("results/tune-compare.json"))
+    a = ap.parse_args()
+    doc = compare(reps=a.reps, time_scale=a.time_scale, stage_scale=a.stage_scale,
+                  lab_name=a.lab, keep_lab=a.keep_lab, out=a.out, profile=a.profile,
+                  load_options={"devices": a.devices, "in-flight": a.in_flight})
+    print("\n".join(table(doc)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

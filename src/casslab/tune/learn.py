@@ -1,0 +1,159 @@
+"""`tune learn`: sweep TWCS window sizes x TTL x read share with the campaign runner and
+turn the results into a rules table for this hardware (with the measurements behind it).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from casslab.errors import UsageError
+from casslab.experiment.runner import CampaignRunner, Event
+from casslab.experiment.spec import CampaignSpec, parse_spec
+from casslab.store.db import Store
+from casslab.tune.rules import RulePoint, RulesTable
+
+# C*DynaConf's reads: devdat 40 %, lesrow 30 %, avgdat 30 % of the read operations.
+READ_SPLIT = {"devdat": 0.4, "lesrow": 0.3, "avgdat": 0.3}
+
+
+@dataclass(frozen=True)
+class LearnSpec:
+    """The sweep. Small defaults: 2 x 2 x 2 cells of one 45 s trial, about 8 minutes."""
+
+    windows_min: tuple[int, ...] = (1, 3)
+    ttls_s: tuple[int, ...] = (120, 300)
+    read_shares: tuple[float, ...] = (0.03, 0.30)
+    min_thresholds: tuple[int, ...] = (4,)
+    trials: int = 1
+    duration_s: float = 45.0
+    devices: int = 100
+    nodes: int = 1
+    profile: str = "host"
+    workload_options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name, values in (("windows", self.windows_min), ("TTLs", self.ttls_s),
+                             ("read shares", self.read_shares),
+                             ("min thresholds", self.min_thresholds)):
+            if not values:
+                raise UsageError(f"tune learn: give at least one of the {name}")
+        if any(w < 1 for w in self.windows_min):
+            raise UsageError("tune learn: window sizes are whole minutes >= 1")
+        if any(t < 1 for t in self.ttls_s):
+            raise UsageError("tune learn: TTLs are seconds >= 1")
+        if any(not 0 <= s < 1 for s in self.read_shares):
+            raise UsageError("tune learn: read shares are fractions in [0, 1)")
+        if any(m < 2 for m in self.min_thresholds):
+            raise UsageError("tune learn: min_threshold must be >= 2")
+
+
+def mix_for(read_share: float) -> str:
+    """The iot mix for a read share: inserts, then C*DynaConf's split of the reads."""
+    parts = {"insert": 1 - read_share, **{k: v * read_share for k, v in READ_SPLIT.items()}}
+    return ",".join(f"{k}={v:.4f}" for k, v in parts.items() if v > 0)
+
+
+def share_of(mix: str) -> float:
+    """The read share of an iot mix string (inverse of mix_for)."""
+    parts = {k: float(v) for k, v in (p.split("=") for p in mix.split(","))}
+    total = sum(parts.values())
+    return round((total - parts.get("insert", 0.0)) / total, 4) if total else 0.0
+
+
+def twcs_map(window_min: int, min_threshold: int) -> str:
+    return ("{'class': 'TimeWindowCompactionStrategy', 'compaction_window_size': "
+            f"'{window_min}', 'compaction_window_unit': 'MINUTES', "
+            f"'min_threshold': '{min_threshold}'}}")
+
+
+def build_spec(ls: LearnSpec) -> CampaignSpec:
+    """The campaign spec of the sweep (validated by the experiment spec parser)."""
+    doc = {
+        "name": "tune-learn",
+        "description": "casslab tune learn: TWCS window x TTL x read share",
+        "lab": {"nodes": ls.nodes, "profile": ls.profile},
+        "workload": {"name": "iot", "options": {"devices": ls.devices,
+                                                **ls.workload_options}},
+        "factors": [
+            {"name": "compaction",
+             "levels": [twcs_map(w, m) for w in ls.windows_min for m in ls.min_thresholds]},
+            {"name": "option.table-ttl-s", "levels": list(ls.ttls_s)},
+            {"name": "option.mix", "levels": [mix_for(s) for s in ls.read_shares]},
+        ],
+        "design": {"trials": ls.trials, "warmup_trials": 0, "reset": "recreate"},
+        "stop": {"duration_s": ls.duration_s, "timeout_s": ls.duration_s * 3 + 60},
+        "analysis": {"response": "ops_s"},
+    }
+    return parse_spec(yaml.safe_dump(doc, sort_keys=False), source="tune learn")
+
+
+def _map_options(text: str) -> dict[str, str]:
+    loaded = yaml.safe_load(text)
+    return {str(k): str(v) for k, v in loaded.items()} if isinstance(loaded, dict) else {}
+
+
+def rules_from_results(results: Path, *, interpolate: bool = False) -> RulesTable:
+    """For each (TTL, read share), the compaction that did the most operations per
+    second (ties: lower mean latency), with every alternative's measurements."""
+    with Store(results, create=False) as store:
+        rows = [r for r in store.trials_with_summary()
+                if r["status"] == "done" and not r["warmup"] and r["ops_s"] is not None]
+        peaks = {int(r["trial_id"]): r["peak"] for r in store.query(
+            "SELECT trial_id, MAX(total) AS peak FROM (SELECT trial_id, t_s, SUM(data_mib) "
+            "AS total FROM node_metrics GROUP BY trial_id, t_s) GROUP BY trial_id")}
+    if not rows:
+        raise UsageError(f"{results}: no finished trials to learn from")
+    cells: dict[tuple[float, float], dict[str, list[dict[str, Any]]]] = {}
+    for r in rows:
+        p = r["cell_params"]
+        key = (float(p["option.table-ttl-s"]), share_of(str(p["option.mix"])))
+        cells.setdefault(key, {}).setdefault(str(p["compaction"]), []).append(r)
+    points = []
+    for (ttl, share), by_comp in sorted(cells.items()):
+        alts: list[dict[str, Any]] = []
+        for comp, trials in by_comp.items():
+            opts = _map_options(comp)
+            ops = [float(t["ops_s"]) for t in trials]
+            disk = [peaks.get(int(t["trial_id"])) for t in trials]
+            alts.append({
+                "compaction_window_size": int(opts["compaction_window_size"]),
+                "compaction_window_unit": opts.get("compaction_window_unit", "MINUTES"),
+                "min_threshold": int(opts.get("min_threshold", 4)),
+                "ops_s": round(statistics.mean(ops), 1),
+                "ops_s_sd": round(statistics.stdev(ops), 1) if len(ops) > 1 else None,
+                "mean_ms": round(statistics.mean(float(t["mean_ms"]) for t in trials), 3),
+                "p99_ms": round(statistics.mean(float(t["p99_ms"]) for t in trials), 3),
+                "disk_peak_mib": (round(max(d for d in disk if d is not None), 1)
+                                  if any(d is not None for d in disk) else None),
+                "trials": len(trials)})
+        best = max(alts, key=lambda a: (float(a["ops_s"]), -float(a["mean_ms"])))
+        points.append(RulePoint(ttl, share, {
+            "compaction_window_size": str(best["compaction_window_size"]),
+            "compaction_window_unit": str(best["compaction_window_unit"]),
+            "min_threshold": str(best["min_threshold"])},
+            {"chosen_by": "max ops_s, then min mean_ms", "best": best,
+             "alternatives": sorted(alts, key=lambda a: (a["compaction_window_size"],
+                                                         a["min_threshold"])),
+             "results": str(results)}))
+    ttls = [p.ttl_s for p in points]
+    shares = [p.read_share for p in points]
+    return RulesTable({"twcs": tuple(points), "ucs": ()}, interpolate=interpolate,
+                      scale_ttl_s=(max(ttls) - min(ttls)) or 3600.0,
+                      scale_read_share=(max(shares) - min(shares)) or 0.1,
+                      source=f"casslab tune learn ({results})")
+
+
+def learn(ls: LearnSpec, results: Path, *, home: Path, cache: Path, lab_name: str | None = None,
+          on_event: Callable[[Event], None] | None = None) -> RulesTable:
+    """Run the sweep (resumable: an existing results directory continues) and return the
+    rules. The campaign's lab is taken down at the end, as the runner always does."""
+    runner = CampaignRunner(build_spec(ls), results, home=home, cache=cache,
+                            lab_name=lab_name or "tune-learn", on_event=on_event)
+    runner.run()
+    return rules_from_results(results)

@@ -1,0 +1,360 @@
+"""Rule tables: optimal compaction options by (TTL, read share), nearest point, interpolation.
+
+A rules file is YAML (or JSON):
+
+    version: 1
+    interpolate: false            # true: bilinear between grid points (needs a full grid)
+    scale: {ttl_s: 7200, read_share: 0.27}   # optional: distance units per axis
+    twcs:                         # points for TimeWindowCompactionStrategy tables
+      - {ttl_s: 3600, read_share: 0.03, compaction_window_size: 2,
+         compaction_window_unit: MINUTES, min_threshold: 6}
+    ucs:                          # optional: points for UnifiedCompactionStrategy tables
+      - {ttl_s: 3600, read_share: 0.30, scaling_parameters: L4}
+
+Every point has `ttl_s` (the table's default_time_to_live, seconds) and `read_share`
+(reads / (reads + writes), 0..1); every other key is a compaction option set on the
+table. `measurements:` (any mapping) may be attached to a point and is kept as is.
+Pure code: no I/O except `load_rules`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from casslab.errors import UsageError
+
+STRATEGIES = {"twcs": "TimeWindowCompactionStrategy", "ucs": "UnifiedCompactionStrategy"}
+WINDOW_UNITS_MIN = {"MINUTES": 1, "HOURS": 60, "DAYS": 1440}
+TOP_KEYS = ("version", "interpolate", "scale", "source", "twcs", "ucs")
+POINT_AXES = ("ttl_s", "read_share")
+# Options whose values are integers (interpolated, then rounded).
+INT_OPTIONS = ("compaction_window_size", "min_threshold", "max_threshold")
+TWCS_OPTIONS = ("compaction_window_size", "compaction_window_unit", "min_threshold",
+                "max_threshold", "timestamp_resolution", "unsafe_aggressive_sstable_expiration")
+
+
+class RulesError(UsageError):
+    """A rules file is malformed; the message names the file, the field and what is valid."""
+
+
+@dataclass(frozen=True)
+class RulePoint:
+    """One optimal point: at (ttl_s, read_share) set `options` (compaction options)."""
+
+    ttl_s: float
+    read_share: float
+    options: dict[str, str]
+    measurements: dict[str, Any] = field(default_factory=dict)
+
+    def label(self) -> str:
+        return f"ttl {self.ttl_s:g}s, reads {self.read_share:.0%}"
+
+
+@dataclass(frozen=True)
+class RuleChoice:
+    """What the rules recommend for one table: options and the point(s) behind them."""
+
+    options: dict[str, str]
+    point: RulePoint  # the nearest point
+    distance: float  # normalised distance to it
+    interpolated: bool
+
+
+@dataclass(frozen=True)
+class RulesTable:
+    """Points per strategy ('twcs', 'ucs'); `scale` is the distance unit per axis."""
+
+    points: dict[str, tuple[RulePoint, ...]]
+    interpolate: bool = False
+    scale_ttl_s: float = 1.0
+    scale_read_share: float = 1.0
+    source: str = ""
+
+    def strategies(self) -> list[str]:
+        return [s for s, pts in self.points.items() if pts]
+
+    def distance(self, p: RulePoint, ttl_s: float, read_share: float) -> float:
+        return math.hypot((p.ttl_s - ttl_s) / self.scale_ttl_s,
+                          (p.read_share - read_share) / self.scale_read_share)
+
+    def nearest(self, strategy: str, ttl_s: float, read_share: float) -> tuple[RulePoint, float]:
+        """The closest point (ties: the first in the file) and its normalised distance."""
+        pts = self.points.get(strategy, ())
+        if not pts:
+            raise RulesError(f"the rules have no '{strategy}' points")
+        best = min(range(len(pts)), key=lambda i: (self.distance(pts[i], ttl_s, read_share), i))
+        return pts[best], self.distance(pts[best], ttl_s, read_share)
+
+    def choose(self, strategy: str, ttl_s: float, read_share: float) -> RuleChoice:
+        """The options for a table at (ttl_s, read_share): the nearest point's, or with
+        `interpolate` a bilinear blend of the grid cell around it (clamped to the grid)."""
+        point, dist = self.nearest(strategy, ttl_s, read_share)
+        if not self.interpolate:
+            return RuleChoice(dict(point.options), point, dist, False)
+        return RuleChoice(interpolate(self.points[strategy], ttl_s, read_share, point), point,
+                          dist, True)
+
+
+def window_minutes(options: dict[str, str]) -> float | None:
+    """A TWCS window in minutes, or None when the options have none."""
+    size = options.get("compaction_window_size")
+    if size is None:
+        return None
+    unit = str(options.get("compaction_window_unit", "DAYS")).upper()
+    return float(size) * WINDOW_UNITS_MIN.get(unit, 1440)
+
+
+def half_up(x: float) -> int:
+    """Round half up (Python's round() rounds half to even: 2.5 -> 2)."""
+    return math.floor(x + 0.5)
+
+
+def _grid(points: tuple[RulePoint, ...]) -> tuple[list[float], list[float]]:
+    ttls = sorted({p.ttl_s for p in points})
+    shares = sorted({p.read_share for p in points})
+    return ttls, shares
+
+
+def check_grid(points: tuple[RulePoint, ...]) -> list[str]:
+    """Missing (ttl_s, read_share) pairs for a full grid; [] when complete."""
+    ttls, shares = _grid(points)
+    have = {(p.ttl_s, p.read_share) for p in points}
+    return [f"(ttl_s {t:g}, read_share {s:g})" for t in ttls for s in shares
+            if (t, s) not in have]
+
+
+def _bracket(axis: list[float], x: float) -> tuple[float, float, float]:
+    """Lower and upper grid values around x and the weight of the upper (clamped)."""
+    if x <= axis[0]:
+        return axis[0], axis[0], 0.0
+    if x >= axis[-1]:
+        return axis[-1], axis[-1], 0.0
+    for lo, hi in itertools.pairwise(axis):
+        if lo <= x <= hi:
+            return lo, hi, (x - lo) / (hi - lo)
+    raise AssertionError("unreachable")
+
+
+def interpolate(points: tuple[RulePoint, ...], ttl_s: float, read_share: float,
+                nearest: RulePoint) -> dict[str, str]:
+    """Bilinear interpolation of numeric options on a full grid.
+
+    TWCS windows are blended in minutes and written in MINUTES (or the nearest point's
+    unit when the result is a whole number of it); integer options are rounded; other
+    options come from the nearest point.
+    """
+    ttls, shares = _grid(points)
+    at = {(p.ttl_s, p.read_share): p for p in points}
+    t0, t1, wt = _bracket(ttls, ttl_s)
+    s0, s1, ws = _bracket(shares, read_share)
+    corners = [(at[(t0, s0)], (1 - wt) * (1 - ws)), (at[(t1, s0)], wt * (1 - ws)),
+               (at[(t0, s1)], (1 - wt) * ws), (at[(t1, s1)], wt * ws)]
+    out = dict(nearest.options)
+    if "compaction_window_size" in out:
+        minutes = sum((window_minutes(p.options) or 0.0) * w for p, w in corners)
+        unit = str(nearest.options.get("compaction_window_unit", "MINUTES")).upper()
+        per = WINDOW_UNITS_MIN.get(unit, 1)
+        whole = half_up(minutes)
+        if per > 1 and whole % per == 0 and whole > 0:
+            out["compaction_window_size"] = str(whole // per)
+        else:
+            out["compaction_window_size"] = str(max(1, whole))
+            out["compaction_window_unit"] = "MINUTES"
+    for key in INT_OPTIONS:
+        if key == "compaction_window_size" or key not in out:
+            continue
+        if all(key in p.options for p, _ in corners):
+            out[key] = str(half_up(sum(float(p.options[key]) * w for p, w in corners)))
+    return out
+
+
+# ---- the default: seed 003 (C*DynaConf), Table 2 and the min_threshold rule ---------------
+
+# Table 2 of C*DynaConf: optimal TWCS compaction_window_size in MINUTES by read share
+# (rows) and table TTL in hours (columns). Cassandra 3.11, 10 VMs, 24 stress threads.
+SEED003_TABLE2_MIN: dict[float, dict[int, int]] = {
+    0.03: {1: 2, 2: 12, 3: 35},
+    0.10: {1: 10, 2: 10, 3: 25},
+    0.30: {1: 22, 2: 35, 3: 60},
+}
+# Its min_threshold rule (swept 2..14 at 10 % reads): 6 for TTL 1 h, 8 for 2 h, 10 for 3 h.
+SEED003_MIN_THRESHOLD: dict[int, int] = {1: 6, 2: 8, 3: 10}
+
+
+def seed003_rules(*, interpolate: bool = False, time_scale: float = 1.0) -> RulesTable:
+    """Seed 003's rule table. `time_scale` < 1 compresses TTLs and windows alike (e.g.
+    1/60: TTL 1 h -> 60 s and a 10-minute window -> 10 s, rounded up to the 1-minute
+    minimum TWCS allows); the min_threshold rule is kept as is."""
+    pts = []
+    for share, row in SEED003_TABLE2_MIN.items():
+        for hours, minutes in row.items():
+            window = max(1, half_up(minutes * time_scale))
+            pts.append(RulePoint(
+                ttl_s=hours * 3600 * time_scale, read_share=share,
+                options={"compaction_window_size": str(window),
+                         "compaction_window_unit": "MINUTES",
+                         "min_threshold": str(SEED003_MIN_THRESHOLD[hours])},
+                measurements={"source": "C*DynaConf (seed 003) Table 2, min_threshold rule"}))
+    pts.sort(key=lambda p: (p.ttl_s, p.read_share))
+    return RulesTable({"twcs": tuple(pts), "ucs": ()}, interpolate=interpolate,
+                      scale_ttl_s=2 * 3600 * time_scale, scale_read_share=0.27,
+                      source="seed 003 (C*DynaConf, Table 2 + min_threshold 6/8/10)")
+
+
+# ---- files ----------------------------------------------------------------------------------
+
+def load_rules(path: Path) -> RulesTable:
+    """Read and validate a rules file; RulesError names the file, field and what is valid."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise RulesError(f"rules file {path}: cannot read: {exc.strerror or exc}") from None
+    return parse_rules(text, source=str(path))
+
+
+def parse_rules(text: str, *, source: str = "rules") -> RulesTable:
+    """Parse rules text (YAML or JSON); see the module docstring for the format."""
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise RulesError(f"{source}: not valid YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(raw, dict):
+        raise RulesError(f"{source}: expected a mapping with 'twcs:' and/or 'ucs:' point lists")
+    unknown = sorted(set(raw) - set(TOP_KEYS))
+    if unknown:
+        raise RulesError(f"{source}: unknown key '{unknown[0]}' (valid: {', '.join(TOP_KEYS)})")
+    if raw.get("version", 1) != 1:
+        raise RulesError(f"{source}: version {raw['version']!r} is not supported (valid: 1)")
+    interp = raw.get("interpolate", False)
+    if not isinstance(interp, bool):
+        raise RulesError(f"{source}: interpolate must be true or false, not {interp!r}")
+    points: dict[str, tuple[RulePoint, ...]] = {}
+    for strategy in STRATEGIES:
+        items = raw.get(strategy)
+        if items is None:
+            points[strategy] = ()
+            continue
+        if not isinstance(items, list) or not items:
+            raise RulesError(f"{source}: {strategy} must be a non-empty list of points")
+        pts = tuple(_point(source, strategy, i, item) for i, item in enumerate(items))
+        seen: set[tuple[float, float]] = set()
+        for i, p in enumerate(pts):
+            if (p.ttl_s, p.read_share) in seen:
+                raise RulesError(f"{source}: {strategy}[{i}]: a second point at ttl_s "
+                                 f"{p.ttl_s:g}, read_share {p.read_share:g}")
+            seen.add((p.ttl_s, p.read_share))
+        if interp:
+            missing = check_grid(pts)
+            if missing:
+                raise RulesError(f"{source}: interpolate: true needs a full grid of {strategy} "
+                                 f"points; missing {', '.join(missing[:3])}")
+        points[strategy] = pts
+    if not any(points.values()):
+        raise RulesError(f"{source}: no points (give a 'twcs:' or 'ucs:' list)")
+    every = [p for pts in points.values() for p in pts]
+    scale = raw.get("scale") or {}
+    if not isinstance(scale, dict) or set(scale) - set(POINT_AXES):
+        raise RulesError(f"{source}: scale must be a mapping of ttl_s and/or read_share")
+    return RulesTable(
+        points, interpolate=interp,
+        scale_ttl_s=_scale(source, scale, "ttl_s", [p.ttl_s for p in every], 3600.0),
+        scale_read_share=_scale(source, scale, "read_share", [p.read_share for p in every], 0.1),
+        source=str(raw.get("source") or source))
+
+
+def _scale(source: str, scale: dict[str, Any], key: str, values: list[float],
+           fallback: float) -> float:
+    if key in scale:
+        v = scale[key]
+        if isinstance(v, bool) or not isinstance(v, int | float) or v <= 0:
+            raise RulesError(f"{source}: scale.{key} must be a number > 0, not {v!r}")
+        return float(v)
+    span = max(values) - min(values)
+    return span if span > 0 else fallback
+
+
+def _point(source: str, strategy: str, i: int, item: Any) -> RulePoint:
+    where = f"{source}: {strategy}[{i}]"
+    if not isinstance(item, dict):
+        raise RulesError(f"{where}: a point is a mapping like {{ttl_s: 3600, read_share: 0.1, "
+                         "compaction_window_size: 10, ...}")
+    for axis in POINT_AXES:
+        if axis not in item:
+            raise RulesError(f"{where}: missing {axis}")
+    ttl, share = item["ttl_s"], item["read_share"]
+    if isinstance(ttl, bool) or not isinstance(ttl, int | float) or ttl <= 0:
+        raise RulesError(f"{where}: ttl_s must be a number of seconds > 0, not {ttl!r}")
+    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share <= 1:
+        raise RulesError(f"{where}: read_share must be a fraction in 0..1, not {share!r}")
+    measurements = item.get("measurements") or {}
+    if not isinstance(measurements, dict):
+        raise RulesError(f"{where}: measurements must be a mapping")
+    options: dict[str, str] = {}
+    for k, v in item.items():
+        if k in (*POINT_AXES, "measurements"):
+            continue
+        if k == "class":
+            raise RulesError(f"{where}: 'class' is implied by the '{strategy}' list; remove it")
+        if isinstance(v, dict | list) or v is None:
+            raise RulesError(f"{where}: option {k} must be a scalar, not {v!r}")
+        options[str(k)] = str(v).upper() if isinstance(v, bool) else str(v)
+    if not options:
+        raise RulesError(f"{where}: no compaction option to set")
+    if strategy == "twcs":
+        _check_twcs(where, options)
+    return RulePoint(float(ttl), float(share), options, dict(measurements))
+
+
+def _check_twcs(where: str, options: dict[str, str]) -> None:
+    for k in options:
+        if k not in TWCS_OPTIONS:
+            raise RulesError(f"{where}: '{k}' is not a TWCS option (valid: "
+                             f"{', '.join(TWCS_OPTIONS)})")
+    unit = options.get("compaction_window_unit")
+    if unit is not None:
+        options["compaction_window_unit"] = unit.upper()
+        if unit.upper() not in WINDOW_UNITS_MIN:
+            raise RulesError(f"{where}: compaction_window_unit {unit!r} is not one of "
+                             f"{', '.join(WINDOW_UNITS_MIN)}")
+    for k in INT_OPTIONS:
+        if k in options:
+            try:
+                value = int(options[k])
+            except ValueError:
+                raise RulesError(f"{where}: {k} must be an integer, not "
+                                 f"{options[k]!r}") from None
+            low = 2 if k in ("min_threshold", "max_threshold") else 1
+            if value < low:
+                raise RulesError(f"{where}: {k} must be >= {low}, not {value}")
+    lo, hi = options.get("min_threshold"), options.get("max_threshold")
+    if lo is not None and hi is not None and int(lo) > int(hi):
+        raise RulesError(f"{where}: min_threshold {lo} > max_threshold {hi}")
+
+
+def dump_rules(table: RulesTable) -> str:
+    """The rules as YAML text that `parse_rules` reads back."""
+    doc: dict[str, Any] = {"version": 1, "interpolate": table.interpolate,
+                           "scale": {"ttl_s": table.scale_ttl_s,
+                                     "read_share": table.scale_read_share},
+                           "source": table.source}
+    for strategy, pts in table.points.items():
+        if not pts:
+            continue
+        doc[strategy] = [
+            {"ttl_s": p.ttl_s, "read_share": p.read_share,
+             **{k: _yaml_value(v) for k, v in p.options.items()},
+             **({"measurements": json.loads(json.dumps(p.measurements))}
+                if p.measurements else {})}
+            for p in pts]
+    return yaml.safe_dump(doc, sort_keys=False, width=100)
+
+
+def _yaml_value(v: str) -> int | str:
+    return int(v) if v.isdigit() else v
