@@ -109,6 +109,8 @@ fn plan(run: &RunArgs, shape: &Shape) -> Result<RunPlan> {
         stages,
         seed: run.seed,
         unreachable_after: run.unreachable_after.0,
+        op_timeout: None,
+        tick: run.tick.0,
     };
     p.validate()?;
     Ok(p)
@@ -211,7 +213,10 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
                 load_count: c.records,
                 default_ops: 1000,
             };
-            let p = plan(&c.run, &shape)?;
+            let mut p = plan(&c.run, &shape)?;
+            // The runner enforces --timeout per operation (cheaper than the
+            // driver's timer per request, see db::connect).
+            p.op_timeout = Some(c.conn.timeout.0);
             let session = db::connect(&c.conn).await?;
             ycsb::Ycsb::create_schema(&session, c).await?;
             let expected: u64 = p
@@ -232,7 +237,10 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
                 load_count: stress::population_size(c),
                 default_ops: stress::population_size(c),
             };
-            let p = plan(&c.run, &shape)?;
+            let mut p = plan(&c.run, &shape)?;
+            // The runner enforces --timeout per operation (cheaper than the
+            // driver's timer per request, see db::connect).
+            p.op_timeout = Some(c.conn.timeout.0);
             stress::population(c)?;
             let session = db::connect(&c.conn).await?;
             stress::Stress::create_schema(&session, c).await?;
@@ -248,7 +256,10 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
                 load_count: c.devices * c.series,
                 default_ops: 10_000,
             };
-            let p = plan(&c.run, &shape)?;
+            let mut p = plan(&c.run, &shape)?;
+            // The runner enforces --timeout per operation (cheaper than the
+            // driver's timer per request, see db::connect).
+            p.op_timeout = Some(c.conn.timeout.0);
             let session = db::connect(&c.conn).await?;
             iot::Iot::create_schema(&session, c).await?;
             let w = iot::Iot::new(session, c, &ttls(&p)).await?;
@@ -266,7 +277,10 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
                 load_count: c.records.unwrap_or(1_000_000),
                 default_ops: 10_000,
             };
-            let p = plan(&c.run, &shape)?;
+            let mut p = plan(&c.run, &shape)?;
+            // The runner enforces --timeout per operation (cheaper than the
+            // driver's timer per request, see db::connect).
+            p.op_timeout = Some(c.conn.timeout.0);
             let session = db::connect(&c.conn).await?;
             user::create_schema(&session, &prof, c.rf).await?;
             let label = format!("user:{}.{}", prof.keyspace, prof.table);

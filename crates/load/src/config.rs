@@ -175,6 +175,12 @@ pub struct RunArgs {
     /// operation's intended start (coordinated-omission corrected).
     #[arg(long)]
     pub rate: Option<f64>,
+    /// Scheduler tick with --rate: operations intended within one tick are sent
+    /// together at its start (at most one tick early; such an operation's latency
+    /// counts from its actual send). Longer ticks wake the client less often
+    /// (less CPU per op) but make the offered load burstier.
+    #[arg(long, default_value = "1ms")]
+    pub tick: Dur,
     /// YAML/JSON stages file (list of {name, duration|ops, rate, mix, ttl_s, record}).
     #[arg(long)]
     pub stages: Option<PathBuf>,

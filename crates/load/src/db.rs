@@ -37,9 +37,12 @@ pub async fn connect(args: &ConnArgs) -> Result<Session> {
             .prefer_datacenter(dc.clone())
             .permit_dc_failover(false);
     }
+    // No driver-level request timeout: it arms a tokio timer per request.
+    // The runner enforces --timeout per operation instead (one lazily re-armed
+    // timer per in-flight slot); schema statements and PREPARE carry their own.
     let mut profile = ExecutionProfile::builder()
         .load_balancing_policy(policy.build())
-        .request_timeout(Some(args.timeout.0));
+        .request_timeout(None);
     if args.no_retry {
         profile = profile.retry_policy(Arc::new(FallthroughRetryPolicy::new()));
     }
@@ -182,10 +185,14 @@ pub async fn prepare(
     op: usize,
     no_retry: bool,
 ) -> Result<PreparedStatement> {
-    let mut ps = session.prepare(cql).await.map_err(|e| LoadError::Prepare {
+    let mut st = Statement::new(cql);
+    st.set_request_timeout(Some(DDL_TIMEOUT));
+    let mut ps = session.prepare(st).await.map_err(|e| LoadError::Prepare {
         cql: cql.to_string(),
         reason: e.to_string(),
     })?;
+    // Executions are timed out by the runner (see `connect`).
+    ps.set_request_timeout(None);
     ps.set_consistency(consistency(cl));
     ps.set_is_idempotent(true);
     ps.set_retry_policy(Some(retries.policy(op, no_retry)));

@@ -174,6 +174,11 @@ pub struct RunPlan {
     pub seed: u64,
     /// End the run when no operation succeeded for this long while errors occur.
     pub unreachable_after: Duration,
+    /// Client-side timeout of one operation (retries included); `None` = none.
+    pub op_timeout: Option<Duration>,
+    /// Scheduler tick at a fixed rate: operations intended within one tick
+    /// are released together at its start.
+    pub tick: Duration,
 }
 
 impl RunPlan {
@@ -184,6 +189,9 @@ impl RunPlan {
         }
         if self.in_flight == 0 {
             return Err(LoadError::option("--in-flight", "must be at least 1"));
+        }
+        if self.tick < Duration::from_millis(1) || self.tick > Duration::from_secs(1) {
+            return Err(LoadError::option("--tick", "must be between 1ms and 1s"));
         }
         if self.interval < Duration::from_millis(10) {
             return Err(LoadError::option("--interval", "must be at least 10ms"));

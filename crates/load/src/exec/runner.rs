@@ -5,22 +5,29 @@
 //! up in) every operation queued behind it, while service time only counts
 //! from the actual send.
 //!
-//! Timer granularity: tokio timers tick in milliseconds, so an operation may
-//! be sent up to [`SLACK`] before its intended time; such an operation's
-//! latency is measured from its actual send (never less than service time).
+//! Scheduling at a fixed rate: each worker has one timer that ticks on a
+//! grid of [`RunPlan::tick`] (1 ms by default, tokio's timer resolution) and
+//! releases, in one burst, every queued operation intended before the next
+//! tick, so the driver writes them to the socket together and the process
+//! wakes once per tick instead of once per operation. An operation sent
+//! before its intended time has its latency measured from its actual send
+//! (never less than service time); one sent at or after it, from the
+//! intended start, exactly.
 
 use super::{OpCtx, RunPlan, StagePlan, Workload};
 use crate::generator::{hash3, unit};
 use crate::stats::report::{IntervalInfo, StageSummary};
-use crate::stats::StatsSet;
+use crate::stats::{ErrorKind, Outcome, StatsSet};
 use futures::stream::{FuturesUnordered, StreamExt};
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
-use tokio::time::Instant;
+use tokio::time::{Instant, Sleep};
 
-/// How early an operation may be sent relative to its intended time.
-pub const SLACK: Duration = Duration::from_millis(1);
 /// Stream id for the op-choice draw of a cycle.
 const MIX_STREAM: u64 = 0x004D_4958;
 
@@ -111,8 +118,8 @@ impl StageRt {
     }
 }
 
-/// Longest single sleep of a slot waiting for its intended start, so an abort
-/// is noticed quickly even at low rates.
+/// Longest sleep of a worker's scheduler, so an abort is noticed quickly
+/// even at low rates.
 const MAX_NAP: Duration = Duration::from_millis(100);
 
 #[inline]
@@ -120,35 +127,195 @@ fn micros(d: Duration) -> u64 {
     d.as_micros() as u64
 }
 
+/// Nanoseconds since the stage start (saturating at 0 before it).
+#[inline]
+fn ns_since(start: Instant, t: Instant) -> u64 {
+    t.saturating_duration_since(start).as_nanos() as u64
+}
+
+/// Per-worker release gate of a fixed-rate stage. A slot whose operation is
+/// not yet due queues itself here instead of arming a timer of its own; the
+/// worker's single timer fires at the grid tick at or before the earliest
+/// queued operation (so at most once per tick) and releases every queued
+/// operation intended before the following tick in one burst, which the
+/// driver then writes to the socket together.
+///
+/// Slots of one worker take cycles from the stage counter in increasing
+/// order and queue right away, so the queue is sorted by due time.
+struct Gate {
+    /// Operations intended to start before this many ns after the stage
+    /// start may be sent: the end of the current tick (set at each tick).
+    horizon_ns: AtomicU64,
+    /// Queued slots: (intended start in ns since the stage start, waker).
+    /// Only this worker's task touches it, so the lock is uncontended.
+    queue: Mutex<VecDeque<(u64, Waker)>>,
+}
+
+impl Gate {
+    fn new(slots: usize, tick_ns: u64) -> Self {
+        Gate {
+            horizon_ns: AtomicU64::new(tick_ns),
+            queue: Mutex::new(VecDeque::with_capacity(slots)),
+        }
+    }
+
+    fn queue(&self) -> std::sync::MutexGuard<'_, VecDeque<(u64, Waker)>> {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Intended start of the earliest queued operation.
+    fn earliest(&self) -> Option<u64> {
+        self.queue().front().map(|(due, _)| *due)
+    }
+
+    /// Releases every queued operation intended before `horizon_ns` (all of
+    /// them when `all`), waking their slots.
+    fn release(&self, horizon_ns: u64, all: bool) {
+        self.horizon_ns.fetch_max(horizon_ns, Ordering::Relaxed);
+        let mut q = self.queue();
+        while let Some((due, _)) = q.front() {
+            if !all && *due >= horizon_ns {
+                break;
+            }
+            if let Some((_, waker)) = q.pop_front() {
+                waker.wake();
+            }
+        }
+    }
+}
+
+/// Waits until the gate releases the operation intended at `due_ns` (or the
+/// run is aborted).
+struct GateWait<'a> {
+    gate: &'a Gate,
+    abort: &'a AtomicBool,
+    due_ns: u64,
+    queued: bool,
+}
+
+impl Future for GateWait<'_> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.due_ns < self.gate.horizon_ns.load(Ordering::Relaxed)
+            || self.abort.load(Ordering::Relaxed)
+        {
+            return Poll::Ready(());
+        }
+        if !self.queued {
+            // A slot's waker (from `FuturesUnordered`) is the same on every
+            // poll, so queuing once is enough; the release pops and wakes it.
+            self.gate
+                .queue()
+                .push_back((self.due_ns, cx.waker().clone()));
+            self.queued = true;
+        }
+        Poll::Pending
+    }
+}
+
+/// Runs `op` with a client-side timeout without arming a timer per
+/// operation: each slot owns one `Sleep`, armed for some earlier operation's
+/// deadline. Deadlines only grow, so when it fires before the current
+/// operation's deadline it is simply re-armed; it fires at most once per
+/// timeout period per slot.
+struct WithTimeout<'a, F> {
+    op: Pin<&'a mut F>,
+    timer: Pin<&'a mut Sleep>,
+    deadline: Instant,
+}
+
+impl<F: Future<Output = Outcome>> Future for WithTimeout<'_, F> {
+    type Output = Option<Outcome>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Outcome>> {
+        if let Poll::Ready(o) = self.op.as_mut().poll(cx) {
+            return Poll::Ready(Some(o));
+        }
+        let deadline = self.deadline;
+        if self.timer.deadline() > deadline {
+            self.timer.as_mut().reset(deadline);
+        }
+        while self.timer.as_mut().poll(cx).is_ready() {
+            if Instant::now() >= deadline {
+                return Poll::Ready(None);
+            }
+            self.timer.as_mut().reset(deadline);
+        }
+        Poll::Pending
+    }
+}
+
+/// Outcome of an operation that did not finish within `timeout`, worded
+/// like the driver's own client timeout error.
+fn timed_out(timeout: Duration) -> Outcome {
+    Outcome::Error(
+        ErrorKind::ClientTimeout,
+        format!(
+            "Request execution exceeded a client timeout of {}ms",
+            timeout.as_millis()
+        ),
+    )
+}
+
 /// One in-flight slot: takes the next cycle, waits for its intended start,
 /// runs it and records it into the worker's stats. The slot future lives for
 /// the whole stage, so an operation's future is built inside it instead of
 /// being allocated and moved per op.
-async fn slot<W: Workload>(w: &W, stats: &Mutex<StatsSet>, st: &StageRt, abort: &AtomicBool) {
+async fn slot<W: Workload>(
+    w: &W,
+    stats: &Mutex<StatsSet>,
+    st: &StageRt,
+    abort: &AtomicBool,
+    gate: &Gate,
+    timeout: Option<Duration>,
+) {
+    // Armed lazily (first poll) for a deadline no later than any operation's.
+    let timer = tokio::time::sleep_until(st.start + timeout.unwrap_or(MAX_NAP));
+    tokio::pin!(timer);
+    let mut now = Instant::now();
     loop {
         if abort.load(Ordering::Relaxed) {
             return;
         }
-        let mut now = Instant::now();
         let Some((cycle, intended)) = st.next_cycle(now) else {
             return;
         };
-        while intended > now + SLACK {
-            tokio::time::sleep_until(intended.min(now + MAX_NAP)).await;
+        let due_ns = ns_since(st.start, intended);
+        if intended > now && due_ns >= gate.horizon_ns.load(Ordering::Relaxed) {
+            GateWait {
+                gate,
+                abort,
+                due_ns,
+                queued: false,
+            }
+            .await;
             if abort.load(Ordering::Relaxed) {
                 return;
             }
-            now = Instant::now();
         }
         let op = st.plan.mix.pick(unit(hash3(st.seed, cycle, MIX_STREAM)));
         let start = Instant::now();
-        let outcome = w.run_op(op, cycle, &st.ctx).await;
+        let fut = w.run_op(op, cycle, &st.ctx);
+        tokio::pin!(fut);
+        let outcome = match timeout {
+            None => fut.await,
+            Some(t) => WithTimeout {
+                op: fut,
+                timer: timer.as_mut(),
+                deadline: start + t,
+            }
+            .await
+            .unwrap_or_else(|| timed_out(t)),
+        };
         let end = Instant::now();
         let latency_us = micros(end - intended.min(start));
         let service_us = micros(end - start);
         // Uncontended: only this worker's slots and, once per interval, the reporter.
         let mut s = stats.lock().unwrap_or_else(|p| p.into_inner());
         s.ops[op].record(latency_us, service_us, outcome);
+        drop(s);
+        now = end;
     }
 }
 
@@ -157,13 +324,55 @@ async fn worker<W: Workload>(
     sh: Arc<Shared>,
     st: Arc<StageRt>,
     id: usize,
-    in_flight: usize,
+    plan: (usize, Duration, Option<Duration>),
 ) {
+    let (in_flight, tick, timeout) = plan;
+    let tick_ns = (tick.as_nanos() as u64).max(1);
     let stats = &sh.slots[id];
+    let gate = Gate::new(in_flight, tick_ns);
     let mut slots: FuturesUnordered<_> = (0..in_flight)
-        .map(|_| slot(&*w, stats, &st, &sh.abort))
+        .map(|_| slot(&*w, stats, &st, &sh.abort, &gate, timeout))
         .collect();
-    while slots.next().await.is_some() {}
+    if st.ns_per_op.is_none() {
+        // Unthrottled: no slot ever waits at the gate.
+        while slots.next().await.is_some() {}
+        return;
+    }
+    // Fixed rate: one timer for the whole worker, armed for the grid tick at
+    // or before the earliest queued operation, or MAX_NAP after the last tick.
+    let timer = tokio::time::sleep_until(st.start);
+    tokio::pin!(timer);
+    let mut armed: Option<Instant> = None;
+    let mut last_tick = st.start;
+    std::future::poll_fn(|cx| loop {
+        match slots.poll_next_unpin(cx) {
+            Poll::Ready(Some(())) => continue,
+            Poll::Ready(None) => return Poll::Ready(()),
+            Poll::Pending => {}
+        }
+        let Some(due_ns) = gate.earliest() else {
+            // Every slot is running an operation; its completion wakes us.
+            return Poll::Pending;
+        };
+        let release_at =
+            (st.start + Duration::from_nanos(due_ns / tick_ns * tick_ns)).min(last_tick + MAX_NAP);
+        if armed != Some(release_at) {
+            timer.as_mut().reset(release_at);
+            armed = Some(release_at);
+        }
+        if timer.as_mut().poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        armed = None;
+        let now = Instant::now();
+        last_tick = now;
+        let now_ns = ns_since(st.start, now);
+        gate.release(
+            (now_ns / tick_ns + 1) * tick_ns,
+            sh.abort.load(Ordering::Relaxed),
+        );
+    })
+    .await
 }
 
 fn collect(sh: &Shared, into: &mut StatsSet) {
@@ -228,7 +437,7 @@ pub async fn run<W: Workload>(
                     sh.clone(),
                     st.clone(),
                     id,
-                    plan.in_flight,
+                    (plan.in_flight, plan.tick, plan.op_timeout),
                 ))
             })
             .collect();
@@ -400,6 +609,8 @@ mod tests {
             stages,
             seed: 1,
             unreachable_after: Duration::from_secs(3),
+            op_timeout: None,
+            tick: Duration::from_millis(1),
         }
     }
 
@@ -435,6 +646,84 @@ mod tests {
         assert!(read.latency.max() >= 300_000);
         // The schedule catches up: 1000 ops at 200/s take ~5 s.
         assert!((4.9..5.5).contains(&r.recorded_s), "{}", r.recorded_s);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn stall_is_corrected_with_a_coarse_tick_too() {
+        // Same as above with 5 ms ticks (ops released up to one tick early):
+        // the stall still shows in corrected latency, not in service time.
+        let w = Arc::new(FakeServer::new(50, Duration::from_millis(300)));
+        let mut p = plan(
+            1,
+            1,
+            vec![stage("main", Some(1000), None, Some(200.0), true)],
+        );
+        p.tick = Duration::from_millis(5);
+        let r = run(
+            w,
+            &p,
+            Arc::new(AtomicBool::new(false)),
+            &mut Collect(Vec::new()),
+        )
+        .await;
+        let read = &r.total.ops[0];
+        assert_eq!(read.ok, 1000);
+        assert!(read.service.value_at_quantile(0.99) <= 3_000);
+        assert!(read.latency.value_at_quantile(0.99) >= 150_000);
+        assert!(read.latency.max() >= 300_000);
+        assert!((4.9..5.5).contains(&r.recorded_s), "{}", r.recorded_s);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn rate_holds_with_many_slots_and_workers() {
+        // 2 workers x 32 slots at 1000 ops/s for 2 s: the gate releases
+        // exactly the scheduled ops, no more.
+        let w = Arc::new(FakeServer::new(u64::MAX, Duration::ZERO));
+        let p = plan(
+            2,
+            32,
+            vec![stage(
+                "main",
+                None,
+                Some(Duration::from_secs(2)),
+                Some(1000.0),
+                true,
+            )],
+        );
+        let r = run(
+            w,
+            &p,
+            Arc::new(AtomicBool::new(false)),
+            &mut Collect(Vec::new()),
+        )
+        .await;
+        let n = r.total.ops[0].count();
+        assert!((1995..=2005).contains(&n), "{n}");
+        // 1 ms per op, never queued behind another: latency ~ service time.
+        assert!(r.total.ops[0].latency.value_at_quantile(0.99) <= 3_000);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn slow_ops_time_out_on_the_client() {
+        // Cycle 5 hangs for 10 s; with a 500 ms timeout it fails as a client
+        // timeout and the run goes on.
+        let w = Arc::new(FakeServer::new(5, Duration::from_secs(10)));
+        let mut p = plan(1, 2, vec![stage("main", Some(100), None, None, true)]);
+        p.op_timeout = Some(Duration::from_millis(500));
+        let r = run(
+            w,
+            &p,
+            Arc::new(AtomicBool::new(false)),
+            &mut Collect(Vec::new()),
+        )
+        .await;
+        let read = &r.total.ops[0];
+        assert_eq!(read.ok, 99);
+        assert_eq!(read.errors, 1);
+        assert_eq!(read.by_kind[ErrorKind::ClientTimeout as usize], 1);
+        assert!(read.first_errors[0].contains("client timeout of 500ms"));
+        assert!(r.recorded_s < 2.0, "{}", r.recorded_s);
+        assert!(read.service.max() < 5_000);
     }
 
     #[tokio::test(start_paused = true)]

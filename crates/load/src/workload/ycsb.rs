@@ -73,6 +73,37 @@ struct Writes {
     updates: Vec<PreparedStatement>,
 }
 
+/// YCSB's AcknowledgedCounterGenerator: the highest key such that it and every key
+/// below it have been inserted, so reads never pick a key whose insert is still in
+/// flight (inserts finish out of order with many requests in flight).
+struct AckCounter {
+    limit: AtomicU64,
+    pending: std::sync::Mutex<std::collections::BTreeSet<u64>>,
+}
+
+impl AckCounter {
+    fn new(limit: u64) -> Self {
+        AckCounter {
+            limit: AtomicU64::new(limit),
+            pending: std::sync::Mutex::new(std::collections::BTreeSet::new()),
+        }
+    }
+
+    fn limit(&self) -> u64 {
+        self.limit.load(Ordering::Acquire)
+    }
+
+    fn acknowledge(&self, key: u64) {
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        pending.insert(key);
+        let mut limit = self.limit.load(Ordering::Relaxed);
+        while pending.remove(&(limit + 1)) {
+            limit += 1;
+        }
+        self.limit.store(limit, Ordering::Release);
+    }
+}
+
 /// A YCSB core workload bound to a session.
 pub struct Ycsb {
     session: Session,
@@ -82,7 +113,7 @@ pub struct Ycsb {
     writes: ByTtl<Writes>,
     chooser: Chooser,
     insert_next: AtomicU64,
-    acked: AtomicU64,
+    acked: AckCounter,
     pool: BytePool,
     field_count: usize,
     field_length: usize,
@@ -225,7 +256,7 @@ impl Ycsb {
             writes,
             chooser: chooser(cmd, dist, expected_ops),
             insert_next: AtomicU64::new(cmd.records),
-            acked: AtomicU64::new(cmd.records - 1),
+            acked: AckCounter::new(cmd.records - 1),
             pool: BytePool::new(cmd.seed_for_values(), 1 << 16),
             field_count: cmd.field_count,
             field_length: cmd.field_length,
@@ -237,7 +268,7 @@ impl Ycsb {
 
     /// YCSB's `nextKeynum`: draw until the key has been inserted.
     fn next_keynum(&self, rng: &mut Rng) -> u64 {
-        let last = self.acked.load(Ordering::Relaxed);
+        let last = self.acked.limit();
         for _ in 0..100 {
             let k = match &self.chooser {
                 Chooser::Uniform { lb, ub } => lb + rng.below(ub - lb + 1),
@@ -307,8 +338,10 @@ impl Workload for Ycsb {
                     self.insert_next.fetch_add(1, Ordering::Relaxed)
                 };
                 let out = self.insert(keynum, ctx.ttl_s).await;
-                if matches!(out, Outcome::Ok) && ctx.phase == Phase::Run {
-                    self.acked.fetch_max(keynum, Ordering::Relaxed);
+                if ctx.phase == Phase::Run {
+                    // As YCSB: acknowledged whatever the outcome, so one failed insert
+                    // does not freeze the readable range.
+                    self.acked.acknowledge(keynum);
                 }
                 out
             }
@@ -337,6 +370,23 @@ impl Workload for Ycsb {
 
     fn retries(&self) -> Vec<u64> {
         self.retries.snapshot()
+    }
+}
+
+#[cfg(test)]
+mod ack_tests {
+    use super::AckCounter;
+
+    #[test]
+    fn limit_advances_only_over_contiguous_acknowledgements() {
+        let c = AckCounter::new(9); // keys 0..=9 loaded
+        c.acknowledge(11);
+        assert_eq!(c.limit(), 9, "10 is still in flight");
+        c.acknowledge(12);
+        c.acknowledge(10);
+        assert_eq!(c.limit(), 12);
+        c.acknowledge(13);
+        assert_eq!(c.limit(), 13);
     }
 }
 
