@@ -11,15 +11,12 @@ themselves with `create_bare` / `remove_bare`.
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import os
-import time
 from pathlib import Path
 
 from casslab.errors import CgroupError
 from casslab.net.errors import NetError
-from casslab.profiles.cgroups import detect_layout, identity_path
+from casslab.profiles.cgroups import detect_layout, identity_path, remove_dirs
 
 NETNS_PREFIX = "casslab-"
 
@@ -88,19 +85,10 @@ def remove_bare(dirs: list[Path], timeout_s: float = 5.0) -> None:
 
     Raises NetError when a directory stays busy (a process is still inside).
     """
-    deadline = time.monotonic() + timeout_s
-    for d in dirs:
-        while d.exists():
-            try:
-                d.rmdir()
-            except OSError as exc:
-                if exc.errno != errno.EBUSY or time.monotonic() > deadline:
-                    raise NetError(f"cannot remove cgroup {d}: {exc.strerror}") from exc
-                time.sleep(0.05)
-    for d in dirs:
-        for parent in list(d.parents)[:2]:
-            with contextlib.suppress(OSError):
-                parent.rmdir()
+    try:
+        remove_dirs(dirs, timeout_s=timeout_s)
+    except CgroupError as exc:
+        raise NetError(str(exc)) from exc
 
 
 def open_procs(dirs: dict[str, Path]) -> dict[str, int]:

@@ -238,12 +238,20 @@ def remove_cgroup(cg: NodeCgroup, *, timeout_s: float = 10.0) -> None:
 
     Raises CgroupError when a directory cannot be removed in time.
     """
-    deadline = time.monotonic() + timeout_s
     for pid in pids_in(cg):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-    for d in cg.dirs:
-        path = Path(d)
+    remove_dirs([Path(d) for d in cg.dirs], timeout_s=timeout_s)
+
+
+def remove_dirs(dirs: list[Path], *, timeout_s: float) -> None:
+    """Remove cgroup dirs (waiting while the kernel still sees exiting tasks in them)
+    and their `casslab/<lab>` and `casslab` parents once empty.
+
+    Raises CgroupError when a directory stays busy past the timeout.
+    """
+    deadline = time.monotonic() + timeout_s
+    for path in dirs:
         while path.exists():
             try:
                 path.rmdir()
