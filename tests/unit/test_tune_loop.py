@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import threading
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,7 @@ from casslab.lab.cql import CqlResult
 from casslab.tune.audit import AuditLog
 from casslab.tune.decide import Policy
 from casslab.tune.learn import LearnSpec, build_spec, mix_for, share_of
-from casslab.tune.loop import Tuner, parse_duration_s
+from casslab.tune.loop import SignalStop, Tuner, parse_duration_s, stop_on_signals
 from casslab.tune.observe import KeyspaceError
 from casslab.tune.rules import seed003_rules
 
@@ -186,3 +188,15 @@ def test_rules_from_results(tmp_path: Path) -> None:
     assert len(p30.measurements["alternatives"]) == 2
     again = parse_rules(dump_rules(rules))
     assert again.choose("twcs", 120, 0.25).options["compaction_window_size"] == "3"
+
+
+def test_sigterm_inside_stop_on_signals_ends_a_wait_without_the_event_lock() -> None:
+    stop = SignalStop()
+    before = signal.getsignal(signal.SIGTERM)
+    timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGTERM))
+    with stop_on_signals(stop):
+        timer.start()
+        assert stop.wait(30.0) is True  # returns on the signal, not the 30 s timeout
+    timer.join()
+    assert signal.getsignal(signal.SIGTERM) is before
+    assert SignalStop().wait(0.01) is False

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
@@ -19,7 +18,7 @@ from casslab.procutil import is_same_process
 from casslab.tune.audit import AuditLog
 from casslab.tune.decide import Policy
 from casslab.tune.learn import LearnSpec, learn
-from casslab.tune.loop import Outcome, Tuner, parse_duration_s, stop_on_signals
+from casslab.tune.loop import Outcome, SignalStop, Tuner, parse_duration_s, stop_on_signals
 from casslab.tune.observe import RATE_SOURCES, cluster_hosts
 from casslab.tune.rules import RulesTable, dump_rules, load_rules, seed003_rules
 
@@ -120,7 +119,7 @@ def tune(
     """
     if ctx.invoked_subcommand is not None:
         return
-    stop = threading.Event()
+    stop = SignalStop()
     with errors_to_exit():
         if not keyspace:
             raise UsageError("--keyspace is required (the keyspace whose tables to tune)")

@@ -43,6 +43,24 @@ def _error(exc: BaseException) -> dict[str, Any]:
     return {"error": {"kind": type(exc).__name__, "message": str(exc)}}
 
 
+def _verdict(exc: BaseException) -> BaseException:
+    """The cluster's own answer inside a NoHostAvailable, if one host gave one.
+
+    The driver retries an Unavailable on the next host; when that host's pool is
+    down (a CPU-starved lab) the retry fails to connect and the caller sees
+    NoHostAvailable, which hides that a replica count was the real reason.
+    """
+    from cassandra import RequestExecutionException, RequestValidationException
+    from cassandra.cluster import NoHostAvailable
+
+    if isinstance(exc, NoHostAvailable) and isinstance(exc.errors, dict):
+        for inner in exc.errors.values():
+            if isinstance(inner, RequestExecutionException | RequestValidationException):
+                verdict: BaseException = inner
+                return verdict
+    return exc
+
+
 def _pinned_host(cluster: Any, session: Any, address: str) -> Any:
     """The driver's Host for `address`, with a connection pool to it.
 
@@ -105,7 +123,7 @@ def main() -> int:
                 rows = [[_plain(v) for v in row] for row in result]
                 resp: dict[str, Any] = {"columns": list(result.column_names or []), "rows": rows}
             except Exception as exc:
-                resp = _error(exc)
+                resp = _error(_verdict(exc))
             out.write(json.dumps(resp) + "\n")
             out.flush()
     finally:

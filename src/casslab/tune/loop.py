@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any
+from typing import Any, Protocol
 
 from casslab.errors import CasslabError, UsageError
 from casslab.tune.apply import apply_compaction
@@ -18,6 +17,43 @@ from casslab.tune.compaction import alter_statement
 from casslab.tune.decide import Decision, Policy, TableMemory, decide
 from casslab.tune.observe import RATE_SOURCES, Cql, KeyspaceError, RateSnapshot, observe
 from casslab.tune.rules import RulesTable
+
+
+class Stop(Protocol):
+    """What the loop needs of a stop request: threading.Event or SignalStop."""
+
+    def is_set(self) -> bool: ...
+
+    def wait(self, timeout: float) -> bool: ...
+
+
+class SignalStop:
+    """A stop request that a signal handler may set.
+
+    threading.Event.set() takes the event's lock; a signal arriving while the main
+    thread holds that lock inside Event.wait() deadlocks the process (a SIGTERMed
+    `casslab tune` hung this way under load). A plain flag polled in short sleeps
+    takes no lock.
+    """
+
+    def __init__(self, poll_s: float = 0.1) -> None:
+        self._set = False
+        self._poll_s = poll_s
+
+    def set(self) -> None:
+        self._set = True
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def wait(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while not self._set:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            time.sleep(min(self._poll_s, left))
+        return self._set
 
 
 @dataclass(frozen=True)
@@ -110,7 +146,7 @@ class Tuner:
             **({"node_errors": node_errors} if node_errors else {})})
         return Outcome(d, stmt, applied, error)
 
-    def run(self, *, interval_s: float, stop: threading.Event, iterations: int | None = None,
+    def run(self, *, interval_s: float, stop: Stop, iterations: int | None = None,
             on_step: Callable[[list[Outcome]], None] | None = None,
             on_error: Callable[[CasslabError], None] | None = None) -> int:
         """Loop until `stop` is set or `iterations` ran; returns the iterations done.
@@ -158,7 +194,7 @@ def parse_duration_s(text: str, what: str = "duration") -> float:
 
 
 @contextlib.contextmanager
-def stop_on_signals(stop: threading.Event) -> Iterator[None]:
+def stop_on_signals(stop: SignalStop) -> Iterator[None]:
     """Set `stop` on SIGINT or SIGTERM while inside (main thread only; elsewhere a no-op)."""
     def handler(_sig: int, _frame: FrameType | None) -> None:
         stop.set()
