@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from casslab.lab.state import system_name
@@ -42,3 +43,42 @@ def leftovers(lab: str) -> list[str]:
         if (ctrl / "casslab" / sysname).exists():
             found.append(f"cgroup {ctrl / 'casslab' / sysname}")
     return found
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    """A node keystore (PKCS12) whose self-signed certificate names `ip`, that
+    certificate as PEM, and an unrelated certificate to fail verification with."""
+
+    keystore: Path
+    password: str
+    ca_pem: Path
+    other_ca_pem: Path
+
+    def lab_overrides(self) -> list[str]:
+        """`--set` items enabling optional client TLS (plain CQL keeps working)."""
+        prefix = "client_encryption_options."
+        return [f"{prefix}enabled=true", f"{prefix}optional=true",
+                f"{prefix}keystore={self.keystore}", f"{prefix}keystore_password={self.password}",
+                f"{prefix}store_type=PKCS12"]
+
+
+def make_tls_files(directory: Path, ip: str = "127.0.1.1") -> TlsFiles:
+    """Certificates made with the JDK's keytool, as a Cassandra operator would."""
+    password = "casslab-it"
+
+    def keytool(*args: str) -> None:
+        subprocess.run(["keytool", *args, "-storepass", password], check=True,
+                       capture_output=True, timeout=60)
+
+    files = TlsFiles(directory / "node.p12", password, directory / "node.pem",
+                     directory / "other.pem")
+    for alias, store, pem, san in (("node", files.keystore, files.ca_pem, f"ip:{ip}"),
+                                   ("other", directory / "other.p12", files.other_ca_pem,
+                                    f"ip:{ip}")):
+        keytool("-genkeypair", "-alias", alias, "-keyalg", "EC", "-groupname", "secp256r1",
+                "-validity", "2", "-dname", f"CN=casslab-{alias}", "-ext", f"SAN={san}",
+                "-keystore", str(store), "-storetype", "PKCS12", "-keypass", password)
+        keytool("-exportcert", "-rfc", "-alias", alias, "-keystore", str(store),
+                "-file", str(pem))
+    return files

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent))
 from casslab.lab import Lab, LabOptions
 from casslab.paths import default_cache, default_home
 
-from labtools import leftovers
+from labtools import TlsFiles, leftovers, make_tls_files
 
 LAB3 = "it3"
 LAB1 = "it1"
@@ -39,10 +39,16 @@ def lab3() -> Iterator[Lab]:
 
 
 @pytest.fixture(scope="session")
-def lab1() -> Iterator[Lab]:
-    """A 1-node lab for workload tests (each test uses its own keyspace)."""
+def tls_files(tmp_path_factory: pytest.TempPathFactory) -> TlsFiles:
+    return make_tls_files(tmp_path_factory.mktemp("tls"))
+
+
+@pytest.fixture(scope="session")
+def lab1(tls_files: TlsFiles) -> Iterator[Lab]:
+    """A 1-node lab for workload tests (each test uses its own keyspace). Client TLS is
+    on but optional, so the TLS test shares this lab and plain CQL works as well."""
     lab = make_lab(LAB1)
-    lab.up(LabOptions(nodes=1, profile="container"))
+    lab.up(LabOptions(nodes=1, profile="container", overrides=tls_files.lab_overrides()))
     try:
         yield lab
     finally:

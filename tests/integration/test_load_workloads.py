@@ -16,7 +16,7 @@ from casslab.load import LoadSpec, RunSummary, run_load
 from casslab.load.runner import build_command, find_binary
 
 from conftest import LAB1
-from labtools import casslab
+from labtools import TlsFiles, casslab
 
 REPO = Path(__file__).resolve().parents[2]
 PROFILE = REPO / "crates" / "load" / "profiles" / "sensor-readings.yaml"
@@ -58,6 +58,10 @@ def test_ycsb_workload_writes_its_rows_and_reads_find_them(lab1: Lab, letter: st
                     "d": ("read", "insert"), "e": ("scan", "insert"), "f": ("read", "rmw"),
                     "i": ("insert",)}[letter]
     assert all(_op(s, n).ops > 0 for n in expected_mix)
+    if letter == "f":  # YCSB also reports each rmw's read and update on their own
+        parts = s.raw["parts"]
+        assert parts["read"]["ops"] == parts["update"]["ops"] == _op(s, "rmw").ops
+        assert parts["read"]["latency"]["max_us"] <= _op(s, "rmw").latency.max_us
 
 
 def test_stress_write_read_and_mixed(lab1: Lab) -> None:
@@ -132,3 +136,31 @@ def test_a_cluster_that_disappears_ends_the_run_with_the_summary_so_far(lab1: La
     assert summary["by_op"]["write"]["ok"] > 1000  # ~6 s at 500 ops/s before the loss
     assert proc.returncode == 3
     assert err.strip(), "a clear message on stderr"
+
+
+def test_tls_connection_verifies_the_node_certificate(lab1: Lab, tls_files: TlsFiles) -> None:
+    ks = ["--keyspace", "it_tls"]
+    s = _run(lab1, "stress-write", ops=300, extra=[*ks, "--tls-ca", str(tls_files.ca_pem)])
+    assert _op(s, "write").ops == 300
+    assert _count(lab1, "it_tls.standard1") == 300
+    # A CA that did not sign the node's certificate: the handshake must fail, which a
+    # plaintext connection (also accepted by this lab) never would.
+    hosts = [f"{n.address}:9042" for n in lab1.state().nodes]
+    bad = LoadSpec("stress-write", {"ops": 10},
+                   [*ks, "--tls-ca", str(tls_files.other_ca_pem)])
+    res = subprocess.run([*lab1.exec_prefix(), *build_command(bad, hosts, find_binary())],
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert res.returncode == 1, res.stderr
+    assert "cannot connect" in res.stderr and "certificate" in res.stderr.lower()
+    s = _run(lab1, "stress-read", ops=100, records=300,
+             extra=[*ks, "--pop", "uniform(1..300)", "--tls-insecure"])
+    assert _op(s, "read").ops == 100 and _op(s, "read").not_found == 0
+
+
+def test_tls_needs_a_ca_or_insecure(lab1: Lab) -> None:
+    hosts = [f"{n.address}:9042" for n in lab1.state().nodes]
+    res = subprocess.run([*build_command(LoadSpec("stress-write", {"ops": 1}, ["--tls"]),
+                                         hosts, find_binary())],
+                         capture_output=True, text=True, timeout=60, check=False)
+    assert res.returncode == 1
+    assert "--tls" in res.stderr and "--tls-ca" in res.stderr and "--tls-insecure" in res.stderr

@@ -126,6 +126,24 @@ pub struct ConnArgs {
     /// Tokio worker threads (1 = a single-threaded runtime, the cheapest per op).
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
+    /// Connect with TLS (client_encryption_options on the nodes); needs --tls-ca or
+    /// --tls-insecure.
+    #[arg(long)]
+    pub tls: bool,
+    /// PEM file of the CA (or self-signed node certificate) that signed the nodes'
+    /// certificates; implies --tls. The certificate must name the node's IP address.
+    #[arg(long)]
+    pub tls_ca: Option<PathBuf>,
+    /// PEM client certificate chain for mutual TLS (with --tls-key).
+    #[arg(long, requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert.
+    #[arg(long, requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// TLS without verifying the nodes' certificates (encryption only; anyone in the
+    /// path can impersonate a node). For labs with throwaway certificates.
+    #[arg(long, conflicts_with = "tls_ca")]
+    pub tls_insecure: bool,
 }
 
 /// Which phases to run.
@@ -305,6 +323,8 @@ pub enum StressMode {
 /// cassandra-stress write / read / mixed on keyspace1.standard1 (key blob, C0..C4 blob).
 ///
 /// Example: casslab-load stress write --ops 100000 --hosts 127.0.1.1:9042
+///
+/// Example: casslab-load stress write --ops 100000 --hosts 10.0.0.5:9042 --tls-ca ca.pem
 ///
 /// Example: casslab-load stress mixed --records 100000 --duration 60s --pop 'uniform(1..100000)'
 #[derive(Args, Debug, Serialize)]

@@ -51,6 +51,9 @@ pub async fn connect(args: &ConnArgs) -> Result<Session> {
         .default_execution_profile_handle(profile.build().into_handle())
         .connection_timeout(Duration::from_secs(10))
         .tcp_nodelay(true);
+    if let Some(tls) = crate::tls::client_config(args)? {
+        builder = builder.tls_context(Some(tls));
+    }
     if let Ok(user) = std::env::var(USER_ENV) {
         let password = std::env::var(PASSWORD_ENV).unwrap_or_default();
         builder = builder.user(user, password);

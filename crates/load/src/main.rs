@@ -11,6 +11,7 @@ mod error;
 mod exec;
 mod generator;
 mod stats;
+mod tls;
 mod workload;
 
 use clap::Parser;

@@ -7,7 +7,7 @@ pub mod runner;
 pub mod stages;
 
 use crate::error::{LoadError, Result};
-use crate::stats::Outcome;
+use crate::stats::{Outcome, Part};
 use serde::Serialize;
 use std::future::Future;
 use std::time::Duration;
@@ -39,6 +39,20 @@ pub trait Workload: Send + Sync + 'static {
     /// Runs op `op` for cycle `cycle`. Must not panic on server errors: they
     /// are returned as [`Outcome::Error`].
     fn run_op(&self, op: usize, cycle: u64, ctx: &OpCtx) -> impl Future<Output = Outcome> + Send;
+
+    /// Like [`Workload::run_op`], also pushing into `parts` the sub-operations
+    /// that are reported on their own (YCSB times the read and the update of a
+    /// read-modify-write separately as well). `parts` arrives empty.
+    fn run_op_parts<'a>(
+        &'a self,
+        op: usize,
+        cycle: u64,
+        ctx: &'a OpCtx,
+        parts: &'a mut Vec<Part>,
+    ) -> impl Future<Output = Outcome> + Send + 'a {
+        let _ = parts;
+        self.run_op(op, cycle, ctx)
+    }
 
     /// Driver retries so far per op id (cumulative).
     fn retries(&self) -> Vec<u64> {

@@ -17,7 +17,7 @@
 use super::{OpCtx, RunPlan, StagePlan, Workload};
 use crate::generator::{hash3, unit};
 use crate::stats::report::{IntervalInfo, StageSummary};
-use crate::stats::{ErrorKind, Outcome, StatsSet};
+use crate::stats::{ErrorKind, Outcome, Part, StatsSet};
 use futures::stream::{FuturesUnordered, StreamExt};
 use std::collections::VecDeque;
 use std::future::Future;
@@ -273,6 +273,7 @@ async fn slot<W: Workload>(
     // Armed lazily (first poll) for a deadline no later than any operation's.
     let timer = tokio::time::sleep_until(st.start + timeout.unwrap_or(MAX_NAP));
     tokio::pin!(timer);
+    let mut parts: Vec<Part> = Vec::with_capacity(2);
     let mut now = Instant::now();
     loop {
         if abort.load(Ordering::Relaxed) {
@@ -296,17 +297,20 @@ async fn slot<W: Workload>(
         }
         let op = st.plan.mix.pick(unit(hash3(st.seed, cycle, MIX_STREAM)));
         let start = Instant::now();
-        let fut = w.run_op(op, cycle, &st.ctx);
-        tokio::pin!(fut);
-        let outcome = match timeout {
-            None => fut.await,
-            Some(t) => WithTimeout {
-                op: fut,
-                timer: timer.as_mut(),
-                deadline: start + t,
+        parts.clear();
+        let outcome = {
+            let fut = w.run_op_parts(op, cycle, &st.ctx, &mut parts);
+            tokio::pin!(fut);
+            match timeout {
+                None => fut.await,
+                Some(t) => WithTimeout {
+                    op: fut,
+                    timer: timer.as_mut(),
+                    deadline: start + t,
+                }
+                .await
+                .unwrap_or_else(|| timed_out(t)),
             }
-            .await
-            .unwrap_or_else(|| timed_out(t)),
         };
         let end = Instant::now();
         let latency_us = micros(end - intended.min(start));
@@ -314,6 +318,11 @@ async fn slot<W: Workload>(
         // Uncontended: only this worker's slots and, once per interval, the reporter.
         let mut s = stats.lock().unwrap_or_else(|p| p.into_inner());
         s.ops[op].record(latency_us, service_us, outcome);
+        // As YCSB: a part's latency runs from the whole operation's intended start.
+        for p in parts.drain(..) {
+            let lat = micros(p.end - intended.min(p.start));
+            s.parts[p.op].record(lat, micros(p.end - p.start), p.outcome);
+        }
         drop(s);
         now = end;
     }

@@ -58,8 +58,21 @@ impl ErrorKind {
     }
 }
 
-/// Result of one operation as the workload reports it.
+/// A part of an operation timed on its own (see [`StatsSet::parts`]).
 #[derive(Debug)]
+pub struct Part {
+    /// Operation type of the part (e.g. read inside a read-modify-write).
+    pub op: usize,
+    /// When the part was sent.
+    pub start: tokio::time::Instant,
+    /// When its answer came.
+    pub end: tokio::time::Instant,
+    /// How it ended.
+    pub outcome: Outcome,
+}
+
+/// Result of one operation as the workload reports it.
+#[derive(Clone, Debug)]
 pub enum Outcome {
     /// Success.
     Ok,
@@ -170,6 +183,10 @@ impl OpStats {
 pub struct StatsSet {
     /// Indexed like the workload's operation names.
     pub ops: Vec<OpStats>,
+    /// Operations done as a part of another one, by their own type (YCSB's read
+    /// and update inside a read-modify-write). Reported beside `ops`, never
+    /// counted in the totals: the operation they belong to is.
+    pub parts: Vec<OpStats>,
 }
 
 impl StatsSet {
@@ -177,6 +194,7 @@ impl StatsSet {
     pub fn new(n: usize) -> Self {
         StatsSet {
             ops: (0..n).map(|_| OpStats::default()).collect(),
+            parts: (0..n).map(|_| OpStats::default()).collect(),
         }
     }
 
@@ -185,17 +203,37 @@ impl StatsSet {
         for (a, b) in self.ops.iter_mut().zip(other.ops.iter()) {
             a.merge(b);
         }
+        for (a, b) in self.parts.iter_mut().zip(other.parts.iter()) {
+            if b.count() > 0 {
+                a.merge(b);
+            }
+        }
     }
 
     /// Clears all counts.
     pub fn reset(&mut self) {
         self.ops.iter_mut().for_each(OpStats::reset);
+        self.parts
+            .iter_mut()
+            .filter(|p| p.count() > 0)
+            .for_each(OpStats::reset);
+    }
+
+    /// Operation `i` together with the parts of other operations of its type
+    /// (what YCSB reports as `[READ]` in a workload with read-modify-writes).
+    pub fn with_parts(&self, i: usize) -> OpStats {
+        let mut o = self.ops[i].clone();
+        o.merge(&self.parts[i]);
+        o
     }
 
     /// True when nothing was recorded since the last reset.
     #[cfg(test)]
     pub fn is_empty(&self) -> bool {
-        self.ops.iter().all(|o| o.count() == 0)
+        self.ops
+            .iter()
+            .chain(self.parts.iter())
+            .all(|o| o.count() == 0)
     }
 
     /// (finished ops, ok, not found, errors) over all types.
@@ -240,6 +278,13 @@ mod tests {
         assert_eq!(a.ops[1].by_kind[ErrorKind::Overloaded as usize], 1);
         assert_eq!(a.ops[1].first_errors, vec!["busy".to_string()]);
         assert_eq!(a.totals(), (2002, 2000, 1, 1));
+        a.parts[0].record(7, 7, Outcome::Ok);
+        assert_eq!(
+            a.totals(),
+            (2002, 2000, 1, 1),
+            "parts are not counted twice"
+        );
+        assert_eq!(a.with_parts(0).ok, 2001);
         a.reset();
         assert!(a.is_empty());
     }

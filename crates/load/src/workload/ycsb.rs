@@ -5,7 +5,7 @@
 //! fields, updates of one random field (writeallfields=false), inserts of all
 //! fields, scans `WHERE token(y_id) >= token(?) LIMIT len` with len uniform
 //! in 1..=max_scan_length, read-modify-write = read then update (recorded as
-//! one `rmw` op). Request distributions as YCSB: scrambled zipfian over
+//! one `rmw` op, and its read and update also as parts, as YCSB reports them). Request distributions as YCSB: scrambled zipfian over
 //! records + expected new keys (with rejection of keys not inserted yet),
 //! latest, uniform, hotspot.
 
@@ -17,11 +17,12 @@ use crate::exec::{OpCtx, Phase, Workload};
 use crate::generator::{
     fnvhash64, hash3, write_key, BytePool, Hotspot, Latest, Rng, ScrambledZipfian,
 };
-use crate::stats::Outcome;
+use crate::stats::{Outcome, Part};
 use scylla::client::session::Session;
 use scylla::statement::prepared::PreparedStatement;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use tokio::time::Instant;
 
 const READ: usize = 0;
 const UPDATE: usize = 1;
@@ -329,6 +330,34 @@ impl Workload for Ycsb {
     }
 
     async fn run_op(&self, op: usize, cycle: u64, ctx: &OpCtx) -> Outcome {
+        self.exec(op, cycle, ctx, None).await
+    }
+
+    fn run_op_parts<'a>(
+        &'a self,
+        op: usize,
+        cycle: u64,
+        ctx: &'a OpCtx,
+        parts: &'a mut Vec<Part>,
+    ) -> impl std::future::Future<Output = Outcome> + Send + 'a {
+        self.exec(op, cycle, ctx, Some(parts))
+    }
+
+    fn retries(&self) -> Vec<u64> {
+        self.retries.snapshot()
+    }
+}
+
+impl Ycsb {
+    /// Runs one operation; with `parts`, the read and the update of a
+    /// read-modify-write are also timed on their own, as YCSB's DB wrapper does.
+    async fn exec(
+        &self,
+        op: usize,
+        cycle: u64,
+        ctx: &OpCtx,
+        parts: Option<&mut Vec<Part>>,
+    ) -> Outcome {
         let mut rng = Rng::new(self.seed, cycle);
         match op {
             INSERT => {
@@ -352,11 +381,37 @@ impl Workload for Ycsb {
                 if op == UPDATE {
                     return self.update(key, &mut rng, ctx.ttl_s).await;
                 }
+                let t0 = Instant::now();
                 let r = read_outcome(self.session.execute_unpaged(&self.read, (key,)).await);
-                if op == READ || !matches!(r, Outcome::Ok | Outcome::NotFound) {
+                let failed = !matches!(r, Outcome::Ok | Outcome::NotFound);
+                if op == READ {
                     return r;
                 }
-                self.update(key, &mut rng, ctx.ttl_s).await
+                let Some(parts) = parts else {
+                    return if failed {
+                        r
+                    } else {
+                        self.update(key, &mut rng, ctx.ttl_s).await
+                    };
+                };
+                let t1 = Instant::now();
+                parts.push(Part {
+                    op: READ,
+                    start: t0,
+                    end: t1,
+                    outcome: r.clone(),
+                });
+                if failed {
+                    return r;
+                }
+                let u = self.update(key, &mut rng, ctx.ttl_s).await;
+                parts.push(Part {
+                    op: UPDATE,
+                    start: t1,
+                    end: Instant::now(),
+                    outcome: u.clone(),
+                });
+                u
             }
             _ => {
                 let keynum = self.next_keynum(&mut rng);
@@ -366,10 +421,6 @@ impl Workload for Ycsb {
                 read_outcome(self.session.execute_unpaged(&self.scan, (key, len)).await)
             }
         }
-    }
-
-    fn retries(&self) -> Vec<u64> {
-        self.retries.snapshot()
     }
 }
 
