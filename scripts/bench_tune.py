@@ -33,12 +33,23 @@ def changed_stage_gain(doc: dict[str, Any]) -> str:
             f"{statistics.median(st):,.0f} vs {statistics.median(dy):,.0f} ({gain:+.1%})")
 
 
+def load_note(doc: dict[str, Any]) -> str:
+    """The machine's 1-minute load average at stage ends: 2 cores, so above ~3 something
+    besides the lab and the client was running."""
+    loads = [s["load_avg_1m"] for r in doc["runs"] for s in r["stages"] if "load_avg_1m" in s]
+    if not loads:
+        return "Other engineers' jobs shared the 2 cores during these runs: read the spread."
+    return (f"Machine load average (1 min) at stage ends: median {statistics.median(loads):.1f}"
+            f", max {max(loads):.1f} (2 cores; the lab and the client alone give about 2).")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--from", dest="src", type=Path)
     ap.add_argument("--stage-scale", type=float, default=0.01)
     ap.add_argument("--time-scale", type=float, default=0.05)
+    ap.add_argument("--warmup-s", type=int, default=90, help="unrecorded load first (JIT)")
     a = ap.parse_args()
     if a.src:
         doc = json.loads(a.src.read_text())
@@ -46,7 +57,7 @@ def main() -> int:
         doc = compare(reps=a.reps, time_scale=a.time_scale, stage_scale=a.stage_scale,
                       lab_name="benchtune", keep_lab=False,
                       out=Path("results/bench-tune.json"), profile="host",
-                      load_options={"devices": 100, "in-flight": 16})
+                      load_options={"devices": 100, "in-flight": 16}, warmup_s=a.warmup_s)
     stage_min = [round(m * 60 * doc["stage_scale"] / 60, 2) for _, _, m in doc["scenario"]]
     lines = [
         f"Machine: {machine()}; {today()}. 1 node (profile {doc['profile']}), casslab-load "
@@ -65,7 +76,7 @@ def main() -> int:
            " CAVEAT: this run's sampler still counted the auto-snapshots that DROP KEYSPACE "
            "left from earlier runs, so only each mode's first run (rep 1 static) is clean and "
            "the disk column is NOT comparable between modes (fixed in tune_compare.py since)."),
-        "Other engineers' jobs shared the 2 cores during these runs: read the spread.",
+        load_note(doc),
     ]
     write_section("tune", "Compaction tuner: static vs dynamic (seed 003 scenario)", lines)
     print("\n".join(lines))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -60,6 +61,7 @@ class StageResult:
     errors: int
     disk_peak_mib: float
     compaction_at_end: dict[str, str]
+    load_avg_1m: float  # of the machine at the stage's end: is anything else running?
 
 
 def summary_stats(s: RunSummary) -> tuple[float, float]:
@@ -163,7 +165,7 @@ def run_scenario(lab: Lab, *, dynamic: bool, rules: RulesTable, time_scale: floa
                 results.append(StageResult(i, ttl, share, round(s.elapsed_s, 1), s.ops,
                                            round(s.ops_s, 1), round(mean, 3), round(p99, 3),
                                            s.errors, round(disk.take_peak(), 1),
-                                           as_map(comp[0][0])))
+                                           as_map(comp[0][0]), round(os.getloadavg()[0], 2)))
                 print(f"  {'dynamic' if dynamic else 'static '} stage {i}: {s.ops} ops "
                       f"({s.ops_s:.0f}/s), mean {mean:.2f} ms, p99 {p99:.2f} ms, disk peak "
                       f"{results[-1].disk_peak_mib} MiB, window "
@@ -182,7 +184,7 @@ def run_scenario(lab: Lab, *, dynamic: bool, rules: RulesTable, time_scale: floa
 
 def compare(*, reps: int, time_scale: float, stage_scale: float, lab_name: str,
             keep_lab: bool, out: Path, profile: str,
-            load_options: dict[str, Any]) -> dict[str, Any]:
+            load_options: dict[str, Any], warmup_s: int = 90) -> dict[str, Any]:
     """Build a 1-node lab, run static and dynamic `reps` times (alternating), take the lab
     down; returns (and writes to `out`) every stage result."""
     rules = seed003_rules(time_scale=time_scale)
@@ -192,6 +194,14 @@ def compare(*, reps: int, time_scale: float, stage_scale: float, lab_name: str,
     if not lab.exists() or not lab.is_running():
         lab.up(LabOptions(nodes=1, profile=profile))
     try:
+        if warmup_s > 0:
+            # A fresh JVM runs the first minutes interpreted: without this the first
+            # run (rep 1 static) was a third slower than identical later ones.
+            print(f"warm-up {warmup_s} s (not recorded)", flush=True)
+            run_load(LoadSpec("iot", {"keyspace": KS, "drop": True, "duration": f"{warmup_s}s",
+                                      **load_options}),
+                     hosts=[f"{n.address}:9042" for n in lab.state().nodes],
+                     prefix=lab.exec_prefix())
         for rep in range(1, reps + 1):
             for mode in (("static", "dynamic") if rep % 2 else ("dynamic", "static")):
                 print(f"rep {rep} {mode}", flush=True)
@@ -257,10 +267,12 @@ def main() -> int:
     ap.add_argument("--devices", type=int, default=100)
     ap.add_argument("--in-flight", type=int, default=16)
     ap.add_argument("--out", type=Path, default=Path("results/tune-compare.json"))
+    ap.add_argument("--warmup-s", type=int, default=90, help="unrecorded load first (JIT)")
     a = ap.parse_args()
     doc = compare(reps=a.reps, time_scale=a.time_scale, stage_scale=a.stage_scale,
                   lab_name=a.lab, keep_lab=a.keep_lab, out=a.out, profile=a.profile,
-                  load_options={"devices": a.devices, "in-flight": a.in_flight})
+                  load_options={"devices": a.devices, "in-flight": a.in_flight},
+                  warmup_s=a.warmup_s)
     print("\n".join(table(doc)))
     return 0
 
