@@ -34,13 +34,26 @@ def changed_stage_gain(doc: dict[str, Any]) -> str:
 
 
 def load_note(doc: dict[str, Any]) -> str:
-    """The machine's 1-minute load average at stage ends: 2 cores, so above ~3 something
-    besides the lab and the client was running."""
+    """The machine's 1-minute load average at stage ends. The node's own runnable threads
+    count in it (16 requests in flight keep ~15 runnable), so it shows a busy lab, not
+    other jobs; it is recorded to compare runs with each other."""
     loads = [s["load_avg_1m"] for r in doc["runs"] for s in r["stages"] if "load_avg_1m" in s]
     if not loads:
         return "Other engineers' jobs shared the 2 cores during these runs: read the spread."
     return (f"Machine load average (1 min) at stage ends: median {statistics.median(loads):.1f}"
-            f", max {max(loads):.1f} (2 cores; the lab and the client alone give about 2).")
+            f", range {min(loads):.1f}-{max(loads):.1f} (the node's own runnable threads count "
+            "in it).")
+
+
+def paired(doc: dict[str, Any]) -> str:
+    """Per repetition, dynamic vs static stages 2+3 operations (each rep ran both)."""
+    by: dict[int, dict[str, int]] = {}
+    for r in doc["runs"]:
+        by.setdefault(r["rep"], {})[r["mode"]] = sum(s["ops"] for s in r["stages"]
+                                                     if s["stage"] in (2, 3))
+    parts = [f"rep {rep} {d['dynamic'] / d['static'] - 1:+.1%}" for rep, d in sorted(by.items())
+             if "static" in d and "dynamic" in d]
+    return "Paired by repetition (dynamic vs static, stages 2+3): " + ", ".join(parts) + "."
 
 
 def main() -> int:
@@ -71,6 +84,7 @@ def main() -> int:
         *table(doc),
         "",
         changed_stage_gain(doc) + ".",
+        paired(doc),
         "Disk: the peak of the keyspace's data directory sampled every 5 s within the stage."
         + ("" if doc.get("disk_excludes_snapshots") else
            " CAVEAT: this run's sampler still counted the auto-snapshots that DROP KEYSPACE "
