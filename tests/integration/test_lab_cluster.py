@@ -10,6 +10,7 @@ import pytest
 
 from casslab.errors import CqlError
 from casslab.lab import Lab, LabOptions
+from casslab.tune.apply import apply_compaction, schema_compaction
 
 from conftest import LAB3, make_lab
 from labtools import casslab, leftovers
@@ -40,6 +41,24 @@ def test_writes_at_all_are_read_at_one_through_every_node(lab3: Lab, table: str)
             local = cql.execute("SELECT broadcast_address FROM system.local",
                                 host=node.address).rows
             assert local == [[node.address]]
+
+
+def test_tuner_alter_reaches_every_nodes_schema(lab3: Lab, table: str) -> None:
+    hosts = [n.address for n in lab3.state().nodes]
+    twcs = "org.apache.cassandra.db.compaction.TimeWindowCompactionStrategy"
+    with lab3.cql() as cql:
+        cql.execute(f"CREATE TABLE IF NOT EXISTS {KS}.ts (k int, t int, v float, PRIMARY KEY "
+                    "(k, t)) WITH default_time_to_live = 7200 AND compaction = {'class': "
+                    "'TimeWindowCompactionStrategy', 'compaction_window_size': 1, "
+                    "'compaction_window_unit': 'MINUTES'}", consistency="ALL", timeout_s=60)
+        want = {"class": twcs, "compaction_window_size": "35",
+                "compaction_window_unit": "MINUTES", "max_threshold": "32",
+                "min_threshold": "8"}
+        stmt = apply_compaction(cql, hosts, KS, "ts", want)
+        assert stmt.startswith(f"ALTER TABLE {KS}.ts WITH compaction = ")
+        # apply_compaction waited for this; asked again node by node, each has the full map.
+        for h in hosts:
+            assert schema_compaction(cql, h, KS, "ts") == want, h
 
 
 def test_profile_limits_are_in_every_nodes_cgroup_files(lab3: Lab) -> None:
