@@ -10,12 +10,13 @@ CASSANDRA_VERSION ?= 5.0.6
 APT_PACKAGES := iproute2 iptables ethtool procps util-linux openjdk-17-jdk-headless maven \
                 build-essential pkg-config chromium
 
-.PHONY: help setup apt venv rust jars lint test test-unit test-integration demo bench clean
+.PHONY: help setup apt venv rust jars lint test test-unit test-integration demo bench bench-tune clean
 
 help:
 	@echo "make demo   set up, then run the demo on a local 3-node lab"
 	@echo "make test   set up, then run lint, unit, CLI and integration tests"
 	@echo "make bench  set up, then measure and record numbers in BENCHMARKS.md"
+	@echo "make bench-tune  static vs tuned compaction on seed 003's scenario (~1 h)"
 	@echo "make setup  only install: apt packages, Python venv, Rust builds, Cassandra jars"
 
 setup: apt venv rust jars
@@ -68,6 +69,11 @@ bench: setup
 	$(PY) scripts/bench_lab.py
 	$(PY) scripts/bench_load.py
 	$(PY) scripts/bench_net.py
+	$(PY) scripts/bench_plan.py
+
+# The tuner comparison replays seed 003's scenario 3 + 3 times: about an hour.
+bench-tune: setup
+	$(PY) scripts/bench_tune.py --reps 3
 
 clean:
 	rm -rf $(VENV) $(STAMPS) target
