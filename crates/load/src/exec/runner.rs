@@ -583,6 +583,12 @@ mod tests {
         }
     }
 
+    /// Runs `p` to its end without interruption, discarding the interval lines.
+    async fn run_to_end(w: Arc<FakeServer>, p: &RunPlan) -> RunResult {
+        let abort = Arc::new(AtomicBool::new(false));
+        run(w, p, abort, &mut Collect(Vec::new())).await
+    }
+
     struct Collect(Vec<(String, bool, u64)>);
     impl Sink for Collect {
         fn interval(&mut self, info: &IntervalInfo, _s: f64, _n: &[String], stats: &StatsSet) {
@@ -668,13 +674,7 @@ mod tests {
             vec![stage("main", Some(1000), None, Some(200.0), true)],
         );
         p.tick = Duration::from_millis(5);
-        let r = run(
-            w,
-            &p,
-            Arc::new(AtomicBool::new(false)),
-            &mut Collect(Vec::new()),
-        )
-        .await;
+        let r = run_to_end(w, &p).await;
         let read = &r.total.ops[0];
         assert_eq!(read.ok, 1000);
         assert!(read.service.value_at_quantile(0.99) <= 3_000);
@@ -699,13 +699,7 @@ mod tests {
                 true,
             )],
         );
-        let r = run(
-            w,
-            &p,
-            Arc::new(AtomicBool::new(false)),
-            &mut Collect(Vec::new()),
-        )
-        .await;
+        let r = run_to_end(w, &p).await;
         let n = r.total.ops[0].count();
         assert!((1995..=2005).contains(&n), "{n}");
         // 1 ms per op, never queued behind another: latency ~ service time.
@@ -719,13 +713,7 @@ mod tests {
         let w = Arc::new(FakeServer::new(5, Duration::from_secs(10)));
         let mut p = plan(1, 2, vec![stage("main", Some(100), None, None, true)]);
         p.op_timeout = Some(Duration::from_millis(500));
-        let r = run(
-            w,
-            &p,
-            Arc::new(AtomicBool::new(false)),
-            &mut Collect(Vec::new()),
-        )
-        .await;
+        let r = run_to_end(w, &p).await;
         let read = &r.total.ops[0];
         assert_eq!(read.ok, 99);
         assert_eq!(read.errors, 1);
@@ -739,13 +727,7 @@ mod tests {
     async fn unthrottled_latency_equals_service_time() {
         let w = Arc::new(FakeServer::new(u64::MAX, Duration::ZERO));
         let p = plan(2, 4, vec![stage("main", Some(800), None, None, true)]);
-        let r = run(
-            w,
-            &p,
-            Arc::new(AtomicBool::new(false)),
-            &mut Collect(Vec::new()),
-        )
-        .await;
+        let r = run_to_end(w, &p).await;
         let read = &r.total.ops[0];
         assert_eq!(read.count(), 800);
         assert_eq!(read.latency.max(), read.service.max());
@@ -793,13 +775,7 @@ mod tests {
         let mut s = stage("main", Some(10_000), None, None, true);
         s.mix = OpMix::from_weights(&[0.25, 0.75]).unwrap();
         let p = plan(3, 8, vec![s]);
-        let r = run(
-            w,
-            &p,
-            Arc::new(AtomicBool::new(false)),
-            &mut Collect(Vec::new()),
-        )
-        .await;
+        let r = run_to_end(w, &p).await;
         let reads = r.total.ops[0].count();
         assert_eq!(reads + r.total.ops[1].count(), 10_000);
         assert!((2300..2700).contains(&reads), "{reads}");
@@ -820,13 +796,7 @@ mod tests {
                 true,
             )],
         );
-        let r = run(
-            Arc::new(f),
-            &p,
-            Arc::new(AtomicBool::new(false)),
-            &mut Collect(Vec::new()),
-        )
-        .await;
+        let r = run_to_end(Arc::new(f), &p).await;
         assert_eq!(r.ended, EndReason::ClusterLost);
         assert!(r.recorded_s < 6.0);
         assert!(r.total.ops[0].errors > 0);

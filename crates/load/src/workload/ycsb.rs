@@ -330,7 +330,8 @@ impl Workload for Ycsb {
     }
 
     async fn run_op(&self, op: usize, cycle: u64, ctx: &OpCtx) -> Outcome {
-        self.exec(op, cycle, ctx, None).await
+        // The runner calls run_op_parts; here the parts are timed and dropped.
+        self.exec(op, cycle, ctx, &mut Vec::new()).await
     }
 
     fn run_op_parts<'a>(
@@ -340,7 +341,7 @@ impl Workload for Ycsb {
         ctx: &'a OpCtx,
         parts: &'a mut Vec<Part>,
     ) -> impl std::future::Future<Output = Outcome> + Send + 'a {
-        self.exec(op, cycle, ctx, Some(parts))
+        self.exec(op, cycle, ctx, parts)
     }
 
     fn retries(&self) -> Vec<u64> {
@@ -349,15 +350,9 @@ impl Workload for Ycsb {
 }
 
 impl Ycsb {
-    /// Runs one operation; with `parts`, the read and the update of a
-    /// read-modify-write are also timed on their own, as YCSB's DB wrapper does.
-    async fn exec(
-        &self,
-        op: usize,
-        cycle: u64,
-        ctx: &OpCtx,
-        parts: Option<&mut Vec<Part>>,
-    ) -> Outcome {
+    /// Runs one operation; the read and the update of a read-modify-write are
+    /// also timed on their own into `parts`, as YCSB's DB wrapper does.
+    async fn exec(&self, op: usize, cycle: u64, ctx: &OpCtx, parts: &mut Vec<Part>) -> Outcome {
         let mut rng = Rng::new(self.seed, cycle);
         match op {
             INSERT => {
@@ -381,20 +376,13 @@ impl Ycsb {
                 if op == UPDATE {
                     return self.update(key, &mut rng, ctx.ttl_s).await;
                 }
+                if op == READ {
+                    return read_outcome(self.session.execute_unpaged(&self.read, (key,)).await);
+                }
                 let t0 = Instant::now();
                 let r = read_outcome(self.session.execute_unpaged(&self.read, (key,)).await);
-                let failed = !matches!(r, Outcome::Ok | Outcome::NotFound);
-                if op == READ {
-                    return r;
-                }
-                let Some(parts) = parts else {
-                    return if failed {
-                        r
-                    } else {
-                        self.update(key, &mut rng, ctx.ttl_s).await
-                    };
-                };
                 let t1 = Instant::now();
+                let failed = !matches!(r, Outcome::Ok | Outcome::NotFound);
                 parts.push(Part {
                     op: READ,
                     start: t0,
