@@ -7,12 +7,20 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 from casslab.errors import CqlError
 
 CONSISTENCY_LEVELS = ("ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM",
                       "EACH_QUORUM", "LOCAL_ONE", "SERIAL", "LOCAL_SERIAL")
+
+
+class Cql(Protocol):
+    """What code that only runs statements needs of a session: CqlClient, or a fake in
+    unit tests."""
+
+    def execute(self, query: str, params: list[Any] | None = None, *, consistency: str = ...,
+                host: str | None = ..., timeout_s: float = ...) -> Any: ...
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
 
 from casslab.errors import CasslabError
+from casslab.lab.cql import Cql
 from casslab.metrics.samples import (
     HostSample,
     NodeSample,
@@ -34,11 +34,6 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 SYSTEM_KEYSPACES = {"system", "system_schema", "system_auth", "system_distributed",
                     "system_traces", "system_views", "system_virtual_schema"}
 _SKIP_DISKS = re.compile(r"^(loop|ram|zram|dm-|md|sr|fd|nbd)")
-
-
-class Cql(Protocol):
-    def execute(self, query: str, params: list[Any] | None = None, *, consistency: str = ...,
-                host: str | None = ..., timeout_s: float = ...) -> Any: ...
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import time
 
 from casslab.errors import CasslabError, CqlError
+from casslab.lab.cql import Cql
 from casslab.tune.compaction import alter_statement
-from casslab.tune.observe import Cql, as_map
+from casslab.tune.observe import as_map
 
 
 class ApplyError(CasslabError):

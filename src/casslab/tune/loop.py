@@ -11,11 +11,12 @@ from types import FrameType
 from typing import Any, Protocol
 
 from casslab.errors import CasslabError, UsageError
+from casslab.lab.cql import Cql
 from casslab.tune.apply import apply_compaction
 from casslab.tune.audit import AuditLog
 from casslab.tune.compaction import alter_statement
 from casslab.tune.decide import Decision, Policy, TableMemory, decide
-from casslab.tune.observe import RATE_SOURCES, Cql, KeyspaceError, RateSnapshot, observe
+from casslab.tune.observe import RATE_SOURCES, KeyspaceError, RateSnapshot, observe
 from casslab.tune.rules import RulesTable
 
 

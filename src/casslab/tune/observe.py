@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from casslab.errors import CasslabError, CqlError, UsageError
+from casslab.lab.cql import Cql
 from casslab.tune.compaction import strategy_of
 from casslab.tune.decide import TableObservation
 
@@ -19,11 +20,6 @@ class KeyspaceError(UsageError):
 
 class ObserveError(CasslabError):
     """No node answered the rate queries."""
-
-
-class Cql(Protocol):
-    def execute(self, query: str, params: list[Any] | None = None, *, consistency: str = ...,
-                host: str | None = ..., timeout_s: float = ...) -> Any: ...
 
 
 @dataclass(frozen=True)
