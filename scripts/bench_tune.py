@@ -17,7 +17,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from benchmd import machine, today, write_section
-from tune_compare import compare, table
+from tune_compare import compare, compare_parallel, table
 
 
 def changed_stage_gain(doc: dict[str, Any]) -> str:
@@ -63,23 +63,39 @@ def main() -> int:
     ap.add_argument("--stage-scale", type=float, default=0.01)
     ap.add_argument("--time-scale", type=float, default=0.05)
     ap.add_argument("--warmup-s", type=int, default=90, help="unrecorded load first (JIT)")
+    ap.add_argument("--sequential", action="store_true",
+                    help="one 2-core lab, modes one after the other (default: side by side)")
     a = ap.parse_args()
+    load_options: dict[str, Any] = {"devices": 100, "in-flight": 16}
     if a.src:
         doc = json.loads(a.src.read_text())
-    else:
+    elif a.sequential:
         doc = compare(reps=a.reps, time_scale=a.time_scale, stage_scale=a.stage_scale,
                       lab_name="benchtune", keep_lab=False,
                       out=Path("results/bench-tune.json"), profile="host",
-                      load_options={"devices": 100, "in-flight": 16}, warmup_s=a.warmup_s)
+                      load_options=load_options, warmup_s=a.warmup_s)
+    else:
+        doc = compare_parallel(reps=a.reps, time_scale=a.time_scale,
+                               stage_scale=a.stage_scale, lab_name="benchtune",
+                               out=Path("results/bench-tune.json"), profile="host",
+                               load_options=load_options, warmup_s=a.warmup_s)
     stage_min = [round(m * 60 * doc["stage_scale"] / 60, 2) for _, _, m in doc["scenario"]]
+    if doc.get("parallel"):
+        setup = ("two 1-node labs (profile host) run side by side, static on one and dynamic "
+                 "on the other, each node and its casslab-load client pinned to its own core; "
+                 "the modes swap cores every repetition")
+        order = "static and dynamic ran at the same time, paired per repetition"
+    else:
+        setup = f"1 node (profile {doc['profile']})"
+        order = "static and dynamic alternated"
     lines = [
-        f"Machine: {machine()}; {today()}. 1 node (profile {doc['profile']}), casslab-load "
+        f"Machine: {machine()}; {today()}. {setup}. casslab-load "
         f"iot closed loop ({doc['load_options']}), seed 003's scenario with TTLs and windows "
         f"x {doc['time_scale']:g} and stages x {doc['stage_scale']:g} "
         f"({' / '.join(f'{m:g}' for m in stage_min)} min). static: the table keeps stage 1's "
         "optimum (seed 003 Table 2 scaled: window 1 MINUTES, min_threshold 6); dynamic: "
         "`Tuner` every 10 s on count-delta rates, >= 30 s between changes. "
-        f"{len(doc['runs'])} runs, static and dynamic alternated; median (min-max).",
+        f"{len(doc['runs'])} runs, {order}; median (min-max).",
         "",
         *table(doc),
         "",

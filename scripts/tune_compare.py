@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -118,13 +119,24 @@ class DiskSampler(threading.Thread):
             self.stop.wait(self.interval_s)
 
 
+def client_prefix(lab: Lab, cpu: int | None) -> list[str]:
+    """Runs the load client inside the lab, on core `cpu` when given."""
+    return [*lab.exec_prefix(), *(["taskset", "-c", str(cpu)] if cpu is not None else [])]
+
+
+def pin_nodes(lab: Lab, cpu: int) -> None:
+    for n in lab.state().nodes:
+        subprocess.run(["taskset", "-a", "-p", "-c", str(cpu), str(n.pid)], check=True,
+                       capture_output=True)
+
+
 def run_scenario(lab: Lab, *, dynamic: bool, rules: RulesTable, time_scale: float,
                  stage_scale: float, seed: int, audit: Path | None,
-                 load_options: dict[str, Any]) -> list[StageResult]:
+                 load_options: dict[str, Any], cpu: int | None = None) -> list[StageResult]:
     state = lab.state()
     hosts = [n.address for n in state.nodes]
     targets = [f"{h}:9042" for h in hosts]
-    prefix = lab.exec_prefix()
+    prefix = client_prefix(lab, cpu)
     ttl1 = int(SCENARIO[0][0] * 3600 * time_scale)
     start = rules.choose("twcs", ttl1, SCENARIO[0][1]).options
     static_map = {"class": "TimeWindowCompactionStrategy", **start}
@@ -166,7 +178,8 @@ def run_scenario(lab: Lab, *, dynamic: bool, rules: RulesTable, time_scale: floa
                                            round(s.ops_s, 1), round(mean, 3), round(p99, 3),
                                            s.errors, round(disk.take_peak(), 1),
                                            as_map(comp[0][0]), round(os.getloadavg()[0], 2)))
-                print(f"  {'dynamic' if dynamic else 'static '} stage {i}: {s.ops} ops "
+                core = "" if cpu is None else f" (core {cpu})"
+                print(f"  {'dynamic' if dynamic else 'static '}{core} stage {i}: {s.ops} ops "
                       f"({s.ops_s:.0f}/s), mean {mean:.2f} ms, p99 {p99:.2f} ms, disk peak "
                       f"{results[-1].disk_peak_mib} MiB, window "
                       f"{results[-1].compaction_at_end.get('compaction_window_size')} "
@@ -219,6 +232,75 @@ def compare(*, reps: int, time_scale: float, stage_scale: float, lab_name: str,
     return _doc(runs, reps, time_scale, stage_scale, profile, load_options, t0)
 
 
+def compare_parallel(*, reps: int, time_scale: float, stage_scale: float, lab_name: str,
+                     out: Path, profile: str, load_options: dict[str, Any],
+                     warmup_s: int = 90) -> dict[str, Any]:
+    """Static and dynamic at the same time on two 1-node labs, each node and its client
+    pinned to one core; the modes swap cores every repetition. Run side by side, both
+    modes see the same disturbances of the machine (builds, JIT, the other lab), which
+    sequential runs of tens of minutes cannot promise."""
+    rules = seed003_rules(time_scale=time_scale)
+    labs = [Lab(f"{lab_name}{i}", home=default_home(), cache=default_cache()) for i in (0, 1)]
+    runs: list[dict[str, Any]] = []
+    t0 = time.time()
+    try:
+        for cpu, lab in enumerate(labs):
+            if lab.exists():
+                lab.down(wipe=True)
+            lab.up(LabOptions(nodes=1, profile=profile))
+            pin_nodes(lab, cpu)
+        if warmup_s > 0:
+            print(f"warm-up {warmup_s} s on both labs (not recorded)", flush=True)
+            _side_by_side([lambda cpu=cpu, lab=lab: run_load(
+                LoadSpec("iot", {"keyspace": KS, "drop": True, "duration": f"{warmup_s}s",
+                                 **load_options}),
+                hosts=[f"{n.address}:9042" for n in lab.state().nodes],
+                prefix=client_prefix(lab, cpu)) for cpu, lab in enumerate(labs)])
+        for rep in range(1, reps + 1):
+            modes = ("static", "dynamic") if rep % 2 else ("dynamic", "static")
+            print(f"rep {rep}: {modes[0]} on core 0, {modes[1]} on core 1", flush=True)
+            results = _side_by_side([lambda cpu=cpu, mode=mode, rep=rep: run_scenario(
+                labs[cpu], dynamic=mode == "dynamic", rules=rules, time_scale=time_scale,
+                stage_scale=stage_scale, seed=rep, load_options=load_options, cpu=cpu,
+                audit=out.with_suffix(f".{mode}{rep}.audit.jsonl"))
+                for cpu, mode in enumerate(modes)])
+            for cpu, (mode, stages) in enumerate(zip(modes, results, strict=True)):
+                runs.append({"rep": rep, "mode": mode, "core": cpu,
+                             "stages": [asdict(s) for s in stages]})
+            out.parent.mkdir(parents=True, exist_ok=True)
+            doc = _doc(runs, reps, time_scale, stage_scale, profile, load_options, t0)
+            doc["parallel"] = True
+            out.write_text(json.dumps(doc, indent=1))
+    finally:
+        for lab in labs:
+            if lab.exists():
+                lab.down(wipe=True)
+    doc = _doc(runs, reps, time_scale, stage_scale, profile, load_options, t0)
+    doc["parallel"] = True
+    return doc
+
+
+def _side_by_side(jobs: list[Any]) -> list[Any]:
+    """Runs the callables in threads at once; their results in order, or the first error."""
+    results: list[Any] = [None] * len(jobs)
+    errors: list[BaseException] = []
+
+    def call(i: int) -> None:
+        try:
+            results[i] = jobs[i]()
+        except BaseException as e:  # re-raised in the caller's thread below
+            errors.append(e)
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(len(jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return results
+
+
 def _doc(runs: list[dict[str, Any]], reps: int, time_scale: float, stage_scale: float,
          profile: str, load_options: dict[str, Any], t0: float) -> dict[str, Any]:
     return {"scenario": SCENARIO, "reps": reps, "disk_excludes_snapshots": True,
@@ -268,11 +350,19 @@ def main() -> int:
     ap.add_argument("--in-flight", type=int, default=16)
     ap.add_argument("--out", type=Path, default=Path("results/tune-compare.json"))
     ap.add_argument("--warmup-s", type=int, default=90, help="unrecorded load first (JIT)")
+    ap.add_argument("--parallel", action="store_true",
+                    help="run static and dynamic at once on two 1-node labs, one core each")
     a = ap.parse_args()
-    doc = compare(reps=a.reps, time_scale=a.time_scale, stage_scale=a.stage_scale,
-                  lab_name=a.lab, keep_lab=a.keep_lab, out=a.out, profile=a.profile,
-                  load_options={"devices": a.devices, "in-flight": a.in_flight},
-                  warmup_s=a.warmup_s)
+    load_options = {"devices": a.devices, "in-flight": a.in_flight}
+    if a.parallel:
+        doc = compare_parallel(reps=a.reps, time_scale=a.time_scale,
+                               stage_scale=a.stage_scale, lab_name=a.lab, out=a.out,
+                               profile=a.profile, load_options=load_options,
+                               warmup_s=a.warmup_s)
+    else:
+        doc = compare(reps=a.reps, time_scale=a.time_scale, stage_scale=a.stage_scale,
+                      lab_name=a.lab, keep_lab=a.keep_lab, out=a.out, profile=a.profile,
+                      load_options=load_options, warmup_s=a.warmup_s)
     print("\n".join(table(doc)))
     return 0
 
