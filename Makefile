@@ -73,7 +73,7 @@ bench: setup
 
 # The tuner comparison replays seed 003's scenario 3 + 3 times: about an hour.
 bench-tune: setup
-	$(PY) scripts/bench_tune.py --reps 3
+	$(PY) scripts/bench_tune.py --reps 3 --stage-scale 0.025
 
 clean:
 	rm -rf $(VENV) $(STAMPS) target

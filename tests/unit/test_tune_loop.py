@@ -190,6 +190,41 @@ def test_rules_from_results(tmp_path: Path) -> None:
     assert again.choose("twcs", 120, 0.25).options["compaction_window_size"] == "3"
 
 
+def test_rules_from_results_learns_ucs_points_beside_twcs(tmp_path: Path) -> None:
+    from casslab.metrics.samples import TrialMetrics
+    from casslab.store.db import Store
+    from casslab.tune.learn import rules_from_results, twcs_map, ucs_map
+    from casslab.tune.rules import dump_rules, parse_rules
+
+    cells = [(twcs_map(1, 4), 400.0), (ucs_map("T4"), 300.0), (ucs_map("L4"), 350.0)]
+    store = Store(tmp_path)
+    cid, _ = store.open_campaign(name="t", digest="d", spec_yaml="", response="ops_s",
+                                 factors=[])
+    plan = [(i, i, f"c{i}", {"compaction": comp, "option.table-ttl-s": 300,
+                             "option.mix": mix_for(0.1)}, 1, False, "recreate")
+            for i, (comp, _ops) in enumerate(cells)]
+    status = store.ensure_plan(cid, plan)
+    for i, (_comp, ops_s) in enumerate(cells):
+        store.mark_running(status[i][0], {}, "recreate")
+        store.commit_trial(status[i][0], summary=_summary(ops_s, 2000.0), intervals=[],
+                           metrics=TrialMetrics(nodes=[]), command=["x"])
+    store.close()
+    rules = parse_rules(dump_rules(rules_from_results(tmp_path)))
+    assert rules.choose("ucs", 300, 0.1).options == {"scaling_parameters": "L4"}
+    assert rules.choose("twcs", 300, 0.1).options["compaction_window_size"] == "1"
+    (ucs_point,) = rules.points["ucs"]
+    assert [a["scaling_parameters"] for a in ucs_point.measurements["alternatives"]] == [
+        "L4", "T4"]
+
+
+def test_learn_spec_rejects_a_bad_ucs_scaling_parameter() -> None:
+    assert LearnSpec(ucs_scaling=("T4", "L10", "N", "-2")).ucs_scaling
+    with pytest.raises(UsageError, match="UCS scaling parameter 'X4'"):
+        LearnSpec(ucs_scaling=("X4",))
+    spec = build_spec(LearnSpec(ucs_scaling=("T4",)))
+    assert "UnifiedCompactionStrategy" in str(spec.factors[0].levels[-1])
+
+
 def test_sigterm_inside_stop_on_signals_ends_a_wait_without_the_event_lock() -> None:
     stop = SignalStop()
     before = signal.getsignal(signal.SIGTERM)

@@ -110,8 +110,8 @@ def tune(
     rate_source: Annotated[str, typer.Option(help="ewma5m: per_second (five-minute rate); "
                                              "delta: count change per interval.")] = "ewma5m",
 ) -> None:
-    """Watch a keyspace and ALTER its TWCS tables to the rules' optimal options as the TTL
-    and read share change; Ctrl-C or SIGTERM stops it cleanly.
+    """Watch a keyspace and ALTER its TWCS and UCS tables to the rules' optimal options as
+    the TTL and read share change; Ctrl-C or SIGTERM stops it cleanly.
 
     Example: casslab tune --keyspace iot --name demo --interval 30s --audit tune.jsonl
 
@@ -192,6 +192,9 @@ def learn_cmd(
     ttls: Annotated[str, typer.Option(help="Table TTLs in seconds.")] = "120,300",
     read_shares: Annotated[str, typer.Option(help="Read shares (fractions).")] = "0.03,0.3",
     min_thresholds: Annotated[str, typer.Option(help="TWCS min_threshold levels.")] = "4",
+    ucs: Annotated[str, typer.Option(
+        help="Also sweep UCS scaling_parameters levels (e.g. T4,L4) and learn 'ucs:' points "
+             "for UnifiedCompactionStrategy tables; empty: TWCS only.")] = "",
     trials: Annotated[int, typer.Option(help="Trials per cell.")] = 1,
     duration: Annotated[str, typer.Option(help="Length of a trial.")] = "45s",
     devices: Annotated[int, typer.Option(help="IoT devices.")] = 100,
@@ -200,15 +203,19 @@ def learn_cmd(
     lab_name: Annotated[str, typer.Option("--lab", help="Lab the campaign builds.")]
     = "tune-learn",
 ) -> None:
-    """Sweep window sizes x TTL x read share on a lab and write the rules table that is
-    optimal on this hardware, with the measurements behind each point.
+    """Sweep window sizes (and UCS scaling parameters with --ucs) x TTL x read share on a
+    lab and write the rules table that is optimal on this hardware, with the measurements
+    behind each point.
 
     Example: casslab tune learn --windows 1,3 --ttls 120,300 --read-shares 0.03,0.3 -o rules.yaml
+
+    Example: casslab tune learn --windows 1 --ucs T4,L4 --ttls 300 --read-shares 0.1 -o rules.yaml
     """
     with errors_to_exit():
         ls = LearnSpec(windows_min=_ints(windows, "--windows"), ttls_s=_ints(ttls, "--ttls"),
                        read_shares=_floats(read_shares, "--read-shares"),
                        min_thresholds=_ints(min_thresholds, "--min-thresholds"),
+                       ucs_scaling=tuple(v.strip() for v in ucs.split(",") if v.strip()),
                        trials=trials, duration_s=parse_duration_s(duration, "--duration"),
                        devices=devices, nodes=nodes, profile=profile)
 
@@ -220,10 +227,15 @@ def learn_cmd(
         table = learn(ls, results, home=default_home(), cache=default_cache(),
                       lab_name=lab_name, on_event=on_event)
         output.write_text(dump_rules(table))
-    for p in table.points["twcs"]:
-        best = p.measurements.get("best", {})
-        out.print(f"ttl {p.ttl_s:g} s, reads {p.read_share:.0%}: window "
-                  f"{p.options['compaction_window_size']} {p.options['compaction_window_unit']}"
-                  f", min_threshold {p.options['min_threshold']} ({best.get('ops_s')} ops/s, "
-                  f"mean {best.get('mean_ms')} ms)", highlight=False)
+    for strategy, pts in table.points.items():
+        for p in pts:
+            best = p.measurements.get("best", {})
+            setting = (f"UCS scaling_parameters {p.options['scaling_parameters']}"
+                       if strategy == "ucs" else
+                       f"TWCS window {p.options['compaction_window_size']} "
+                       f"{p.options['compaction_window_unit']}, min_threshold "
+                       f"{p.options['min_threshold']}")
+            out.print(f"ttl {p.ttl_s:g} s, reads {p.read_share:.0%}: {setting} "
+                      f"({best.get('ops_s')} ops/s, mean {best.get('mean_ms')} ms)",
+                      highlight=False)
     out.print(f"rules written to {output}")

@@ -1,9 +1,12 @@
-"""`tune learn`: sweep TWCS window sizes x TTL x read share with the campaign runner and
-turn the results into a rules table for this hardware (with the measurements behind it).
+"""`tune learn`: sweep TWCS window sizes (and, on request, UCS scaling parameters) x TTL x
+read share with the campaign runner and turn the results into a rules table for this
+hardware (with the measurements behind it): per (TTL, read share), the best TWCS setting
+becomes a `twcs:` point and the best UCS setting a `ucs:` point.
 """
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,10 +19,13 @@ from casslab.errors import UsageError
 from casslab.experiment.runner import CampaignRunner, Event
 from casslab.experiment.spec import CampaignSpec, parse_spec
 from casslab.store.db import Store
+from casslab.tune.compaction import strategy_of
 from casslab.tune.rules import RulePoint, RulesTable
 
 # C*DynaConf's reads: devdat 40 %, lesrow 30 %, avgdat 30 % of the read operations.
 READ_SPLIT = {"devdat": 0.4, "lesrow": 0.3, "avgdat": 0.3}
+# One UCS scaling parameter: N, L<f> / T<f> (fan factor >= 2) or an integer W.
+_UCS_SCALING = re.compile(r"N|[LT]([2-9]|[1-9]\d+)|-?\d+")
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,7 @@ class LearnSpec:
     ttls_s: tuple[int, ...] = (120, 300)
     read_shares: tuple[float, ...] = (0.03, 0.30)
     min_thresholds: tuple[int, ...] = (4,)
+    ucs_scaling: tuple[str, ...] = ()  # UCS scaling_parameters levels; () = TWCS only
     trials: int = 1
     duration_s: float = 45.0
     devices: int = 100
@@ -51,6 +58,11 @@ class LearnSpec:
             raise UsageError("tune learn: read shares are fractions in [0, 1)")
         if any(m < 2 for m in self.min_thresholds):
             raise UsageError("tune learn: min_threshold must be >= 2")
+        for sp in self.ucs_scaling:
+            if not _UCS_SCALING.fullmatch(sp):
+                raise UsageError(f"tune learn: UCS scaling parameter {sp!r} is not valid: give "
+                                 "N, L<fan> or T<fan> with fan >= 2 (e.g. T4, L10), or an "
+                                 "integer")
 
 
 def mix_for(read_share: float) -> str:
@@ -72,17 +84,23 @@ def twcs_map(window_min: int, min_threshold: int) -> str:
             f"'min_threshold': '{min_threshold}'}}")
 
 
+def ucs_map(scaling: str) -> str:
+    return ("{'class': 'UnifiedCompactionStrategy', "
+            f"'scaling_parameters': '{scaling}'}}")
+
+
 def build_spec(ls: LearnSpec) -> CampaignSpec:
     """The campaign spec of the sweep (validated by the experiment spec parser)."""
     doc = {
         "name": "tune-learn",
-        "description": "casslab tune learn: TWCS window x TTL x read share",
+        "description": "casslab tune learn: compaction x TTL x read share",
         "lab": {"nodes": ls.nodes, "profile": ls.profile},
         "workload": {"name": "iot", "options": {"devices": ls.devices,
                                                 **ls.workload_options}},
         "factors": [
             {"name": "compaction",
-             "levels": [twcs_map(w, m) for w in ls.windows_min for m in ls.min_thresholds]},
+             "levels": [twcs_map(w, m) for w in ls.windows_min for m in ls.min_thresholds]
+             + [ucs_map(sp) for sp in ls.ucs_scaling]},
             {"name": "option.table-ttl-s", "levels": list(ls.ttls_s)},
             {"name": "option.mix", "levels": [mix_for(s) for s in ls.read_shares]},
         ],
@@ -98,9 +116,33 @@ def _map_options(text: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in loaded.items()} if isinstance(loaded, dict) else {}
 
 
+def _alternative(opts: dict[str, str], trials: list[dict[str, Any]],
+                 peaks: dict[int, float]) -> dict[str, Any]:
+    """One compaction setting of a cell: its options and what its trials measured."""
+    if strategy_of(opts.get("class", "")) == "ucs":
+        setting: dict[str, Any] = {"scaling_parameters": opts["scaling_parameters"]}
+    else:
+        setting = {"compaction_window_size": int(opts["compaction_window_size"]),
+                   "compaction_window_unit": opts.get("compaction_window_unit", "MINUTES"),
+                   "min_threshold": int(opts.get("min_threshold", 4))}
+    ops = [float(t["ops_s"]) for t in trials]
+    disk = [d for d in (peaks.get(int(t["trial_id"])) for t in trials) if d is not None]
+    return {**setting,
+            "ops_s": round(statistics.mean(ops), 1),
+            "ops_s_sd": round(statistics.stdev(ops), 1) if len(ops) > 1 else None,
+            "mean_ms": round(statistics.mean(float(t["mean_ms"]) for t in trials), 3),
+            "p99_ms": round(statistics.mean(float(t["p99_ms"]) for t in trials), 3),
+            "disk_peak_mib": round(max(disk), 1) if disk else None,
+            "trials": len(trials)}
+
+
+_MEASURED = ("ops_s", "ops_s_sd", "mean_ms", "p99_ms", "disk_peak_mib", "trials")
+
+
 def rules_from_results(results: Path, *, interpolate: bool = False) -> RulesTable:
-    """For each (TTL, read share), the compaction that did the most operations per
-    second (ties: lower mean latency), with every alternative's measurements."""
+    """For each (TTL, read share) and strategy swept, the compaction that did the most
+    operations per second (ties: lower mean latency), with every alternative's
+    measurements."""
     with Store(results, create=False) as store:
         rows = [r for r in store.trials_with_summary()
                 if r["status"] == "done" and not r["warmup"] and r["ops_s"] is not None]
@@ -109,41 +151,30 @@ def rules_from_results(results: Path, *, interpolate: bool = False) -> RulesTabl
             "AS total FROM node_metrics GROUP BY trial_id, t_s) GROUP BY trial_id")}
     if not rows:
         raise UsageError(f"{results}: no finished trials to learn from")
-    cells: dict[tuple[float, float], dict[str, list[dict[str, Any]]]] = {}
+    cells: dict[tuple[str, float, float], dict[str, list[dict[str, Any]]]] = {}
     for r in rows:
         p = r["cell_params"]
-        key = (float(p["option.table-ttl-s"]), share_of(str(p["option.mix"])))
-        cells.setdefault(key, {}).setdefault(str(p["compaction"]), []).append(r)
-    points = []
-    for (ttl, share), by_comp in sorted(cells.items()):
-        alts: list[dict[str, Any]] = []
-        for comp, trials in by_comp.items():
-            opts = _map_options(comp)
-            ops = [float(t["ops_s"]) for t in trials]
-            disk = [peaks.get(int(t["trial_id"])) for t in trials]
-            alts.append({
-                "compaction_window_size": int(opts["compaction_window_size"]),
-                "compaction_window_unit": opts.get("compaction_window_unit", "MINUTES"),
-                "min_threshold": int(opts.get("min_threshold", 4)),
-                "ops_s": round(statistics.mean(ops), 1),
-                "ops_s_sd": round(statistics.stdev(ops), 1) if len(ops) > 1 else None,
-                "mean_ms": round(statistics.mean(float(t["mean_ms"]) for t in trials), 3),
-                "p99_ms": round(statistics.mean(float(t["p99_ms"]) for t in trials), 3),
-                "disk_peak_mib": (round(max(d for d in disk if d is not None), 1)
-                                  if any(d is not None for d in disk) else None),
-                "trials": len(trials)})
+        comp = str(p["compaction"])
+        key = (strategy_of(_map_options(comp).get("class", "")),
+               float(p["option.table-ttl-s"]), share_of(str(p["option.mix"])))
+        cells.setdefault(key, {}).setdefault(comp, []).append(r)
+    points: dict[str, list[RulePoint]] = {"twcs": [], "ucs": []}
+    for (strategy, ttl, share), by_comp in sorted(cells.items()):
+        if strategy not in points:
+            continue
+        alts = [_alternative(_map_options(comp), trials, peaks)
+                for comp, trials in by_comp.items()]
         best = max(alts, key=lambda a: (float(a["ops_s"]), -float(a["mean_ms"])))
-        points.append(RulePoint(ttl, share, {
-            "compaction_window_size": str(best["compaction_window_size"]),
-            "compaction_window_unit": str(best["compaction_window_unit"]),
-            "min_threshold": str(best["min_threshold"])},
+        points[strategy].append(RulePoint(
+            ttl, share, {k: str(v) for k, v in best.items() if k not in _MEASURED},
             {"chosen_by": "max ops_s, then min mean_ms", "best": best,
-             "alternatives": sorted(alts, key=lambda a: (a["compaction_window_size"],
-                                                         a["min_threshold"])),
+             "alternatives": sorted(alts, key=lambda a: [a[k] for k in sorted(a)
+                                                         if k not in _MEASURED]),
              "results": str(results)}))
-    ttls = [p.ttl_s for p in points]
-    shares = [p.read_share for p in points]
-    return RulesTable({"twcs": tuple(points), "ucs": ()}, interpolate=interpolate,
+    every = [p for pts in points.values() for p in pts]
+    ttls = [p.ttl_s for p in every]
+    shares = [p.read_share for p in every]
+    return RulesTable({k: tuple(v) for k, v in points.items()}, interpolate=interpolate,
                       scale_ttl_s=(max(ttls) - min(ttls)) or 3600.0,
                       scale_read_share=(max(shares) - min(shares)) or 0.1,
                       source=f"casslab tune learn ({results})")
