@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import threading
@@ -134,6 +135,15 @@ def measure_all(lab: Lab, ops: int, soak_s: int) -> tuple[list[Measure], Measure
     over = int(peak * 1.3)
     rows.append(run(lab, f"insert, rate schedule at {over} ops/s (130 % of peak)",
                     ["stress", "write", "--ops", n, "--rate", str(over), *common]))
+    # Near the peak, at the same rate for both clients (CPU per op falls as throughput
+    # rises, so unthrottled runs of different speed do not compare): three pairs.
+    rate = int(peak * 0.8)
+    for i in (1, 2, 3):
+        rows.append(run_bare(lab, f"matched #{i}: bare loop insert at {rate} ops/s (80% of "
+                             "peak)", rate * 20, rate))
+        rows.append(run(lab, f"matched #{i}: insert at {rate} ops/s (80% of peak), tick 1ms",
+                        ["stress", "write", "--ops", str(rate * 20), "--rate", str(rate),
+                         *common]))
     for share in (0.5, 0.15):
         rate = int(peak * share)
         count = rate * 15
@@ -181,6 +191,12 @@ def main() -> int:
     for m in rows:
         p99 = f"{m.p99_ms:.2f}" if m.p99_ms is not None else "-"
         lines.append(f"| {m.label} | {m.ops:,} | {m.ops_s:,.0f} | {m.us_per_op:.2f} | {p99} |")
+    matched = {who: statistics.median(m.us_per_op for m in rows if m.label.startswith("matched")
+                                      and (("bare" in m.label) == (who == "bare")))
+               for who in ("bare", "casslab-load")}
+    lines += ["", f"At 80 % of the peak, same rate for both (median of 3 alternating pairs): "
+              f"casslab-load {matched['casslab-load']:.2f} us/op, bare loop "
+              f"{matched['bare']:.2f} us/op."]
     if soak.rss_mib:
         lines += ["", f"Client RSS during the {args.soak_s} s soak, sampled every 5 s (MiB): "
                   f"first {soak.rss_mib[0]:.1f}, last {soak.rss_mib[-1]:.1f}, "

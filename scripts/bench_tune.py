@@ -56,6 +56,26 @@ def paired(doc: dict[str, Any]) -> str:
     return "Paired by repetition (dynamic vs static, stages 2+3): " + ", ".join(parts) + "."
 
 
+def normalised(doc: dict[str, Any]) -> str:
+    """Stages 2+3 operations per second over the same run's stage 1 (identical settings
+    in both modes), so a run on a slower core or a slower hour is compared with itself."""
+    by: dict[int, dict[str, float]] = {}
+    for r in doc["runs"]:
+        st = {s["stage"]: s for s in r["stages"]}
+        if not {1, 2, 3} <= set(st) or not st[1]["ops_s"]:
+            continue
+        changed = (st[2]["ops"] + st[3]["ops"]) / (st[2]["duration_s"] + st[3]["duration_s"])
+        by.setdefault(r["rep"], {})[r["mode"]] = changed / st[1]["ops_s"]
+    pairs = [(rep, d["dynamic"] / d["static"] - 1) for rep, d in sorted(by.items())
+             if "static" in d and "dynamic" in d]
+    if not pairs:
+        return ""
+    med = statistics.median(g for _, g in pairs)
+    return ("Relative to each run's own stage 1 (stages 2+3 ops/s over stage 1 ops/s; stage 1 "
+            "is identical in both modes), dynamic vs static: "
+            + ", ".join(f"rep {rep} {g:+.1%}" for rep, g in pairs) + f" (median {med:+.1%}).")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=2)
@@ -101,6 +121,7 @@ def main() -> int:
         "",
         changed_stage_gain(doc) + ".",
         paired(doc),
+        normalised(doc),
         "Disk: the peak of the keyspace's data directory sampled every 5 s within the stage."
         + ("" if doc.get("disk_excludes_snapshots") else
            " CAVEAT: this run's sampler still counted the auto-snapshots that DROP KEYSPACE "
