@@ -132,7 +132,8 @@ def pin_nodes(lab: Lab, cpu: int) -> None:
 
 def run_scenario(lab: Lab, *, dynamic: bool, rules: RulesTable, time_scale: float,
                  stage_scale: float, seed: int, audit: Path | None,
-                 load_options: dict[str, Any], cpu: int | None = None) -> list[StageResult]:
+                 load_options: dict[str, Any], cpu: int | None = None,
+                 dry_run: bool = False) -> list[StageResult]:
     state = lab.state()
     hosts = [n.address for n in state.nodes]
     targets = [f"{h}:9042" for h in hosts]
@@ -152,7 +153,8 @@ def run_scenario(lab: Lab, *, dynamic: bool, rules: RulesTable, time_scale: floa
         def tune() -> None:
             with CqlClient(hosts, netns=state.netns) as tcql:
                 Tuner(tcql, hosts, KS, rules, policy=Policy(min_interval_s=30.0),
-                      audit=log, rate_source="delta").run(interval_s=10.0, stop=stop)
+                      audit=log, rate_source="delta", dry_run=dry_run).run(interval_s=10.0,
+                                                                          stop=stop)
         tuner_thread = threading.Thread(target=tune, daemon=True)
         tuner_thread.start()
     results = []
@@ -179,7 +181,8 @@ def run_scenario(lab: Lab, *, dynamic: bool, rules: RulesTable, time_scale: floa
                                            s.errors, round(disk.take_peak(), 1),
                                            as_map(comp[0][0]), round(os.getloadavg()[0], 2)))
                 core = "" if cpu is None else f" (core {cpu})"
-                print(f"  {'dynamic' if dynamic else 'static '}{core} stage {i}: {s.ops} ops "
+                label = "observe" if dry_run else "dynamic" if dynamic else "static "
+                print(f"  {label}{core} stage {i}: {s.ops} ops "
                       f"({s.ops_s:.0f}/s), mean {mean:.2f} ms, p99 {p99:.2f} ms, disk peak "
                       f"{results[-1].disk_peak_mib} MiB, window "
                       f"{results[-1].compaction_at_end.get('compaction_window_size')} "
@@ -234,11 +237,13 @@ def compare(*, reps: int, time_scale: float, stage_scale: float, lab_name: str,
 
 def compare_parallel(*, reps: int, time_scale: float, stage_scale: float, lab_name: str,
                      out: Path, profile: str, load_options: dict[str, Any],
-                     warmup_s: int = 90) -> dict[str, Any]:
+                     warmup_s: int = 90,
+                     modes: tuple[str, str] = ("static", "dynamic")) -> dict[str, Any]:
     """Static and dynamic at the same time on two 1-node labs, each node and its client
     pinned to one core; the modes swap cores every repetition. Run side by side, both
     modes see the same disturbances of the machine (builds, JIT, the other lab), which
-    sequential runs of tens of minutes cannot promise."""
+    sequential runs of tens of minutes cannot promise. Mode `observe` runs the tuner in
+    dry-run (reads rates and decides every 10 s, never ALTERs): the cost of watching."""
     rules = seed003_rules(time_scale=time_scale)
     labs = [Lab(f"{lab_name}{i}", home=default_home(), cache=default_cache()) for i in (0, 1)]
     runs: list[dict[str, Any]] = []
@@ -257,14 +262,15 @@ def compare_parallel(*, reps: int, time_scale: float, stage_scale: float, lab_na
                 hosts=[f"{n.address}:9042" for n in lab.state().nodes],
                 prefix=client_prefix(lab, cpu)) for cpu, lab in enumerate(labs)])
         for rep in range(1, reps + 1):
-            modes = ("static", "dynamic") if rep % 2 else ("dynamic", "static")
-            print(f"rep {rep}: {modes[0]} on core 0, {modes[1]} on core 1", flush=True)
+            pair = modes if rep % 2 else (modes[1], modes[0])
+            print(f"rep {rep}: {pair[0]} on core 0, {pair[1]} on core 1", flush=True)
             results = _side_by_side([lambda cpu=cpu, mode=mode, rep=rep: run_scenario(
-                labs[cpu], dynamic=mode == "dynamic", rules=rules, time_scale=time_scale,
+                labs[cpu], dynamic=mode != "static", dry_run=mode == "observe", rules=rules,
+                time_scale=time_scale,
                 stage_scale=stage_scale, seed=rep, load_options=load_options, cpu=cpu,
                 audit=out.with_suffix(f".{mode}{rep}.audit.jsonl"))
-                for cpu, mode in enumerate(modes)])
-            for cpu, (mode, stages) in enumerate(zip(modes, results, strict=True)):
+                for cpu, mode in enumerate(pair)])
+            for cpu, (mode, stages) in enumerate(zip(pair, results, strict=True)):
                 runs.append({"rep": rep, "mode": mode, "core": cpu,
                              "stages": [asdict(s) for s in stages]})
             out.parent.mkdir(parents=True, exist_ok=True)
@@ -320,12 +326,12 @@ def table(doc: dict[str, Any]) -> list[str]:
             by.setdefault((s["stage"], run["mode"]), []).append(s)
     for stage in sorted({k[0] for k in by}):
         base = statistics.median(s["ops"] for s in by.get((stage, "static"), [{"ops": 0}]))
-        for mode in ("static", "dynamic"):
+        for mode in ("static", "dynamic", "observe"):
             rows = by.get((stage, mode))
             if not rows:
                 continue
             ops = [r["ops"] for r in rows]
-            gain = (f"{(statistics.median(ops) / base - 1):+.1%}" if base and mode == "dynamic"
+            gain = (f"{(statistics.median(ops) / base - 1):+.1%}" if base and mode != "static"
                     else "")
 
             def med(key: str, rows: list[dict[str, Any]] = rows) -> str:
@@ -352,13 +358,18 @@ def main() -> int:
     ap.add_argument("--warmup-s", type=int, default=90, help="unrecorded load first (JIT)")
     ap.add_argument("--parallel", action="store_true",
                     help="run static and dynamic at once on two 1-node labs, one core each")
+    ap.add_argument("--modes", default="static,dynamic",
+                    help="with --parallel: the two modes (static, dynamic, observe = dry run)")
     a = ap.parse_args()
     load_options = {"devices": a.devices, "in-flight": a.in_flight}
+    modes = tuple(a.modes.split(","))
+    if len(modes) != 2 or not set(modes) <= {"static", "dynamic", "observe"}:
+        ap.error(f"--modes {a.modes!r}: give two of static, dynamic, observe")
     if a.parallel:
         doc = compare_parallel(reps=a.reps, time_scale=a.time_scale,
                                stage_scale=a.stage_scale, lab_name=a.lab, out=a.out,
                                profile=a.profile, load_options=load_options,
-                               warmup_s=a.warmup_s)
+                               warmup_s=a.warmup_s, modes=(modes[0], modes[1]))
     else:
         doc = compare(reps=a.reps, time_scale=a.time_scale, stage_scale=a.stage_scale,
                       lab_name=a.lab, keep_lab=a.keep_lab, out=a.out, profile=a.profile,
