@@ -16,7 +16,7 @@ help:
 	@echo "make demo   set up, then run the demo on a local 3-node lab"
 	@echo "make test   set up, then run lint, unit, CLI and integration tests"
 	@echo "make bench  set up, then measure and record numbers in BENCHMARKS.md"
-	@echo "make bench-tune  static vs tuned compaction on seed 003's scenario (~1 h)"
+	@echo "make bench-tune  static vs tuned compaction, side by side, seed 003 scenario (~70 min)"
 	@echo "make setup  only install: apt packages, Python venv, Rust builds, Cassandra jars"
 
 setup: apt venv rust jars
