@@ -130,10 +130,21 @@ def pin_nodes(lab: Lab, cpu: int) -> None:
                        capture_output=True)
 
 
-def run_scenario(lab: Lab, *, dynamic: bool, rules: RulesTable, time_scale: float,
+def warm_up(lab: Lab, seconds: int, load_options: dict[str, Any],
+            cpu: int | None = None) -> None:
+    """Unrecorded load: a fresh JVM runs its first minutes interpreted (without this the
+    first run, rep 1 static, was a third slower than identical later ones)."""
+    run_load(LoadSpec("iot", {"keyspace": KS, "drop": True, "duration": f"{seconds}s",
+                              **load_options}),
+             hosts=[f"{n.address}:9042" for n in lab.state().nodes],
+             prefix=client_prefix(lab, cpu))
+
+
+def run_scenario(lab: Lab, *, mode: str, rules: RulesTable, time_scale: float,
                  stage_scale: float, seed: int, audit: Path | None,
-                 load_options: dict[str, Any], cpu: int | None = None,
-                 dry_run: bool = False) -> list[StageResult]:
+                 load_options: dict[str, Any], cpu: int | None = None) -> list[StageResult]:
+    """One pass of the scenario; `mode` is static (no tuner), dynamic (tuner on) or
+    observe (tuner in dry run)."""
     state = lab.state()
     hosts = [n.address for n in state.nodes]
     targets = [f"{h}:9042" for h in hosts]
@@ -149,12 +160,12 @@ def run_scenario(lab: Lab, *, dynamic: bool, rules: RulesTable, time_scale: floa
     stop = threading.Event()
     tuner_thread = None
     log = AuditLog(audit)
-    if dynamic:
+    if mode != "static":
         def tune() -> None:
             with CqlClient(hosts, netns=state.netns) as tcql:
                 Tuner(tcql, hosts, KS, rules, policy=Policy(min_interval_s=30.0),
-                      audit=log, rate_source="delta", dry_run=dry_run).run(interval_s=10.0,
-                                                                          stop=stop)
+                      audit=log, rate_source="delta",
+                      dry_run=mode == "observe").run(interval_s=10.0, stop=stop)
         tuner_thread = threading.Thread(target=tune, daemon=True)
         tuner_thread.start()
     results = []
@@ -181,8 +192,7 @@ def run_scenario(lab: Lab, *, dynamic: bool, rules: RulesTable, time_scale: floa
                                            s.errors, round(disk.take_peak(), 1),
                                            as_map(comp[0][0]), round(os.getloadavg()[0], 2)))
                 core = "" if cpu is None else f" (core {cpu})"
-                label = "observe" if dry_run else "dynamic" if dynamic else "static "
-                print(f"  {label}{core} stage {i}: {s.ops} ops "
+                print(f"  {mode:<7}{core} stage {i}: {s.ops} ops "
                       f"({s.ops_s:.0f}/s), mean {mean:.2f} ms, p99 {p99:.2f} ms, disk peak "
                       f"{results[-1].disk_peak_mib} MiB, window "
                       f"{results[-1].compaction_at_end.get('compaction_window_size')} "
@@ -211,18 +221,13 @@ def compare(*, reps: int, time_scale: float, stage_scale: float, lab_name: str,
         lab.up(LabOptions(nodes=1, profile=profile))
     try:
         if warmup_s > 0:
-            # A fresh JVM runs the first minutes interpreted: without this the first
-            # run (rep 1 static) was a third slower than identical later ones.
             print(f"warm-up {warmup_s} s (not recorded)", flush=True)
-            run_load(LoadSpec("iot", {"keyspace": KS, "drop": True, "duration": f"{warmup_s}s",
-                                      **load_options}),
-                     hosts=[f"{n.address}:9042" for n in lab.state().nodes],
-                     prefix=lab.exec_prefix())
+            warm_up(lab, warmup_s, load_options)
         for rep in range(1, reps + 1):
             for mode in (("static", "dynamic") if rep % 2 else ("dynamic", "static")):
                 print(f"rep {rep} {mode}", flush=True)
                 stages = run_scenario(
-                    lab, dynamic=mode == "dynamic", rules=rules, time_scale=time_scale,
+                    lab, mode=mode, rules=rules, time_scale=time_scale,
                     stage_scale=stage_scale, seed=rep, load_options=load_options,
                     audit=out.with_suffix(f".{mode}{rep}.audit.jsonl"))
                 runs.append({"rep": rep, "mode": mode, "stages": [asdict(s) for s in stages]})
@@ -256,17 +261,13 @@ def compare_parallel(*, reps: int, time_scale: float, stage_scale: float, lab_na
             pin_nodes(lab, cpu)
         if warmup_s > 0:
             print(f"warm-up {warmup_s} s on both labs (not recorded)", flush=True)
-            _side_by_side([lambda cpu=cpu, lab=lab: run_load(
-                LoadSpec("iot", {"keyspace": KS, "drop": True, "duration": f"{warmup_s}s",
-                                 **load_options}),
-                hosts=[f"{n.address}:9042" for n in lab.state().nodes],
-                prefix=client_prefix(lab, cpu)) for cpu, lab in enumerate(labs)])
+            _side_by_side([lambda cpu=cpu, lab=lab: warm_up(lab, warmup_s, load_options, cpu)
+                           for cpu, lab in enumerate(labs)])
         for rep in range(1, reps + 1):
             pair = modes if rep % 2 else (modes[1], modes[0])
             print(f"rep {rep}: {pair[0]} on core 0, {pair[1]} on core 1", flush=True)
             results = _side_by_side([lambda cpu=cpu, mode=mode, rep=rep: run_scenario(
-                labs[cpu], dynamic=mode != "static", dry_run=mode == "observe", rules=rules,
-                time_scale=time_scale,
+                labs[cpu], mode=mode, rules=rules, time_scale=time_scale,
                 stage_scale=stage_scale, seed=rep, load_options=load_options, cpu=cpu,
                 audit=out.with_suffix(f".{mode}{rep}.audit.jsonl"))
                 for cpu, mode in enumerate(pair)])
@@ -274,16 +275,13 @@ def compare_parallel(*, reps: int, time_scale: float, stage_scale: float, lab_na
                 runs.append({"rep": rep, "mode": mode, "core": cpu,
                              "stages": [asdict(s) for s in stages]})
             out.parent.mkdir(parents=True, exist_ok=True)
-            doc = _doc(runs, reps, time_scale, stage_scale, profile, load_options, t0)
-            doc["parallel"] = True
-            out.write_text(json.dumps(doc, indent=1))
+            out.write_text(json.dumps(_doc(runs, reps, time_scale, stage_scale, profile,
+                                           load_options, t0, parallel=True), indent=1))
     finally:
         for lab in labs:
             if lab.exists():
                 lab.down(wipe=True)
-    doc = _doc(runs, reps, time_scale, stage_scale, profile, load_options, t0)
-    doc["parallel"] = True
-    return doc
+    return _doc(runs, reps, time_scale, stage_scale, profile, load_options, t0, parallel=True)
 
 
 def _side_by_side(jobs: list[Any]) -> list[Any]:
@@ -308,8 +306,10 @@ def _side_by_side(jobs: list[Any]) -> list[Any]:
 
 
 def _doc(runs: list[dict[str, Any]], reps: int, time_scale: float, stage_scale: float,
-         profile: str, load_options: dict[str, Any], t0: float) -> dict[str, Any]:
+         profile: str, load_options: dict[str, Any], t0: float,
+         parallel: bool = False) -> dict[str, Any]:
     return {"scenario": SCENARIO, "reps": reps, "disk_excludes_snapshots": True,
+            **({"parallel": True} if parallel else {}),
             "time_scale": time_scale,
             "stage_scale": stage_scale, "profile": profile, "load_options": load_options,
             "elapsed_s": round(time.time() - t0), "runs": runs}

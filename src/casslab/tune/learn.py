@@ -152,17 +152,19 @@ def rules_from_results(results: Path, *, interpolate: bool = False) -> RulesTabl
     if not rows:
         raise UsageError(f"{results}: no finished trials to learn from")
     cells: dict[tuple[str, float, float], dict[str, list[dict[str, Any]]]] = {}
+    options: dict[str, dict[str, str]] = {}  # each compaction map parsed once
     for r in rows:
         p = r["cell_params"]
         comp = str(p["compaction"])
-        key = (strategy_of(_map_options(comp).get("class", "")),
+        opts = options.setdefault(comp, _map_options(comp))
+        key = (strategy_of(opts.get("class", "")),
                float(p["option.table-ttl-s"]), share_of(str(p["option.mix"])))
         cells.setdefault(key, {}).setdefault(comp, []).append(r)
     points: dict[str, list[RulePoint]] = {"twcs": [], "ucs": []}
     for (strategy, ttl, share), by_comp in sorted(cells.items()):
         if strategy not in points:
             continue
-        alts = [_alternative(_map_options(comp), trials, peaks)
+        alts = [_alternative(options[comp], trials, peaks)
                 for comp, trials in by_comp.items()]
         best = max(alts, key=lambda a: (float(a["ops_s"]), -float(a["mean_ms"])))
         points[strategy].append(RulePoint(
