@@ -147,6 +147,20 @@ def test_learn_spec_and_mix() -> None:
         LearnSpec(read_shares=(1.5,))
 
 
+def test_learn_sweep_is_shuffled_and_warms_each_trial_up() -> None:
+    """In spec order all trials of one compaction setting would run in one stretch of
+    time, so a drift of the machine (JIT, disk) would pass for that setting's effect."""
+    from casslab.experiment.design import plan
+
+    spec = build_spec(LearnSpec(windows_min=(1, 2, 3), ttls_s=(60, 120), read_shares=(0.1,)))
+    order = [t.cell.params["compaction"] for t in plan(spec)]
+    assert order != sorted(order, key=spec.factors[0].levels.index)
+    assert spec.workload.options["warmup"] == "10s"
+    assert "warmup" not in build_spec(LearnSpec(warmup_s=0)).workload.options
+    with pytest.raises(UsageError, match="warm-up"):
+        LearnSpec(warmup_s=-1)
+
+
 def _summary(ops_s: float, mean_us: float) -> dict[str, Any]:
     lat = {"mean_us": mean_us, "p50_us": 1000, "p95_us": 2000, "p99_us": 3000,
            "p999_us": 4000, "max_us": 5000}

@@ -197,6 +197,8 @@ def learn_cmd(
              "for UnifiedCompactionStrategy tables; empty: TWCS only.")] = "",
     trials: Annotated[int, typer.Option(help="Trials per cell.")] = 1,
     duration: Annotated[str, typer.Option(help="Length of a trial.")] = "45s",
+    warmup: Annotated[str, typer.Option(
+        help="Unrecorded load at the start of each trial (0s: none).")] = "10s",
     devices: Annotated[int, typer.Option(help="IoT devices.")] = 100,
     nodes: Annotated[int, typer.Option(help="Lab nodes.")] = 1,
     profile: Annotated[str, typer.Option(help="Lab hardware profile.")] = "host",
@@ -217,7 +219,8 @@ def learn_cmd(
                        min_thresholds=_ints(min_thresholds, "--min-thresholds"),
                        ucs_scaling=tuple(v.strip() for v in ucs.split(",") if v.strip()),
                        trials=trials, duration_s=parse_duration_s(duration, "--duration"),
-                       devices=devices, nodes=nodes, profile=profile)
+                       warmup_s=parse_duration_s(warmup, "--warmup"), devices=devices,
+                       nodes=nodes, profile=profile)
 
         def on_event(e: Event) -> None:
             if e.kind in ("plan", "trial-end", "lab", "message"):

@@ -39,6 +39,9 @@ class LearnSpec:
     ucs_scaling: tuple[str, ...] = ()  # UCS scaling_parameters levels; () = TWCS only
     trials: int = 1
     duration_s: float = 45.0
+    # Unrecorded load at each trial's start: the trial's table is new, and the first
+    # trials of the campaign run on a cold JVM.
+    warmup_s: float = 10.0
     devices: int = 100
     nodes: int = 1
     profile: str = "host"
@@ -56,6 +59,8 @@ class LearnSpec:
             raise UsageError("tune learn: TTLs are seconds >= 1")
         if any(not 0 <= s < 1 for s in self.read_shares):
             raise UsageError("tune learn: read shares are fractions in [0, 1)")
+        if self.warmup_s < 0:
+            raise UsageError("tune learn: the warm-up is a duration >= 0 s")
         if any(m < 2 for m in self.min_thresholds):
             raise UsageError("tune learn: min_threshold must be >= 2")
         for sp in self.ucs_scaling:
@@ -95,8 +100,10 @@ def build_spec(ls: LearnSpec) -> CampaignSpec:
         "name": "tune-learn",
         "description": "casslab tune learn: compaction x TTL x read share",
         "lab": {"nodes": ls.nodes, "profile": ls.profile},
-        "workload": {"name": "iot", "options": {"devices": ls.devices,
-                                                **ls.workload_options}},
+        "workload": {"name": "iot", "options": {
+            "devices": ls.devices,
+            **({"warmup": f"{ls.warmup_s:g}s"} if ls.warmup_s > 0 else {}),
+            **ls.workload_options}},
         "factors": [
             {"name": "compaction",
              "levels": [twcs_map(w, m) for w in ls.windows_min for m in ls.min_thresholds]
@@ -104,7 +111,10 @@ def build_spec(ls: LearnSpec) -> CampaignSpec:
             {"name": "option.table-ttl-s", "levels": list(ls.ttls_s)},
             {"name": "option.mix", "levels": [mix_for(s) for s in ls.read_shares]},
         ],
-        "design": {"trials": ls.trials, "warmup_trials": 0, "reset": "recreate"},
+        # Shuffled: in spec order every trial of one compaction setting would run in
+        # one stretch of time, and a drift of the machine would look like its effect.
+        "design": {"trials": ls.trials, "warmup_trials": 0, "reset": "recreate",
+                   "randomize": True, "seed": 1},
         "stop": {"duration_s": ls.duration_s, "timeout_s": ls.duration_s * 3 + 60},
         "analysis": {"response": "ops_s"},
     }
