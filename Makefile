@@ -10,13 +10,14 @@ CASSANDRA_VERSION ?= 5.0.6
 APT_PACKAGES := iproute2 iptables ethtool procps util-linux openjdk-17-jdk-headless maven \
                 build-essential pkg-config chromium
 
-.PHONY: help setup apt venv rust jars lint test test-unit test-integration demo bench bench-tune clean
+.PHONY: help setup apt venv rust jars lint test test-unit test-integration demo bench bench-tune bench-tune-learned clean
 
 help:
 	@echo "make demo   set up, then run the demo on a local 3-node lab"
 	@echo "make test   set up, then run lint, unit, CLI and integration tests"
 	@echo "make bench  set up, then measure and record numbers in BENCHMARKS.md"
 	@echo "make bench-tune  static vs tuned compaction, side by side, seed 003 scenario (~70 min)"
+	@echo "make bench-tune-learned  the same with rules learned here first (~2 h)"
 	@echo "make setup  only install: apt packages, Python venv, Rust builds, Cassandra jars"
 
 setup: apt venv rust jars
@@ -74,6 +75,15 @@ bench: setup
 # The tuner comparison replays seed 003's scenario 3 + 3 times: about an hour.
 bench-tune: setup
 	$(PY) scripts/bench_tune.py --reps 3 --stage-scale 0.025
+
+# Rules learned here for the scenario's points (TTL x read share of its stages), on one
+# core as each lab of the side-by-side comparison has; then the comparison with them.
+bench-tune-learned: setup
+	taskset -c 0 $(VENV)/bin/casslab tune learn --windows 1,2 --min-thresholds 6,10 \
+	  --ttls 180,360,540 --read-shares 0.03,0.1,0.3 --duration 60s --lab tlearn \
+	  --results results/tune-learn-scenario -o results/tune-rules-scenario.yaml
+	$(PY) scripts/bench_tune.py --reps 3 --stage-scale 0.025 \
+	  --rules results/tune-rules-scenario.yaml
 
 clean:
 	rm -rf $(VENV) $(STAMPS) target

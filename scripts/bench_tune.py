@@ -1,7 +1,9 @@
 """Static vs dynamic (tuner on) on seed 003's compressed four-stage scenario, written to
-BENCHMARKS.md between <!-- bench:tune:begin/end -->.
+BENCHMARKS.md between <!-- bench:tune:begin/end --> (seed 003's rules) or
+<!-- bench:tune-learned:begin/end --> (a rules file from `casslab tune learn`).
 
     .venv/bin/python scripts/bench_tune.py --reps 2            # runs tune_compare
+    .venv/bin/python scripts/bench_tune.py --reps 3 --rules results/tune-rules-scenario.yaml
     .venv/bin/python scripts/bench_tune.py --from results/tune-compare.json
 """
 
@@ -18,6 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from benchmd import machine, today, write_section
 from tune_compare import compare, compare_parallel, table
+
+from casslab.tune.rules import RulesTable, load_rules, seed003_rules
 
 
 def changed_stage_gain(doc: dict[str, Any]) -> str:
@@ -76,6 +80,27 @@ def normalised(doc: dict[str, Any]) -> str:
             + ", ".join(f"rep {rep} {g:+.1%}" for rep, g in pairs) + f" (median {med:+.1%}).")
 
 
+def start_setting(rules: RulesTable, doc: dict[str, Any]) -> str:
+    hours, share, _ = doc["scenario"][0]
+    o = rules.choose("twcs", hours * 3600 * doc["time_scale"], share).options
+    return (f"window {o['compaction_window_size']} {o['compaction_window_unit']}, "
+            f"min_threshold {o['min_threshold']}")
+
+
+def rules_lines(rules: RulesTable) -> list[str]:
+    """The learned points: the chosen setting and what every alternative measured."""
+    lines = ["", "The learned rules (per TTL and read share: the chosen TWCS setting, then each "
+             "alternative's ops/s in its one trial):", ""]
+    for p in rules.points.get("twcs", ()):
+        alts = p.measurements.get("alternatives", [])
+        lines.append(f"- TTL {p.ttl_s:g} s, reads {p.read_share:.0%}: window "
+                     f"{p.options['compaction_window_size']} min, min_threshold "
+                     f"{p.options['min_threshold']}; " + ", ".join(
+                         f"w{a['compaction_window_size']}/mt{a['min_threshold']} "
+                         f"{a['ops_s']:g}" for a in alts) + " ops/s")
+    return lines
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=2)
@@ -85,20 +110,27 @@ def main() -> int:
     ap.add_argument("--warmup-s", type=int, default=90, help="unrecorded load first (JIT)")
     ap.add_argument("--sequential", action="store_true",
                     help="one 2-core lab, modes one after the other (default: side by side)")
+    ap.add_argument("--rules", type=Path,
+                    help="rules file (from `casslab tune learn`); default: seed 003's")
     a = ap.parse_args()
     load_options: dict[str, Any] = {"devices": 100, "in-flight": 16}
+    rules = load_rules(a.rules) if a.rules else seed003_rules(time_scale=a.time_scale)
     if a.src:
         doc = json.loads(a.src.read_text())
     elif a.sequential:
         doc = compare(reps=a.reps, time_scale=a.time_scale, stage_scale=a.stage_scale,
                       lab_name="benchtune", keep_lab=False,
                       out=Path("results/bench-tune.json"), profile="host",
-                      load_options=load_options, warmup_s=a.warmup_s)
+                      load_options=load_options, warmup_s=a.warmup_s, rules=rules)
     else:
         doc = compare_parallel(reps=a.reps, time_scale=a.time_scale,
                                stage_scale=a.stage_scale, lab_name="benchtune",
                                out=Path("results/bench-tune.json"), profile="host",
-                               load_options=load_options, warmup_s=a.warmup_s)
+                               load_options=load_options, warmup_s=a.warmup_s,
+                               rules=rules)
+    learned = "learn" in doc.get("rules", "")
+    if learned and not a.rules:
+        ap.error("these runs used a learned rules file: give it with --rules")
     stage_min = [round(m * 60 * doc["stage_scale"] / 60, 2) for _, _, m in doc["scenario"]]
     if doc.get("parallel"):
         setup = ("two 1-node labs (profile host) run side by side, static on one and dynamic "
@@ -112,9 +144,10 @@ def main() -> int:
         f"Machine: {machine()}; {today()}. {setup}. casslab-load "
         f"iot closed loop ({doc['load_options']}), seed 003's scenario with TTLs and windows "
         f"x {doc['time_scale']:g} and stages x {doc['stage_scale']:g} "
-        f"({' / '.join(f'{m:g}' for m in stage_min)} min). static: the table keeps stage 1's "
-        "optimum (seed 003 Table 2 scaled: window 1 MINUTES, min_threshold 6); dynamic: "
-        "`Tuner` every 10 s on count-delta rates, >= 30 s between changes. "
+        f"({' / '.join(f'{m:g}' for m in stage_min)} min). Rules: "
+        f"{doc.get('rules', 'seed 003')}. static: the table keeps the rules' choice for stage "
+        f"1 ({start_setting(rules, doc)}); dynamic: `Tuner` with the same rules every 10 s on "
+        "count-delta rates, >= 30 s between changes. "
         f"{len(doc['runs'])} runs, {order}; median (min-max).",
         "",
         *table(doc),
@@ -128,8 +161,13 @@ def main() -> int:
            "left from earlier runs, so only each mode's first run (rep 1 static) is clean and "
            "the disk column is NOT comparable between modes (fixed in tune_compare.py since)."),
         load_note(doc),
+        *(rules_lines(rules) if learned else []),
     ]
-    write_section("tune", "Compaction tuner: static vs dynamic (seed 003 scenario)", lines)
+    if learned:
+        write_section("tune-learned", "Compaction tuner with rules learned here "
+                      "(`casslab tune learn`): static vs dynamic", lines)
+    else:
+        write_section("tune", "Compaction tuner: static vs dynamic (seed 003 scenario)", lines)
     print("\n".join(lines))
     return 0
 

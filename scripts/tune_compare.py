@@ -41,7 +41,7 @@ from casslab.tune.decide import Policy
 from casslab.tune.learn import mix_for
 from casslab.tune.loop import Tuner
 from casslab.tune.observe import as_map
-from casslab.tune.rules import RulesTable, seed003_rules
+from casslab.tune.rules import RulesError, RulesTable, load_rules, seed003_rules
 
 KS = "iot_cmp"
 TABLE = "sensor_data"
@@ -210,13 +210,16 @@ def run_scenario(lab: Lab, *, mode: str, rules: RulesTable, time_scale: float,
 
 def compare(*, reps: int, time_scale: float, stage_scale: float, lab_name: str,
             keep_lab: bool, out: Path, profile: str,
-            load_options: dict[str, Any], warmup_s: int = 90) -> dict[str, Any]:
+            load_options: dict[str, Any], warmup_s: int = 90,
+            rules: RulesTable | None = None) -> dict[str, Any]:
     """Build a 1-node lab, run static and dynamic `reps` times (alternating), take the lab
-    down; returns (and writes to `out`) every stage result."""
-    rules = seed003_rules(time_scale=time_scale)
+    down; returns (and writes to `out`) every stage result. `rules` default: seed 003's,
+    scaled by `time_scale`."""
+    rules = rules or seed003_rules(time_scale=time_scale)
     lab = Lab(lab_name, home=default_home(), cache=default_cache())
     runs: list[dict[str, Any]] = []
     t0 = time.time()
+    head = _head(reps, time_scale, stage_scale, profile, load_options, rules)
     if not lab.exists() or not lab.is_running():
         lab.up(LabOptions(nodes=1, profile=profile))
     try:
@@ -232,27 +235,29 @@ def compare(*, reps: int, time_scale: float, stage_scale: float, lab_name: str,
                     audit=out.with_suffix(f".{mode}{rep}.audit.jsonl"))
                 runs.append({"rep": rep, "mode": mode, "stages": [asdict(s) for s in stages]})
                 out.parent.mkdir(parents=True, exist_ok=True)
-                out.write_text(json.dumps(_doc(runs, reps, time_scale, stage_scale, profile,
-                                               load_options, t0), indent=1))
+                out.write_text(json.dumps(_doc(head, runs, t0), indent=1))
     finally:
         if not keep_lab:
             lab.down(wipe=True)
-    return _doc(runs, reps, time_scale, stage_scale, profile, load_options, t0)
+    return _doc(head, runs, t0)
 
 
 def compare_parallel(*, reps: int, time_scale: float, stage_scale: float, lab_name: str,
                      out: Path, profile: str, load_options: dict[str, Any],
                      warmup_s: int = 90,
-                     modes: tuple[str, str] = ("static", "dynamic")) -> dict[str, Any]:
+                     modes: tuple[str, str] = ("static", "dynamic"),
+                     rules: RulesTable | None = None) -> dict[str, Any]:
     """Static and dynamic at the same time on two 1-node labs, each node and its client
     pinned to one core; the modes swap cores every repetition. Run side by side, both
     modes see the same disturbances of the machine (builds, JIT, the other lab), which
     sequential runs of tens of minutes cannot promise. Mode `observe` runs the tuner in
     dry-run (reads rates and decides every 10 s, never ALTERs): the cost of watching."""
-    rules = seed003_rules(time_scale=time_scale)
+    rules = rules or seed003_rules(time_scale=time_scale)
     labs = [Lab(f"{lab_name}{i}", home=default_home(), cache=default_cache()) for i in (0, 1)]
     runs: list[dict[str, Any]] = []
     t0 = time.time()
+    head = {**_head(reps, time_scale, stage_scale, profile, load_options, rules),
+            "parallel": True}
     try:
         for cpu, lab in enumerate(labs):
             if lab.exists():
@@ -275,13 +280,12 @@ def compare_parallel(*, reps: int, time_scale: float, stage_scale: float, lab_na
                 runs.append({"rep": rep, "mode": mode, "core": cpu,
                              "stages": [asdict(s) for s in stages]})
             out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(json.dumps(_doc(runs, reps, time_scale, stage_scale, profile,
-                                           load_options, t0, parallel=True), indent=1))
+            out.write_text(json.dumps(_doc(head, runs, t0), indent=1))
     finally:
         for lab in labs:
             if lab.exists():
                 lab.down(wipe=True)
-    return _doc(runs, reps, time_scale, stage_scale, profile, load_options, t0, parallel=True)
+    return _doc(head, runs, t0)
 
 
 def _side_by_side(jobs: list[Any]) -> list[Any]:
@@ -305,14 +309,16 @@ def _side_by_side(jobs: list[Any]) -> list[Any]:
     return results
 
 
-def _doc(runs: list[dict[str, Any]], reps: int, time_scale: float, stage_scale: float,
-         profile: str, load_options: dict[str, Any], t0: float,
-         parallel: bool = False) -> dict[str, Any]:
+def _head(reps: int, time_scale: float, stage_scale: float, profile: str,
+          load_options: dict[str, Any], rules: RulesTable) -> dict[str, Any]:
+    """What a comparison was: written above its runs."""
     return {"scenario": SCENARIO, "reps": reps, "disk_excludes_snapshots": True,
-            **({"parallel": True} if parallel else {}),
-            "time_scale": time_scale,
-            "stage_scale": stage_scale, "profile": profile, "load_options": load_options,
-            "elapsed_s": round(time.time() - t0), "runs": runs}
+            "rules": rules.source, "time_scale": time_scale, "stage_scale": stage_scale,
+            "profile": profile, "load_options": load_options}
+
+
+def _doc(head: dict[str, Any], runs: list[dict[str, Any]], t0: float) -> dict[str, Any]:
+    return {**head, "elapsed_s": round(time.time() - t0), "runs": runs}
 
 
 def table(doc: dict[str, Any]) -> list[str]:
@@ -360,20 +366,31 @@ def main() -> int:
                     help="run static and dynamic at once on two 1-node labs, one core each")
     ap.add_argument("--modes", default="static,dynamic",
                     help="with --parallel: the two modes (static, dynamic, observe = dry run)")
+    ap.add_argument("--rules", type=Path,
+                    help="rules file for the tuner and the static start (e.g. from `casslab "
+                         "tune learn`; its TTLs in the scenario's compressed seconds); "
+                         "default: seed 003's, scaled by --time-scale")
     a = ap.parse_args()
     load_options = {"devices": a.devices, "in-flight": a.in_flight}
     modes = tuple(a.modes.split(","))
     if len(modes) != 2 or not set(modes) <= {"static", "dynamic", "observe"}:
         ap.error(f"--modes {a.modes!r}: give two of static, dynamic, observe")
+    if not a.parallel and modes != ("static", "dynamic"):
+        ap.error("--modes needs --parallel (the sequential comparison runs static and dynamic)")
+    try:
+        rules = load_rules(a.rules) if a.rules else seed003_rules(time_scale=a.time_scale)
+    except RulesError as e:
+        ap.error(str(e))
     if a.parallel:
         doc = compare_parallel(reps=a.reps, time_scale=a.time_scale,
                                stage_scale=a.stage_scale, lab_name=a.lab, out=a.out,
                                profile=a.profile, load_options=load_options,
-                               warmup_s=a.warmup_s, modes=(modes[0], modes[1]))
+                               warmup_s=a.warmup_s, modes=(modes[0], modes[1]),
+                               rules=rules)
     else:
         doc = compare(reps=a.reps, time_scale=a.time_scale, stage_scale=a.stage_scale,
                       lab_name=a.lab, keep_lab=a.keep_lab, out=a.out, profile=a.profile,
-                      load_options=load_options, warmup_s=a.warmup_s)
+                      load_options=load_options, warmup_s=a.warmup_s, rules=rules)
     print("\n".join(table(doc)))
     return 0
 
