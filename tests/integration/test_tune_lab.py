@@ -197,7 +197,11 @@ def test_learn_sweeps_twcs_and_ucs_then_the_tuner_applies_the_learned_ucs_point(
     doc = yaml.safe_load(rules.read_text())
     (twcs,) = doc["twcs"]
     (ucs,) = doc["ucs"]
-    assert (twcs["ttl_s"], twcs["read_share"], twcs["compaction_window_size"]) == (120, 0.1, 1)
+    assert (twcs["ttl_s"], twcs["compaction_window_size"]) == (120, 1)
+    # Labelled by the reads the node counted (the tuner's input), the 10 % mix kept beside.
+    assert twcs["measurements"]["mix_read_share"] == 0.1
+    assert "coordinator" in twcs["measurements"]["read_share"]
+    assert 0.05 < twcs["read_share"] < 0.5
     measured = {a["scaling_parameters"]: a["ops_s"] for a in ucs["measurements"]["alternatives"]}
     assert set(measured) == {"T4", "L4"} and all(v > 0 for v in measured.values())
     assert ucs["scaling_parameters"] == max(measured, key=lambda k: measured[k])

@@ -204,6 +204,43 @@ def test_rules_from_results(tmp_path: Path) -> None:
     assert again.choose("twcs", 120, 0.25).options["compaction_window_size"] == "3"
 
 
+def test_learned_points_carry_the_read_share_the_nodes_served_not_the_mix(
+        tmp_path: Path) -> None:
+    """The tuner looks rules up by the share of reads the coordinators counted (a paged
+    read counts once per page), so a point learned from a 10 % mix that the node served
+    as 15 % reads must sit at 0.15; the mix is kept beside it."""
+    from casslab.metrics.samples import TableSample, TrialMetrics
+    from casslab.store.db import Store
+    from casslab.tune.learn import rules_from_results, twcs_map
+
+    # (window, ttl, node1 reads/writes, node2 reads/writes) over the trial
+    cells = [(1, 120, (100, 700), (50, 150)), (3, 120, (120, 800), (30, 50)),
+             (1, 300, (200, 900), (0, 0))]
+    store = Store(tmp_path)
+    cid, _ = store.open_campaign(name="t", digest="d", spec_yaml="", response="ops_s",
+                                 factors=[])
+    plan = [(i, i, f"c{i}", {"compaction": twcs_map(w, 4), "option.table-ttl-s": ttl,
+                             "option.mix": mix_for(0.1)}, 1, False, "recreate")
+            for i, (w, ttl, *_n) in enumerate(cells)]
+    status = store.ensure_plan(cid, plan)
+    for i, (_w, _ttl, *per_node) in enumerate(cells):
+        tables = [TableSample(t, f"node{n}", "iot", "sensor_data", kind, 1000 + round(c * t),
+                              0.0, 0.0, 0.0)
+                  for n, counts in enumerate(per_node, 1)
+                  for kind, c in zip(("read", "write"), counts, strict=True)
+                  for t in (0.0, 0.5, 1.0)]
+        store.mark_running(status[i][0], {}, "recreate")
+        store.commit_trial(status[i][0], summary=_summary(300.0 + i, 2000.0), intervals=[],
+                           metrics=TrialMetrics(nodes=[], tables=tables), command=["x"])
+    store.close()
+    rules = rules_from_results(tmp_path)
+    served = (100 + 50 + 120 + 30 + 200) / (100 + 700 + 50 + 150 + 120 + 800 + 30 + 50 + 200
+                                           + 900)
+    assert [p.read_share for p in rules.points["twcs"]] == [round(served, 4)] * 2
+    assert {p.measurements["mix_read_share"] for p in rules.points["twcs"]} == {0.1}
+    assert "coordinator" in rules.points["twcs"][0].measurements["read_share"]
+
+
 def test_rules_from_results_learns_ucs_points_beside_twcs(tmp_path: Path) -> None:
     from casslab.metrics.samples import TrialMetrics
     from casslab.store.db import Store
