@@ -19,7 +19,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from benchmd import machine, today, write_section
-from tune_compare import compare, compare_parallel, table
+from tune_compare import compare, compare_parallel, exit_on_sigterm, table
 
 from casslab.tune.rules import RulesTable, load_rules, seed003_rules
 
@@ -102,6 +102,7 @@ def rules_lines(rules: RulesTable) -> list[str]:
 
 
 def main() -> int:
+    exit_on_sigterm()
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--from", dest="src", type=Path)

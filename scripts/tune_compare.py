@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -350,7 +351,15 @@ def table(doc: dict[str, Any]) -> list[str]:
     return lines
 
 
+def exit_on_sigterm() -> None:
+    """SIGTERM ends a comparison as Ctrl-C does, through the finally blocks that take the
+    labs down (the default action killed the script alone and left both labs running);
+    the load clients then end by themselves once their node is gone (--unreachable-after)."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+
 def main() -> int:
+    exit_on_sigterm()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--time-scale", type=float, default=0.05)
