@@ -93,7 +93,9 @@ def rules_lines(rules: RulesTable) -> list[str]:
              "alternative's ops/s in its one trial):", ""]
     for p in rules.points.get("twcs", ()):
         alts = p.measurements.get("alternatives", [])
-        lines.append(f"- TTL {p.ttl_s:g} s, reads {p.read_share:.0%}: window "
+        mix = p.measurements.get("mix_read_share")
+        lines.append(f"- TTL {p.ttl_s:g} s, reads {p.read_share:.1%} as the node counted them"
+                     + (f" (mix {mix:.0%})" if mix is not None else "") + ": window "
                      f"{p.options['compaction_window_size']} min, min_threshold "
                      f"{p.options['min_threshold']}; " + ", ".join(
                          f"w{a['compaction_window_size']}/mt{a['min_threshold']} "
