@@ -106,8 +106,11 @@ def test_node_links_follow_the_opener_not_the_source_address(bare: Bare) -> None
     ]}}
     res = run_probe(bare.netns, job, 30, {"node1": mount / state.identities["node1"]})
     p50 = [sorted(r["rtt_ms"])[len(r["rtt_ms"]) // 2] for r in res["delay"]]
+    # This test tells links apart (4 vs 40 vs 0 ms), not the delay's precision (the test
+    # above): on a busy 2-core CI machine the user-space scheduler's own passes added
+    # 0.8-1.0 ms to every delayed round trip (2026-11-23), more than the 0.5 ms floor.
     for got, want in zip(p50, (4.0, 4.0, 4.0, 40.0, 0.0), strict=True):
-        assert abs(got - want) <= _tolerance(want), (p50, want)
+        assert abs(got - want) <= max(_tolerance(want), 1.5), (p50, want)
     # The probe went back to its own cgroup: nothing is left in node1's.
     assert not (mount / state.identities["node1"] / "cgroup.procs").read_text().strip()
 
