@@ -19,9 +19,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from benchmd import machine, today, write_section
-from tune_compare import compare, compare_parallel, exit_on_sigterm, table
+from tune_compare import compare, compare_parallel, exit_on_sigterm, rules_arg, table
 
-from casslab.tune.rules import RulesTable, load_rules, seed003_rules
+from casslab.tune.rules import RulesTable
 
 
 def changed_stage_gain(doc: dict[str, Any]) -> str:
@@ -117,7 +117,7 @@ def main() -> int:
                     help="rules file (from `casslab tune learn`); default: seed 003's")
     a = ap.parse_args()
     load_options: dict[str, Any] = {"devices": 100, "in-flight": 16}
-    rules = load_rules(a.rules) if a.rules else seed003_rules(time_scale=a.time_scale)
+    rules = rules_arg(ap, a.rules, a.time_scale)
     if a.src:
         doc = json.loads(a.src.read_text())
     elif a.sequential:

@@ -358,6 +358,15 @@ def exit_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
 
+def rules_arg(ap: argparse.ArgumentParser, path: Path | None, time_scale: float) -> RulesTable:
+    """The --rules file, or seed 003's rules scaled by `time_scale`; a bad file ends the
+    script with the rules error in one line."""
+    try:
+        return load_rules(path) if path else seed003_rules(time_scale=time_scale)
+    except RulesError as e:
+        ap.error(str(e))
+
+
 def main() -> int:
     exit_on_sigterm()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -386,10 +395,7 @@ def main() -> int:
         ap.error(f"--modes {a.modes!r}: give two of static, dynamic, observe")
     if not a.parallel and modes != ("static", "dynamic"):
         ap.error("--modes needs --parallel (the sequential comparison runs static and dynamic)")
-    try:
-        rules = load_rules(a.rules) if a.rules else seed003_rules(time_scale=a.time_scale)
-    except RulesError as e:
-        ap.error(str(e))
+    rules = rules_arg(ap, a.rules, a.time_scale)
     if a.parallel:
         doc = compare_parallel(reps=a.reps, time_scale=a.time_scale,
                                stage_scale=a.stage_scale, lab_name=a.lab, out=a.out,

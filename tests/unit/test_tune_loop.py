@@ -206,9 +206,9 @@ def test_rules_from_results(tmp_path: Path) -> None:
 
 def test_learned_points_carry_the_read_share_the_nodes_served_not_the_mix(
         tmp_path: Path) -> None:
-    """The tuner looks rules up by the share of reads the coordinators counted (a paged
-    read counts once per page), so a point learned from a 10 % mix that the node served
-    as 15 % reads must sit at 0.15; the mix is kept beside it."""
+    """The tuner looks rules up by the share of read requests the coordinators counted,
+    which is not the mix, so a point learned from a 10 % mix that the nodes served as
+    13 % reads must sit at 0.13; the mix is kept beside it."""
     from casslab.metrics.samples import TableSample, TrialMetrics
     from casslab.store.db import Store
     from casslab.tune.learn import rules_from_results, twcs_map

@@ -190,6 +190,9 @@ def rules_from_results(results: Path, *, interpolate: bool = False) -> RulesTabl
         raise UsageError(f"{results}: no finished trials to learn from")
     cells: dict[tuple[str, float, float], dict[str, list[dict[str, Any]]]] = {}
     options: dict[str, dict[str, str]] = {}  # each compaction map parsed once
+    # One served share per mix level (over every trial with that mix), so the points stay
+    # on a grid (interpolation needs one) and each share rests on many trials.
+    by_mix: dict[float, list[dict[str, Any]]] = {}
     for r in rows:
         p = r["cell_params"]
         comp = str(p["compaction"])
@@ -197,12 +200,8 @@ def rules_from_results(results: Path, *, interpolate: bool = False) -> RulesTabl
         key = (strategy_of(opts.get("class", "")),
                float(p["option.table-ttl-s"]), share_of(str(p["option.mix"])))
         cells.setdefault(key, {}).setdefault(comp, []).append(r)
-    # One served share per mix level (over every trial with that mix), so the points stay
-    # on a grid (interpolation needs one) and each share rests on many trials.
-    seen_by_mix = {share: served_share([t for (_, _, sh), by_comp in cells.items()
-                                        if sh == share
-                                        for trials in by_comp.values() for t in trials], served)
-                   for (_, _, share) in cells}
+        by_mix.setdefault(key[2], []).append(r)
+    seen_by_mix = {share: served_share(trials, served) for share, trials in by_mix.items()}
     points: dict[str, list[RulePoint]] = {"twcs": [], "ucs": []}
     for (strategy, ttl, share), by_comp in sorted(cells.items()):
         if strategy not in points:
