@@ -50,6 +50,7 @@ jars: venv
 lint: venv
 	$(VENV)/bin/ruff check src tests scripts
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -j 2 -- -D warnings
 

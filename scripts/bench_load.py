@@ -28,8 +28,9 @@ from benchmd import machine, today, write_section
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
+from casslab.core.paths import default_cache, default_home  # noqa: E402
 from casslab.lab import Lab, LabOptions  # noqa: E402
-from casslab.paths import default_cache, default_home  # noqa: E402
+from casslab.testbed import open_lab  # noqa: E402
 
 LOAD = str(ROOT / "target" / "release" / "casslab-load")
 BARE = str(ROOT / "target" / "release" / "examples" / "bare_loop")
@@ -166,7 +167,7 @@ def main() -> int:
     parser.add_argument("--soak-s", type=int, default=600, help="fixed-rate run for RSS")
     args = parser.parse_args()
     build_bare_loop()
-    lab = Lab(NAME, home=default_home(), cache=default_cache())
+    lab = open_lab(NAME, home=default_home(), cache=default_cache())
     if lab.exists():
         lab.down(wipe=True)
     lab.up(LabOptions(nodes=1, profile="host"))

@@ -24,9 +24,9 @@ from pathlib import Path
 from benchmd import machine, today, write_section
 
 from casslab import net
-from casslab.lab import netns
 from casslab.net import NetSpec, identity
 from casslab.net.check import identity_dirs, run_probe
+from casslab.system import netns
 
 NS = "itnet-bench"
 ADDRS = ["127.0.1.1", "127.0.1.2", "127.0.1.3"]

@@ -13,8 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-from casslab.lab import Lab
-from casslab.paths import default_cache, default_home
+from casslab.core.paths import default_cache, default_home
+from casslab.testbed import open_lab
 
 CASSLAB = str(Path(sys.executable).parent / "casslab")
 NAME = "demo"
@@ -27,7 +27,7 @@ def sh(*args: str) -> None:
 
 
 def main() -> int:
-    lab = Lab(NAME, home=default_home(), cache=default_cache())
+    lab = open_lab(NAME, home=default_home(), cache=default_cache())
     if lab.is_running():
         sh("lab", "down", "--name", NAME, "--wipe")
     try:

@@ -18,10 +18,10 @@ from pathlib import Path
 from rich.console import Console
 
 from casslab.cli.report import print_cells
-from casslab.errors import CasslabError
+from casslab.core.errors import CasslabError
+from casslab.core.paths import default_cache, default_home
 from casslab.experiment.runner import CampaignRunner, Event
 from casslab.experiment.spec import parse_spec
-from casslab.paths import default_cache, default_home
 from casslab.report.html import build_report
 
 SPEC = """\

@@ -31,11 +31,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from casslab.cassandra.cql import CqlClient
+from casslab.core.paths import default_cache, default_home
 from casslab.lab import Lab, LabOptions
-from casslab.lab.cql import CqlClient
 from casslab.load import LoadSpec, RunSummary, run_load
 from casslab.metrics.sampler import du_mib
-from casslab.paths import default_cache, default_home
+from casslab.testbed import open_lab
 from casslab.tune.audit import AuditLog
 from casslab.tune.compaction import cql_map
 from casslab.tune.decide import Policy
@@ -217,7 +218,7 @@ def compare(*, reps: int, time_scale: float, stage_scale: float, lab_name: str,
     down; returns (and writes to `out`) every stage result. `rules` default: seed 003's,
     scaled by `time_scale`."""
     rules = rules or seed003_rules(time_scale=time_scale)
-    lab = Lab(lab_name, home=default_home(), cache=default_cache())
+    lab = open_lab(lab_name, home=default_home(), cache=default_cache())
     runs: list[dict[str, Any]] = []
     t0 = time.time()
     head = _head(reps, time_scale, stage_scale, profile, load_options, rules)
@@ -254,7 +255,7 @@ def compare_parallel(*, reps: int, time_scale: float, stage_scale: float, lab_na
     sequential runs of tens of minutes cannot promise. Mode `observe` runs the tuner in
     dry-run (reads rates and decides every 10 s, never ALTERs): the cost of watching."""
     rules = rules or seed003_rules(time_scale=time_scale)
-    labs = [Lab(f"{lab_name}{i}", home=default_home(), cache=default_cache()) for i in (0, 1)]
+    labs = [open_lab(f"{lab_name}{i}", home=default_home(), cache=default_cache()) for i in (0, 1)]
     runs: list[dict[str, Any]] = []
     t0 = time.time()
     head = {**_head(reps, time_scale, stage_scale, profile, load_options, rules),

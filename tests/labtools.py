@@ -8,8 +8,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from casslab.core.paths import default_home
 from casslab.lab.state import system_name
-from casslab.paths import default_home
 
 CASSLAB = str(Path(sys.executable).parent / "casslab")
 

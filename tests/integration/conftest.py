@@ -11,8 +11,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
 
+from casslab.core.paths import default_cache, default_home
 from casslab.lab import Lab, LabOptions
-from casslab.paths import default_cache, default_home
+from casslab.testbed import open_lab
 
 from labtools import TlsFiles, leftovers, make_tls_files
 
@@ -21,7 +22,7 @@ LAB1 = "it1"
 
 
 def make_lab(name: str) -> Lab:
-    return Lab(name, home=default_home(), cache=default_cache())
+    return open_lab(name, home=default_home(), cache=default_cache())
 
 
 @pytest.fixture(scope="session")

@@ -16,9 +16,9 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
 import yaml
 
+from casslab.core.paths import default_cache, default_home
 from casslab.experiment.runner import CampaignRunner, Event
 from casslab.experiment.spec import parse_spec
-from casslab.paths import default_cache, default_home
 
 from labtools import casslab, leftovers
 

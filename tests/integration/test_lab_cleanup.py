@@ -8,7 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from casslab.paths import default_home
+from casslab.core.paths import default_home
 
 from labtools import CASSLAB, casslab, leftovers
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from casslab.errors import CqlError
+from casslab.core.errors import CqlError
 from casslab.lab import Lab, LabOptions
 from casslab.tune.apply import apply_compaction, schema_compaction
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from casslab.cassandra.cql import CqlClient
 from casslab.lab import LabOptions
-from casslab.lab.cql import CqlClient
 
 from conftest import make_lab
 from labtools import leftovers

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from casslab import net
+from casslab.cassandra.cql import CqlClient
 from casslab.lab import Lab
-from casslab.lab.cql import CqlClient
 from casslab.net import NetSpec
 
 CLIENT_MS = 15.0  # one-way, client <-> every node

@@ -18,12 +18,12 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent.parent))
 
 from casslab import net
-from casslab.lab import netns
+from casslab.core.paths import default_home
 from casslab.lab.state import LabState, NodeState
 from casslab.net import NetSpec, identity
 from casslab.net.check import run_probe
-from casslab.paths import default_home
-from casslab.procutil import is_same_process
+from casslab.system import netns
+from casslab.system.process import is_same_process
 
 from labtools import casslab
 

@@ -9,7 +9,7 @@ from casslab.cassandra.config import (
     parse_overrides,
     render_cassandra_yaml,
 )
-from casslab.errors import UsageError
+from casslab.core.errors import UsageError
 
 
 def test_overrides_parse_yaml_scalars_and_nested_keys() -> None:

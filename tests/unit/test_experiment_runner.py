@@ -1,34 +1,16 @@
-"""Runner logic that needs no lab: refusing network specs without casslab.net, and the
-casslab-load options a cell turns into."""
+"""Runner logic that needs no lab: the casslab-load options a cell turns into."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from casslab.experiment import runner as runner_mod
-from casslab.experiment.runner import (
-    CampaignRunner,
-    NetworkUnavailableError,
-    compaction_map,
-)
+from casslab.experiment.runner import CampaignRunner, compaction_map
 from casslab.experiment.spec import parse_spec
 
 
 def make(text: str, tmp_path: Path) -> CampaignRunner:
     return CampaignRunner(parse_spec(text), tmp_path / "res", home=tmp_path / "home",
                           cache=tmp_path / "cache", lab_name="unit-exp")
-
-
-def test_network_spec_refused_without_casslab_net(tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner_mod.network, "available", lambda: False)
-    r = make("workload: ycsb-a\nfactors:\n  - {name: network.delay_ms, levels: [0, 10]}\n",
-             tmp_path)
-    with pytest.raises(NetworkUnavailableError, match="network emulation not available yet"):
-        r.run()
-    assert not (tmp_path / "res").exists(), "nothing is created before the refusal"
 
 
 def test_cell_options(tmp_path: Path) -> None:

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from casslab.errors import LabStateError, UsageError
+from casslab.core.errors import LabStateError, UsageError
 from casslab.lab.state import LabState, NodeState, lab_lock, validate_name
 
 

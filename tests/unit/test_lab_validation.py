@@ -1,6 +1,6 @@
 import pytest
 
-from casslab.errors import UsageError
+from casslab.core.errors import UsageError
 from casslab.lab.cluster import (
     oversubscription_warning,
     unlimited_node_memory_mib,

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from casslab.errors import UsageError
+from casslab.core.errors import UsageError
 from casslab.load import LoadSpec, RunSummary
 from casslab.load.runner import build_command, workload_args
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from casslab.errors import UsageError
+from casslab.core.errors import UsageError
 from casslab.net import rules
 from casslab.net.check import percentile, wire_rate
 from casslab.net.errors import NetSpecError

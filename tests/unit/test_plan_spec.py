@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from casslab.errors import UsageError
+from casslab.core.errors import UsageError
 from casslab.plan.spec import (
     PlanSpecError,
     load_plan_spec,

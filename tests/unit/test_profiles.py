@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from casslab.errors import ProfileError
+from casslab.core.errors import ProfileError
 from casslab.profiles import (
     BUILTIN_PROFILES,
     cassandra_default_heap_mib,

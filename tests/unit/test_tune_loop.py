@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from casslab.errors import CqlError, UsageError
-from casslab.lab.cql import CqlResult
+from casslab.cassandra.cql import CqlResult
+from casslab.core.errors import CqlError, UsageError
 from casslab.tune.audit import AuditLog
 from casslab.tune.decide import Policy
 from casslab.tune.learn import LearnSpec, build_spec, mix_for, share_of

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from casslab.cassandra.distribution import Distribution
-from casslab.errors import UsageError
+from casslab.core.errors import UsageError
 
 DEFAULT_NUM_TOKENS = 16
 STORAGE_PORT = 7000

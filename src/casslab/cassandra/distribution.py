@@ -12,7 +12,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from casslab.errors import DistributionError, PrerequisiteError
+from casslab.core.errors import DistributionError, PrerequisiteError
 
 DEFAULT_VERSION = "5.0.6"
 _VERSION_RE = re.compile(r"^\d+\.\d+\.\d+$")

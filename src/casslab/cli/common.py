@@ -10,9 +10,10 @@ from typing import TypeVar
 import typer
 from rich.console import Console
 
-from casslab.errors import CasslabError, NodeStartError
+from casslab.core.errors import CasslabError, NodeStartError
+from casslab.core.paths import default_cache, default_home
 from casslab.lab import Lab
-from casslab.paths import default_cache, default_home
+from casslab.testbed import open_lab as open_testbed_lab
 
 # Tables of numbers are unreadable folded at 80 columns: when output goes to a file or
 # pipe (CI logs, `| tee`), lay them out 140 wide.
@@ -23,7 +24,7 @@ T = TypeVar("T")
 
 
 def open_lab(name: str) -> Lab:
-    return Lab(name, home=default_home(), cache=default_cache())
+    return open_testbed_lab(name, home=default_home(), cache=default_cache())
 
 
 @contextmanager

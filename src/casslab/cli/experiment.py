@@ -17,10 +17,10 @@ from rich.progress import (
 from rich.table import Table
 
 from casslab.cli.common import err, errors_to_exit, out
+from casslab.core.paths import default_cache, default_home
 from casslab.experiment.design import plan as make_plan
 from casslab.experiment.runner import CampaignInterrupted, CampaignRunner, Event
 from casslab.experiment.spec import load_spec
-from casslab.paths import default_cache, default_home
 from casslab.store.db import export as export_tables
 
 app = typer.Typer(help="Campaigns of trials from a YAML spec: validate, plan, run, export.",

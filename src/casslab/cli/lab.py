@@ -11,12 +11,12 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from casslab.cassandra.cql import CONSISTENCY_LEVELS
 from casslab.cassandra.distribution import DEFAULT_VERSION
 from casslab.cli.common import err, errors_to_exit, open_lab, out
+from casslab.core.paths import default_home
 from casslab.lab import LabOptions, list_labs
 from casslab.lab.cluster import DEFAULT_TIMEOUT_S
-from casslab.lab.cql import CONSISTENCY_LEVELS
-from casslab.paths import default_home
 
 app = typer.Typer(help="Local Cassandra labs: real nodes on this machine.", no_args_is_help=True)
 
@@ -104,7 +104,7 @@ def list_() -> None:
 
     Example: casslab lab list
     """
-    from casslab.procutil import is_same_process
+    from casslab.system.process import is_same_process
 
     table = Table(title="labs")
     for col in ("name", "nodes", "running", "profile", "version", "namespace"):

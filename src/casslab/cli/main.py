@@ -15,7 +15,7 @@ from casslab.cli.common import err, errors_to_exit, out
 from casslab.cli.plan import plan
 from casslab.cli.report import report
 from casslab.cli.run import run
-from casslab.paths import default_cache
+from casslab.core.paths import default_cache
 from casslab.profiles import BUILTIN_PROFILES, load_profiles_file
 
 app = typer.Typer(

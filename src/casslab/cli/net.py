@@ -10,7 +10,7 @@ from rich.table import Table
 
 from casslab import net
 from casslab.cli.common import err, errors_to_exit, open_lab, out
-from casslab.errors import LabStateError
+from casslab.core.errors import LabStateError
 from casslab.lab.state import LabState
 from casslab.net.profiles import BUILTIN_PROFILES, LinkConditions, load_profiles_file
 from casslab.net.spec import CONGESTION_CONTROLS, NetSpec, link_label, parse_link_option

@@ -10,10 +10,10 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from casslab.cli.common import errors_to_exit, open_lab, out
-from casslab.errors import UsageError
+from casslab.core.errors import UsageError
 from casslab.load import LoadSpec, RunSummary, run_load
 from casslab.load.runner import WORKLOADS
-from casslab.procutil import is_same_process
+from casslab.system.process import is_same_process
 
 NATIVE_PORT = 9042
 

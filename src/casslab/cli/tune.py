@@ -9,12 +9,12 @@ from typing import Annotated
 
 import typer
 
+from casslab.cassandra.cql import CqlClient
 from casslab.cli.common import err, errors_to_exit, open_lab, out
-from casslab.errors import CasslabError, UsageError
+from casslab.core.errors import CasslabError, UsageError
+from casslab.core.paths import default_cache, default_home
 from casslab.experiment.runner import Event
-from casslab.lab.cql import CqlClient
-from casslab.paths import default_cache, default_home
-from casslab.procutil import is_same_process
+from casslab.system.process import is_same_process
 from casslab.tune.audit import AuditLog
 from casslab.tune.decide import Policy
 from casslab.tune.learn import LearnSpec, learn

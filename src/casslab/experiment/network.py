@@ -10,27 +10,16 @@ Spec notation -> casslab.net:
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
+from pathlib import Path
 from typing import Any
 
-from casslab.errors import CasslabError
+from casslab import net
+from casslab.core.errors import CasslabError
 
 
-def available() -> bool:
-    """True when the network helper's `casslab.net` exposes `apply` and `NetSpec`."""
-    if importlib.util.find_spec("casslab.net") is None:
-        return False
-    mod = importlib.import_module("casslab.net")
-    return callable(getattr(mod, "apply", None)) and hasattr(mod, "NetSpec")
-
-
-def profile_names() -> tuple[str, ...] | None:
-    """Link profiles casslab.net knows, or None when it is not installed."""
-    if not available():
-        return None
-    mod = importlib.import_module("casslab.net")
-    return tuple(getattr(mod, "BUILTIN_PROFILES", {}))
+def profile_names() -> tuple[str, ...]:
+    """Link profiles casslab.net knows."""
+    return tuple(net.BUILTIN_PROFILES)
 
 
 def wanted(lab_network: Any, params: dict[str, Any],
@@ -86,10 +75,9 @@ def wanted(lab_network: Any, params: dict[str, Any],
     return out
 
 
-def apply(lab_dir: Any, netns: str | None, addresses: list[str],
+def apply(lab_dir: Path, netns: str | None, addresses: list[str],
           mapping: dict[str, Any] | None) -> None:
     """Set the lab's links to exactly `mapping` (None clears every condition)."""
-    net = importlib.import_module("casslab.net")
     if mapping is None:
         net.clear(lab_dir, netns)
         return
@@ -99,6 +87,5 @@ def apply(lab_dir: Any, netns: str | None, addresses: list[str],
               replace=True)
 
 
-def clear(lab_dir: Any) -> None:
-    if available():
-        importlib.import_module("casslab.net").clear(lab_dir)
+def clear(lab_dir: Path) -> None:
+    net.clear(lab_dir)

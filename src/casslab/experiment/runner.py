@@ -17,7 +17,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from casslab.errors import CasslabError, UsageError
+from casslab.core.errors import CasslabError, UsageError
 from casslab.experiment import network
 from casslab.experiment.design import (
     PlannedTrial,
@@ -28,12 +28,13 @@ from casslab.experiment.design import (
 )
 from casslab.experiment.search import PeakResult, PeakSearch, Step, resolve_relative, summarize
 from casslab.experiment.spec import CampaignSpec, StopRule, is_relative
-from casslab.lab import Lab, LabOptions
+from casslab.lab import LabOptions
 from casslab.load import LoadResult, LoadSpec, run_load
 from casslab.metrics.sampler import NodeTarget, Sampler
 from casslab.metrics.samples import TrialMetrics
-from casslab.procutil import is_same_process
 from casslab.store.db import Store
+from casslab.system.process import is_same_process
+from casslab.testbed import open_lab
 
 NATIVE_PORT = 9042
 DEFAULT_KEYSPACE = {"ycsb": "ycsb", "stress": "keyspace1", "iot": "iot"}
@@ -48,10 +49,6 @@ OPTION_NAMES = {"cl_read": "cl-read", "cl_write": "cl-write", "in_flight": "in-f
 # Options that shape the run, not the data: left out of the prepare (load) phase.
 RUN_ONLY = {"rate", "mix", "warmup", "stages", "duration", "ops", "distribution", "ttl-s",
             "interval", "hdr-log", "unreachable-after"}
-
-
-class NetworkUnavailableError(UsageError):
-    """The spec asks for network emulation, which this casslab cannot do yet."""
 
 
 class CampaignInterrupted(CasslabError):
@@ -85,11 +82,6 @@ def uses_network(spec: CampaignSpec) -> bool:
     return lab_net or any(f.kind == "network" for f in spec.factors)
 
 
-def network_available() -> bool:
-    """True when casslab.net (network emulation) is installed."""
-    return network.available()
-
-
 def family(workload: str) -> str:
     if workload.startswith("ycsb-"):
         return "ycsb"
@@ -118,7 +110,7 @@ class CampaignRunner:
                  on_event: Callable[[Event], None] | None = None) -> None:
         self.spec = spec
         self.results = results
-        self.lab = Lab(lab_name or f"exp-{spec.digest[:10]}", home=home, cache=cache)
+        self.lab = open_lab(lab_name or f"exp-{spec.digest[:10]}", home=home, cache=cache)
         self.emit = on_event or (lambda _e: None)
         self.peaks: dict[str, PeakResult] = {}
         self._current: dict[str, Any] | None = None  # params the lab is set up for
@@ -128,13 +120,8 @@ class CampaignRunner:
     # ---- entry point ------------------------------------------------------------------
 
     def run(self) -> Outcome:
-        """Run every trial not yet done. Raises NetworkUnavailableError, CampaignInterrupted,
-        StoreError (another spec's results) and lab errors (after taking the lab down)."""
-        if uses_network(self.spec) and not network_available():
-            raise NetworkUnavailableError(
-                "network emulation not available yet: this spec sets a network (lab.network "
-                "or a network factor) and casslab.net is not installed; remove the network "
-                "settings or wait for casslab.net")
+        """Run every trial not yet done. Raises CampaignInterrupted, StoreError (another
+        spec's results) and lab errors (after taking the lab down)."""
         t0 = time.monotonic()
         trials = plan(self.spec)
         store = Store(self.results)

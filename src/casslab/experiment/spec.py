@@ -15,15 +15,14 @@ from typing import Any
 
 import yaml
 
-from casslab.errors import UsageError
-from casslab.lab.cql import CONSISTENCY_LEVELS
+from casslab.cassandra.cql import CONSISTENCY_LEVELS
+from casslab.core.errors import UsageError
 from casslab.load.runner import WORKLOADS
 from casslab.profiles import BUILTIN_PROFILES
 
 RESETS = ("none", "truncate", "recreate", "rebuild")
 # How much a change of each kind of factor forces between two trials.
 KIND_RESET = {"lab": "rebuild", "schema": "recreate", "network": "none", "workload": "none"}
-NETWORK_PROFILES = ("none", "loopback", "ethernet", "wifi", "edge", "4g", "3g")
 NETWORK_PARAMS = {"delay_ms": (0.0, 10_000.0), "jitter_ms": (0.0, 10_000.0),
                   "loss_pct": (0.0, 100.0), "rate_mbit": (0.001, 100_000.0)}
 NETWORK_SCOPES = ("all", "client", "nodes")
@@ -325,7 +324,7 @@ def _lab(v: _V, raw: Any) -> LabSpec:
 def _network_profiles() -> tuple[str, ...]:
     from casslab.experiment import network
 
-    return ("none", *(network.profile_names() or NETWORK_PROFILES[1:]))
+    return ("none", *network.profile_names())
 
 
 def _network_value(v: _V, value: Any, path: Path_) -> Any:

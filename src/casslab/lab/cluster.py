@@ -14,11 +14,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
-from casslab import net
 from casslab.cassandra import config as cconf
+from casslab.cassandra.cql import CqlClient
 from casslab.cassandra.distribution import DEFAULT_VERSION, Distribution, resolve
-from casslab.errors import (
+from casslab.core.errors import (
     CasslabError,
     CgroupError,
     CqlError,
@@ -26,12 +27,12 @@ from casslab.errors import (
     NodeStartError,
     UsageError,
 )
-from casslab.lab import netns, node
-from casslab.lab.cql import CqlClient
+from casslab.lab import node
 from casslab.lab.state import LabState, NodeState, lab_lock, system_name, validate_name
-from casslab.procutil import is_same_process, terminate
 from casslab.profiles import cgroups
 from casslab.profiles.hardware import HardwareProfile, resolve_profile
+from casslab.system import netns
+from casslab.system.process import is_same_process, terminate
 
 MAX_NODES = 32
 # Beyond the heap, a Cassandra JVM needs metaspace, thread stacks and direct buffers.
@@ -40,6 +41,25 @@ NODE_OVERHEAD_MIB = 256
 DEFAULT_TIMEOUT_S = 180.0
 
 Progress = Callable[[str], None]
+
+
+class LabExtension(Protocol):
+    """Something a layer above the lab attaches to it (e.g. its network emulation).
+
+    The lab knows nothing of what an extension does; it calls it at three points so
+    that what the extension made lives and dies with the lab.
+    """
+
+    def check(self, lab: Lab, options: LabOptions) -> None:
+        """Validate the options this extension reads, before anything starts."""
+
+    def after_up(self, lab: Lab, state: LabState, options: LabOptions,
+                 say: Progress) -> list[str]:
+        """Run once every node is ready; return warnings to record in the state."""
+
+    def before_teardown(self, lab: Lab, state: LabState) -> None:
+        """Undo what after_up made; runs before the nodes stop and the namespace goes.
+        Must work from files alone (casslab may have been killed)."""
 
 
 @dataclass(frozen=True)
@@ -57,7 +77,8 @@ class LabOptions:
     # host reach them directly (at the cost of per-lab network emulation).
     own_namespace: bool = True
     # Link conditions applied once the cluster is up: a link profile name (wifi, edge,
-    # ...) or a link-spec YAML file (see `casslab net set --help`).
+    # ...) or a link-spec YAML file (see `casslab net set --help`). Read by the
+    # network extension (casslab.testbed), not by the lab itself.
     net: str | None = None
     net_profiles_file: Path | None = None
     # Overrides the profile's heap (MiB).
@@ -136,8 +157,10 @@ def list_labs(home: Path) -> list[LabState]:
 class Lab:
     """One named lab under `home`; jars come from `cache`."""
 
-    def __init__(self, name: str, *, home: Path, cache: Path) -> None:
+    def __init__(self, name: str, *, home: Path, cache: Path,
+                 extensions: tuple[LabExtension, ...] = ()) -> None:
         self.name = validate_name(name)
+        self.extensions = extensions
         self.home = home
         self.cache = cache
         self.directory = home / "labs" / name
@@ -181,7 +204,8 @@ class Lab:
             raise UsageError(f"--heap-mib {options.heap_mib}: Cassandra needs at least 256 MiB")
         if options.timeout_s <= 0:
             raise UsageError(f"--timeout {options.timeout_s}: must be > 0 seconds")
-        net_spec = self._net_spec(options)
+        for ext in self.extensions:
+            ext.check(self, options)
         with lab_lock(self.directory):
             if self.exists():
                 old = LabState.load(self.directory)
@@ -202,28 +226,18 @@ class Lab:
             state.save()
             try:
                 self._build(state, dist, profile, options, say)
-                if net_spec is not None:
-                    assert state.netns is not None
-                    say(f"applying network conditions: {options.net}")
-                    applied = net.apply(Path(state.directory), state.netns,
-                                        [n.address for n in state.nodes], net_spec)
-                    state.warnings.extend(applied.warnings)
+                for ext in self.extensions:
+                    state.warnings.extend(ext.after_up(self, state, options, say))
                     state.save()
-            except BaseException:
-                self._teardown(state)
+            except BaseException as exc:
+                # The start error (with the node's log tail) is what the user needs;
+                # a clean-up failure is added to it, never put in its place.
+                try:
+                    self._teardown(state)
+                except CasslabError as cleanup:
+                    exc.add_note(f"clean-up after the failure also failed: {cleanup}")
                 raise
             return state
-
-    def _net_spec(self, options: LabOptions) -> net.NetSpec | None:
-        """Validate --net before anything starts, so a typo costs no cluster start."""
-        if options.net is None:
-            return None
-        if not (options.own_namespace and netns.can_use_namespaces()):
-            raise UsageError("--net needs the lab's own network namespace: run as root and "
-                             "without --no-netns")
-        if options.net.endswith((".yaml", ".yml")):
-            return net.NetSpec.from_yaml(Path(options.net))
-        return net.NetSpec.from_profile(options.net, options.net_profiles_file)
 
     def _check_data_matches(self, old: LabState, count: int) -> None:
         if len(old.nodes) != count and any(Path(n.directory, "data").exists() for n in old.nodes):
@@ -373,11 +387,11 @@ class Lab:
 
     def _teardown(self, state: LabState, grace_s: float = 30.0) -> None:
         errors: list[str] = []
-        try:
-            # Stop the packet-delay daemon first: it lets held packets through on exit.
-            net.clear(Path(state.directory), state.netns)
-        except CasslabError as exc:
-            errors.append(str(exc))
+        for ext in self.extensions:
+            try:
+                ext.before_teardown(self, state)
+            except CasslabError as exc:
+                errors.append(str(exc))
         self._stop_all(state, grace_s)
         for n in state.nodes:
             if n.cgroup_dirs:

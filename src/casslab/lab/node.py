@@ -12,8 +12,8 @@ import threading
 import time
 from pathlib import Path
 
-from casslab.errors import NodeStartError
-from casslab.procutil import is_same_process, start_time_ticks
+from casslab.core.errors import NodeStartError
+from casslab.system.process import is_same_process, start_time_ticks
 
 CQL_READY = re.compile(r"Starting listening for CQL clients")
 # Lines worth showing first when a node died: Cassandra's own reason for exiting.

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from casslab.errors import LabStateError, UsageError
+from casslab.core.errors import LabStateError, UsageError
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
 STATE_FILE = "lab.json"

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from casslab.errors import CasslabError, PrerequisiteError, UsageError
+from casslab.core.errors import CasslabError, PrerequisiteError, UsageError
 from casslab.load.summary import RunSummary
 
 # casslab's workload names -> casslab-load subcommand and fixed arguments.

@@ -20,8 +20,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
-from casslab.errors import CasslabError
-from casslab.lab.cql import Cql
+from casslab.cassandra.cql import Cql
+from casslab.core.errors import CasslabError
 from casslab.metrics.samples import (
     HostSample,
     NodeSample,

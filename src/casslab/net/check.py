@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from casslab.lab import netns as netns_mod
 from casslab.net import identity
 from casslab.net.emulator import NetState
 from casslab.net.errors import NetError, NetSpecError
 from casslab.net.profiles import LinkConditions
 from casslab.net.spec import CLIENT, Link, parse_link_name
+from casslab.system import netns as netns_mod
 
 PROBE_PRIORITY = 40
 
@@ -80,7 +80,7 @@ def run_probe(netns: str, job: dict[str, Any], timeout_s: float,
     directories: their `cgroup.procs` are opened here, before entering the namespace,
     and passed to the worker with this process's own cgroup as "home".
     """
-    base = ["ip", "netns", "exec", netns]
+    base = netns_mod.exec_prefix(netns)
     rt = subprocess.run([*base, "chrt", "-f", str(PROBE_PRIORITY), "true"],
                         capture_output=True, check=False).returncode == 0
     cmd = [*base, *(["chrt", "-f", str(PROBE_PRIORITY)] if rt else []),

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import casslab
-from casslab.errors import CommandError, PrerequisiteError
+from casslab.core.errors import CommandError, PrerequisiteError
 from casslab.net.errors import NetError
-from casslab.procutil import is_same_process, run, start_time_ticks, terminate
+from casslab.system import netns as netns_mod
+from casslab.system.process import is_same_process, run, start_time_ticks, terminate
 
 READY_TIMEOUT_S = 10.0
 RT_PRIORITY = 50
@@ -50,7 +51,7 @@ class DaemonInfo:
 
 def _can_realtime(netns: str) -> bool:
     try:
-        run(["ip", "netns", "exec", netns, "chrt", "-f", str(RT_PRIORITY), "true"])
+        run([*netns_mod.exec_prefix(netns), "chrt", "-f", str(RT_PRIORITY), "true"])
         return True
     except (CommandError, FileNotFoundError):
         return False
@@ -65,7 +66,7 @@ def start(netns: str, net_dir: Path, queue_num: int) -> DaemonInfo:
     log = net_dir / "netem.log"
     mark = log.stat().st_size if log.exists() else 0
     realtime = _can_realtime(netns)
-    cmd = ["ip", "netns", "exec", netns,
+    cmd = [*netns_mod.exec_prefix(netns),
            *(["chrt", "-f", str(RT_PRIORITY)] if realtime else []),
            str(binary), "run", "--queue-num", str(queue_num),
            "--config", str(net_dir / "netem.json"),

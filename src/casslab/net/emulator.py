@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from casslab.errors import CommandError, PrerequisiteError
-from casslab.lab import netns as netns_mod
+from casslab.core.errors import CommandError, PrerequisiteError
 from casslab.net import daemon, identity, rules
 from casslab.net.errors import NetError, NetSpecError
 from casslab.net.profiles import LinkConditions
 from casslab.net.spec import CLIENT, NetSpec, Table, all_links
-from casslab.procutil import run
+from casslab.system import netns as netns_mod
+from casslab.system.process import run
 
 STATE_FILE = "net.json"
 NET_DIR = "net"
@@ -210,7 +210,7 @@ def stats(lab_dir: Path) -> dict[str, Any] | None:
 # ---- steps ---------------------------------------------------------------------------
 
 def _ns(state: NetState, *cmd: str, input_: str | None = None) -> str:
-    full = ["ip", "netns", "exec", state.netns, *cmd]
+    full = [*netns_mod.exec_prefix(state.netns), *cmd]
     try:
         if input_ is None:
             return run(full)
@@ -321,12 +321,12 @@ def _apply_packet_path(lab_dir: Path, state: NetState) -> None:
 
 
 def _delete_qdisc(ns: str) -> None:
-    run(["ip", "netns", "exec", ns, "tc", "qdisc", "del", "dev", rules.DEV, "root"],
+    run([*netns_mod.exec_prefix(ns), "tc", "qdisc", "del", "dev", rules.DEV, "root"],
         check=False)
 
 
 def _remove_rules(ns: str) -> None:
-    ipt = ["ip", "netns", "exec", ns, "iptables", "-t", "mangle"]
+    ipt = [*netns_mod.exec_prefix(ns), "iptables", "-t", "mangle"]
     for hook, chain in (("PREROUTING", rules.CHAIN), ("OUTPUT", rules.OUT_CHAIN)):
         run([*ipt, "-D", hook, "-j", chain], check=False)
     listing = run([*ipt, "-S"], check=False)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from casslab.errors import CasslabError, UsageError
+from casslab.core.errors import CasslabError, UsageError
 
 
 class NetError(CasslabError):

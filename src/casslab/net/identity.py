@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from casslab.errors import CgroupError
+from casslab.core.errors import CgroupError
 from casslab.net.errors import NetError
 from casslab.profiles.cgroups import detect_layout, identity_path, remove_dirs
 

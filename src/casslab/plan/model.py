@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from casslab.errors import UsageError
+from casslab.core.errors import UsageError
 from casslab.plan.spec import PlanSpec, ResultsSource
 from casslab.store.db import DB_NAME, Store, StoreError
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import yaml
 
-from casslab.errors import UsageError
+from casslab.core.errors import UsageError
 from casslab.experiment.spec import _V, Path_, SpecError, _Doc
 
 MODES = ("power", "cost")

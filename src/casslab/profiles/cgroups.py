@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from casslab.errors import CgroupError
+from casslab.core.errors import CgroupError
 from casslab.profiles.hardware import MIB, HardwareProfile
 
 CFS_PERIOD_US = 100_000

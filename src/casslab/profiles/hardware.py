@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from casslab.errors import ProfileError
+from casslab.core.errors import ProfileError
 
 MIB = 1024 * 1024
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from casslab import __version__
-from casslab.errors import CasslabError
+from casslab.core.errors import CasslabError
 from casslab.metrics.samples import TrialMetrics
 
 DB_NAME = "results.db"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from casslab.errors import CasslabError, CqlError
-from casslab.lab.cql import Cql
+from casslab.cassandra.cql import Cql
+from casslab.core.errors import CasslabError, CqlError
 from casslab.tune.compaction import alter_statement
 from casslab.tune.observe import as_map
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
-from casslab.errors import UsageError
+from casslab.core.errors import UsageError
 
 
 class AuditLog:

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from casslab.errors import UsageError
+from casslab.core.errors import UsageError
 from casslab.experiment.runner import CampaignRunner, Event
 from casslab.experiment.spec import CampaignSpec, parse_spec
 from casslab.store.db import Store

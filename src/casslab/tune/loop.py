@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any, Protocol
 
-from casslab.errors import CasslabError, UsageError
-from casslab.lab.cql import Cql
+from casslab.cassandra.cql import Cql
+from casslab.core.errors import CasslabError, UsageError
 from casslab.tune.apply import apply_compaction
 from casslab.tune.audit import AuditLog
 from casslab.tune.compaction import alter_statement

@@ -6,8 +6,8 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from casslab.errors import CasslabError, CqlError, UsageError
-from casslab.lab.cql import Cql
+from casslab.cassandra.cql import Cql
+from casslab.core.errors import CasslabError, CqlError, UsageError
 from casslab.tune.compaction import strategy_of
 from casslab.tune.decide import TableObservation
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from casslab.errors import UsageError
+from casslab.core.errors import UsageError
 
 STRATEGIES = {"twcs": "TimeWindowCompactionStrategy", "ucs": "UnifiedCompactionStrategy"}
 WINDOW_UNITS_MIN = {"MINUTES": 1, "HOURS": 60, "DAYS": 1440}

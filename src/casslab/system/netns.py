@@ -10,8 +10,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from casslab.errors import CommandError, NetnsError, PrerequisiteError
-from casslab.procutil import kill_now, run
+from casslab.core.errors import CommandError, NetnsError, PrerequisiteError
+from casslab.system.process import kill_now, run
 
 NETNS_DIR = Path("/var/run/netns")
 
@@ -67,7 +67,7 @@ def install_identity_marks(ns: str, identities: list[tuple[int, str]]) -> None:
         lines.append(f"-A {IDENTITY_CHAIN} -m cgroup --path {path} -m conntrack --ctstate NEW "
                      f"-j CONNMARK --set-mark {index}")
     lines += [f"-A OUTPUT -j {IDENTITY_CHAIN}", "COMMIT", ""]
-    proc = subprocess.run(["ip", "netns", "exec", ns, "iptables-restore", "--noflush"],
+    proc = subprocess.run([*exec_prefix(ns), "iptables-restore", "--noflush"],
                           input="\n".join(lines), capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise NetnsError(f"cannot install node identity marks in {ns}: {proc.stderr.strip()}")

@@ -9,7 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from casslab.errors import CommandError
+from casslab.core.errors import CommandError
 
 
 def run(cmd: list[str], *, check: bool = True, timeout_s: float = 60.0) -> str:

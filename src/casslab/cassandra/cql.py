@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Protocol
 
-from casslab.errors import CqlError
+from casslab.core.errors import CqlError
+from casslab.system.netns import exec_prefix
 
 CONSISTENCY_LEVELS = ("ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM",
                       "EACH_QUORUM", "LOCAL_ONE", "SERIAL", "LOCAL_SERIAL")
@@ -42,8 +43,8 @@ class CqlClient:
         self._proc: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> CqlClient:
-        prefix = ["ip", "netns", "exec", self._netns] if self._netns else []
-        cmd = [*prefix, sys.executable, "-m", "casslab.lab.cql_worker",
+        prefix = exec_prefix(self._netns)
+        cmd = [*prefix, sys.executable, "-m", "casslab.cassandra.cql_worker",
                "--contact", ",".join(self._contacts)]
         self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                       stderr=subprocess.DEVNULL, text=True)

@@ -1,0 +1,1 @@
+"""Lowest layer: errors, units, paths; imports nothing else of casslab."""

@@ -1,0 +1,1 @@
+"""System primitives: processes with start ticks, commands, network namespaces."""

@@ -1,0 +1,50 @@
+"""The layer contract in pyproject.toml holds for the tree, and breaks on a forbidden
+import (so `make lint` cannot pass a layer violation)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+LINT = Path(sys.executable).with_name("lint-imports")
+
+
+def lint(project: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(LINT), "--config", str(project / "pyproject.toml"),
+                           "--no-cache"],
+                          cwd=project, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(project / "src"), "PATH": "/usr/bin:/bin"},
+                          timeout=120)
+
+
+def copy_project(tmp_path: Path) -> Path:
+    project = tmp_path / "proj"
+    shutil.copytree(ROOT / "src" / "casslab", project / "src" / "casslab",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", project / "pyproject.toml")
+    return project
+
+
+def test_tree_keeps_the_layer_contract(tmp_path: Path) -> None:
+    result = lint(copy_project(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_lower_layer_importing_a_higher_one_breaks_the_contract(tmp_path: Path) -> None:
+    project = copy_project(tmp_path)
+    (project / "src/casslab/core/sneaky.py").write_text("import casslab.lab\n")
+    result = lint(project)
+    assert result.returncode != 0
+    assert "casslab.core.sneaky -> casslab.lab" in result.stdout
+
+
+def test_side_by_side_modules_importing_each_other_break_the_contract(
+        tmp_path: Path) -> None:
+    project = copy_project(tmp_path)
+    (project / "src/casslab/net/sneaky.py").write_text("from casslab.lab import Lab\n")
+    result = lint(project)
+    assert result.returncode != 0
+    assert "casslab.net.sneaky -> casslab.lab" in result.stdout
