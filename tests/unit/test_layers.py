@@ -48,3 +48,13 @@ def test_side_by_side_modules_importing_each_other_break_the_contract(
     result = lint(project)
     assert result.returncode != 0
     assert "casslab.net.sneaky -> casslab.lab" in result.stdout
+
+
+def test_architecture_doc_names_every_module() -> None:
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    src = ROOT / "src"
+    modules = sorted(
+        ".".join(p.relative_to(src).with_suffix("").parts)
+        for p in (src / "casslab").rglob("*.py") if p.name != "__init__.py")
+    missing = [m for m in modules if f"`{m}`" not in doc]
+    assert not missing, f"docs/architecture.md does not name: {', '.join(missing)}"
