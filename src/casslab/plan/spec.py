@@ -28,10 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from casslab.core import specio
 from casslab.core.errors import UsageError
-from casslab.experiment.spec import _V, Path_, SpecError, _Doc
+from casslab.core.specio import Doc as _Doc
+from casslab.core.specio import Path_, SpecError
+from casslab.core.specio import V as _V
 
 MODES = ("power", "cost")
 STATISTICS = ("median", "mean", "max")
@@ -45,18 +46,6 @@ FACTOR_KEYS = ("workload", "vm_type", "nodes")
 PLACEMENT_KEYS = ("one_replica_per_host", "max_nodes_per_tenant")
 NAME_RE = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
 MAX_HOSTS = 4096
-
-
-class _KeyedDoc(_Doc):
-    """_Doc, but a mapping key's errors point at the key's line (not its value's, which
-    for a block value is the next line)."""
-
-    def _walk(self, node: Any, path: Path_) -> Any:
-        value = super()._walk(node, path)
-        if isinstance(node, yaml.MappingNode):
-            for k, _ in node.value:
-                self.lines[(*path, str(k.value))] = k.start_mark.line + 1
-        return value
 
 
 class PlanSpecError(SpecError):
@@ -141,20 +130,16 @@ class PlanSpec:
 
 def load_plan_spec(path: Path) -> PlanSpec:
     """Read and validate a planner spec file; raises PlanSpecError (file:line: field: problem)."""
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise PlanSpecError(f"cannot read plan spec {path}: {exc.strerror}") from None
+    text = specio.read_text(path, "plan spec", PlanSpecError)
     return parse_plan_spec(text, source=str(path), base_dir=path.parent)
 
 
 def parse_plan_spec(text: str, *, source: str = "plan", base_dir: Path | None = None) -> PlanSpec:
     """Validate planner spec text; raises PlanSpecError naming field, line and what is valid."""
-    try:
-        doc = _KeyedDoc(text, source)
-    except SpecError as exc:
-        raise PlanSpecError(str(exc).replace("it needs at least `workload:`",
-                                             "it needs vm_types, hosts and tenants")) from None
+    # a mapping key's errors point at the key's line (not its value's, which for a block
+    # value is the next line)
+    doc = _Doc(text, source, error=PlanSpecError, key_lines=True,
+               empty="the spec is empty (it needs vm_types, hosts and tenants)")
     v = _V(doc)
 
     def err(path: Path_, message: str) -> PlanSpecError:
