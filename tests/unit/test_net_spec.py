@@ -75,7 +75,8 @@ def test_user_profiles_yaml(tmp_path: Path) -> None:
     assert p.conditions == LinkConditions(300, 0, 2, 4, 0.05)
     assert p.source == "my field test"
     f.write_text("profiles:\n  bad:\n    delay_ms: -3\n")
-    with pytest.raises(NetSpecError, match="profile 'bad': delay_ms"):
+    with pytest.raises(NetSpecError,
+                       match=r"links.yaml:3: profiles.bad.delay_ms: -3 is out of range"):
         load_profiles_file(f)
 
 
@@ -134,7 +135,7 @@ def test_yaml_spec(tmp_path: Path) -> None:
     assert t[("node1", "node2")].loss_pct == 2 and t[("node1", "node2")].loss_burst == 3
     assert t[("node1", "node2")].jitter_ms == BUILTIN_PROFILES["wifi"].conditions.jitter_ms
     f.write_text("profile: wifi\nlatency: 3\n")
-    with pytest.raises(NetSpecError, match=r"unknown key.*latency"):
+    with pytest.raises(NetSpecError, match=r"spec.yaml:2: latency: unknown key"):
         NetSpec.from_yaml(f)
 
 

@@ -48,12 +48,12 @@ def test_user_profile_file_extends_a_builtin(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("pi:\n  cpu_cores: -1\n", "field 'cpu_cores' must be > 0"),
-        ("pi:\n  cpu_cores: many\n", "field 'cpu_cores' must be a number"),
-        ("pi:\n  cpus: 2\n", "unknown field 'cpus'"),
-        ("pi:\n  base: rpi9\n", "base 'rpi9' is not a built-in profile"),
+        ("pi:\n  cpu_cores: -1\n", "pi.cpu_cores: -1 is out of range \\(valid: > 0"),
+        ("pi:\n  cpu_cores: many\n", "pi.cpu_cores: 'many' is not a number"),
+        ("pi:\n  cpus: 2\n", "pi.cpus: unknown key \\(did you mean cpu_cores\\?\\)"),
+        ("pi:\n  base: rpi9\n", "pi.base: 'rpi9' is not a valid built-in profile"),
         ("- a\n- b\n", "expected a mapping of profile names"),
-        ("pi: [1, 2]\n", "expected a mapping of fields"),
+        ("pi: [1, 2]\n", "pi: expected a mapping of fields"),
         ("pi: {a: [\n", "not valid YAML"),
     ],
 )

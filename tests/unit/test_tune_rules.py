@@ -104,7 +104,7 @@ def test_dump_parse_round_trip(tmp_path: Path) -> None:
 BAD = [
     ("twcs: [", "not valid YAML"),
     ("- 1\n- 2\n", "expected a mapping"),
-    ("twsc: []\n", "unknown key 'twsc'"),
+    ("twsc: []\n", "twsc: unknown key (did you mean twcs?)"),
     ("version: 2\ntwcs: []\n", "version 2 is not supported"),
     ("{}\n", "no points"),
     ("twcs: []\n", "twcs must be a non-empty list"),
