@@ -501,3 +501,50 @@ def _cross_checks(v: _V, lab: LabSpec, factors: list[Factor], search: SearchSpec
         if f.relative and search and f.name not in ("rate", search.vary):
             raise v.doc.error(("factors", i, "name"), f"relative levels of {f.name} need "
                               f"`search.vary: {f.name}` (or a rate factor)")
+
+
+# ---- JSON Schema (casslab schema experiment) ----------------------------------------------
+
+def json_schema() -> specio.JsonSchema:
+    """The spec format as JSON Schema for editors; `parse_spec` stays the authority (it
+    also checks what a schema cannot say: cross-field rules, files, factor levels)."""
+    obj, num, integer, enum = (specio.schema_object, specio.schema_number,
+                               specio.schema_integer, specio.schema_enum)
+    params = {k: num(lo, hi, description=k) for k, (lo, hi) in NETWORK_PARAMS.items()}
+    network = {"oneOf": [{"type": "string", "description": "a link profile name or none"},
+                         obj({**params, "profile": {"type": "string"},
+                              **{s: obj(params) for s in NETWORK_SCOPES}})]}
+    stop = {"ops": integer(1, MAX_OPS), "duration_s": num(0, MAX_TRIAL_S, lo_open=True),
+            "timeout_s": num(1, MAX_TRIAL_S, description="wall-time guard of a trial")}
+    workload = obj({"name": {"type": "string", "description": ", ".join(WORKLOADS) +
+                             ", or a cassandra-stress user profile .yaml"},
+                    "records": integer(1), "prepare": {"type": "boolean"},
+                    "options": {"type": "object", "description": "casslab-load options"}},
+                   required=("name",))
+    return specio.schema_document("casslab experiment spec", obj({
+        "name": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},
+        "description": {"type": "string"},
+        "lab": obj({"nodes": integer(1, MAX_NODES), "profile": enum(list(BUILTIN_PROFILES)),
+                    "network": network, "set": {"type": "object",
+                                                "description": "cassandra.yaml overrides"},
+                    "timeout_s": num(10, 3600)}),
+        "workload": {"oneOf": [{"type": "string"}, workload]},
+        "factors": {"type": "array", "items": obj(
+            {"name": {"type": "string", "description": FACTOR_DOC},
+             "levels": {"type": "array", "minItems": 1}, "label": {"type": "string"}},
+            required=("name", "levels"))},
+        "design": obj({"trials": integer(1, 1000), "warmup_trials": integer(0, 1000),
+                       "randomize": {"type": "boolean"}, "seed": integer(0),
+                       "reset": enum(RESETS)}),
+        "stop": obj(stop),
+        "search": obj({"vary": enum(SEARCHABLE), "start": num(0, lo_open=True),
+                       "multiply": num(1, lo_open=True), "add": num(0, lo_open=True),
+                       "max_steps": integer(2, 100),
+                       "stop_when": obj({"throughput_drop_pct": num(0, 100),
+                                         "p99_ms": num(0, lo_open=True)}),
+                       "trials": integer(1, 100), "ops": stop["ops"],
+                       "duration_s": stop["duration_s"]}, required=("vary",)),
+        "metrics": obj({"interval_s": num(0.1, 60), "cql": {"type": "boolean"}}),
+        "analysis": obj({"response": enum(RESPONSES), "bootstrap": integer(100, 100_000),
+                         "seed": integer(0)}),
+    }, required=("workload",)))

@@ -304,3 +304,24 @@ def parse_link_option(text: str, node_count: int) -> tuple[str, dict[str, Any]]:
                                "jitter, loss, burst, rate, profile)")
         fields_[key.strip()] = value.strip()
     return name.strip(), fields_
+
+
+def json_schema() -> specio.JsonSchema:
+    """The link spec file (`casslab net set --spec`) as JSON Schema for editors; link and
+    profile names depend on the lab and are checked when the spec is applied."""
+    value = {"type": ["number", "string"], "description": "a number in the field's unit or "
+             "a value with a unit (10ms, 1.5s, 1%, 7.21mbit)"}
+    fields_ = specio.schema_object({k: value for k in (*FIELDS, *ALIASES)})
+    with_profile = specio.schema_object({**fields_["properties"], "profile": {"type": "string"}})
+    delays = {"oneOf": [value, {"type": "array", "items": value}]}
+    return specio.schema_document("casslab link spec", specio.schema_object({
+        "profile": {"type": "string", "description": "a link profile for every link"},
+        "profiles_file": {"type": "string"},
+        "all": fields_,
+        "client_delay_ms": delays,
+        "node_delay_ms": delays,
+        "links": specio.schema_map(with_profile, "link name (node1-node2, node1-to-node2, "
+                                   "all) -> fields"),
+        "cc": specio.schema_enum(CONGESTION_CONTROLS),
+        "seed": specio.schema_integer(0),
+    }))

@@ -348,3 +348,36 @@ def parse_duration_s(value: str, what: str = "--time-limit") -> float:
         raise UsageError(f"{what} {value!r}: expected a positive duration like 60s, 2m, 500ms")
     scale = {"ms": 0.001, "s": 1.0, None: 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
     return float(m.group(1)) * scale[m.group(2)]
+
+
+def json_schema() -> specio.JsonSchema:
+    """The planner spec format as JSON Schema for editors (`parse_plan_spec` also checks
+    names, cross references and the throughput model)."""
+    obj, num, integer = specio.schema_object, specio.schema_number, specio.schema_integer
+    host = obj({"name": {"type": "string", "pattern": f"^{NAME_RE}$"},
+                "count": integer(1, MAX_HOSTS), "cores": num(0, 100_000, lo_open=True),
+                "memory_gb": num(0, 1e7, lo_open=True), "pmax_w": num(0, 1e6, lo_open=True),
+                "idle_fraction": num(0, 1)},
+               required=("cores", "memory_gb", "pmax_w", "idle_fraction"))
+    names = specio.schema_map({"type": "string"})
+    return specio.schema_document("casslab plan spec", obj({
+        "name": {"type": "string"}, "description": {"type": "string"},
+        "mode": specio.schema_enum(MODES),
+        "vm_types": specio.schema_map(obj(
+            {"cores": num(0, 1024, lo_open=True), "memory_gb": num(0, 65536, lo_open=True),
+             "heap_gb": num(0, lo_open=True), "price_hour": num(0)},
+            required=("cores", "memory_gb", "heap_gb")), "VM type name -> its size"),
+        "hosts": {"oneOf": [host, {"type": "array", "items": host, "minItems": 1}]},
+        "tenants": {"type": "array", "minItems": 1, "items": obj(
+            {"name": {"type": "string", "pattern": f"^{NAME_RE}$"},
+             "workload": {"type": "string"}, "min_ops_s": num(0), "rf": integer(1, 64),
+             "dataset_gb": num(0)}, required=("name", "workload", "min_ops_s"))},
+        "throughput": specio.schema_map(specio.schema_map(specio.schema_map(num(0))),
+                                        "workload -> VM type -> {nodes: ops_s}"),
+        "throughput_from": obj(
+            {"results": {"type": "string"}, "workloads": names, "vm_types": names,
+             "factors": obj({k: {"type": "string"} for k in FACTOR_KEYS}),
+             "statistic": specio.schema_enum(STATISTICS)}, required=("results",)),
+        "placement": obj({"one_replica_per_host": {"type": "boolean"},
+                          "max_nodes_per_tenant": integer(1, 100_000)}),
+    }, required=("vm_types", "hosts", "tenants")))

@@ -191,3 +191,16 @@ def resolve_profile(name: str, profiles_file: Path | None = None) -> HardwarePro
     if profiles_file is not None:
         known += list(load_profiles_file(profiles_file))
     raise ProfileError(f"unknown profile '{name}' (valid: {', '.join(known)})")
+
+
+def json_schema() -> specio.JsonSchema:
+    """A hardware profiles file as JSON Schema for editors."""
+    props: dict[str, specio.JsonSchema] = {
+        "base": specio.schema_enum(list(BUILTIN_PROFILES), "start from a built-in profile"),
+        "source": {"type": "string"}, "isolated": {"type": "boolean"}}
+    for key, (kind, hi) in _FIELDS.items():
+        limit = (specio.schema_integer(1, int(hi)) if kind is int
+                 else specio.schema_number(0, hi, lo_open=True))
+        props[key] = {"oneOf": [limit, {"type": "null", "description": "unlimited"}]}
+    return specio.schema_document("casslab hardware profiles", specio.schema_map(
+        specio.schema_object(props), "profile name -> limits"))

@@ -360,3 +360,26 @@ def dump_rules(table: RulesTable) -> str:
 
 def _yaml_value(v: str) -> int | str:
     return int(v) if v.isdigit() else v
+
+
+def json_schema() -> specio.JsonSchema:
+    """The rules file format as JSON Schema for editors (`parse_rules` also checks
+    duplicate points, full grids and option values)."""
+    obj, num = specio.schema_object, specio.schema_number
+    scalar = {"type": ["string", "number", "boolean"]}
+    axes = {"ttl_s": num(0, lo_open=True, description="the table's default_time_to_live"),
+            "read_share": num(0, 1, description="reads / (reads + writes)"),
+            "measurements": {"type": "object"}}
+    twcs = obj(axes, required=POINT_AXES)
+    twcs["properties"].update(
+        {k: ({"enum": list(WINDOW_UNITS_MIN)} if k == "compaction_window_unit" else
+             specio.schema_integer(2 if "threshold" in k else 1) if k in INT_OPTIONS
+             else scalar) for k in TWCS_OPTIONS})
+    ucs = obj(axes, required=POINT_AXES, extra=scalar)
+    return specio.schema_document("casslab tune rules", obj({
+        "version": {"const": 1}, "interpolate": {"type": "boolean"},
+        "scale": obj({k: num(0, lo_open=True) for k in POINT_AXES}),
+        "source": {"type": "string"},
+        "twcs": {"type": "array", "minItems": 1, "items": twcs},
+        "ucs": {"type": "array", "minItems": 1, "items": ucs},
+    }))
