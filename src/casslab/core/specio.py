@@ -31,7 +31,7 @@ from casslab.core.errors import UsageError
 Path_ = tuple[str | int, ...]
 # Past this many YAML nodes (after alias expansion) a file is refused: a few nested
 # aliases can otherwise expand to billions of values ("billion laughs").
-MAX_NODES = 200_000
+MAX_NODES = 100_000
 
 
 class SpecError(UsageError):
@@ -56,7 +56,12 @@ def fmt_path(path: Path_) -> str:
     """`factors[1].levels[0]` from ("factors", 1, "levels", 0)."""
     out = ""
     for p in path:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+        if isinstance(p, int):
+            out += f"[{p}]"
+            continue
+        # a key that is not a plain word is quoted so the path stays one readable line
+        key = p if p and p.isprintable() and not any(c in p for c in " .[]:") else repr(p)
+        out += f".{key}" if out else key
     return out or "(top level)"
 
 
@@ -162,7 +167,9 @@ class Doc:
 
     def error(self, path: Path_, message: str) -> UsageError:
         """`file:line: field.path: message` as the reader's own error type."""
-        return self.error_type(f"{self.source}:{self.line(path)}: {fmt_path(path)}: {message}")
+        one_line = message.replace("\r", "\\r").replace("\n", "\\n")
+        return self.error_type(f"{self.source}:{self.line(path)}: {fmt_path(path)}: "
+                               f"{one_line}")
 
 
 def _range(lo: float, hi: float | None, lo_open: bool = False) -> str:
