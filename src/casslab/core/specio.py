@@ -34,6 +34,10 @@ Path_ = tuple[str | int, ...]
 MAX_NODES = 100_000
 
 
+_STANDARD_SCALAR_TAGS = {f"tag:yaml.org,2002:{t}" for t in
+                         ("str", "int", "float", "bool", "null", "timestamp", "binary")}
+
+
 class SpecError(UsageError):
     """A spec file is malformed; the message has file, line, field and what is valid."""
 
@@ -146,7 +150,7 @@ class Doc:
         try:
             value = yaml.SafeLoader("").construct_object(node, deep=True)
         except yaml.constructor.ConstructorError as exc:
-            if node.tag.startswith("tag:yaml.org,2002:"):
+            if node.tag in _STANDARD_SCALAR_TAGS:
                 raise self.error(path, f"{node.value!r}: {exc.problem}") from None
             raise self.error(path, f"unknown YAML tag {node.tag!r} (write the value "
                              "without a tag)") from None
