@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from casslab.experiment.spec import SpecError, load_spec, parse_spec
+from casslab.experiment.spec import SpecError, estimate_size, load_spec, parse_spec
 
 GOOD = """\
 name: edge
@@ -131,6 +131,24 @@ BAD = [
     ("workload: ycsb-a\nworkload: ycsb-b\n", 2, ["workload", "twice"]),
     ("name: 'bad name!'\nworkload: ycsb-a\n", 1, ["name", "letters, digits"]),
     ("workload: profiles/missing.yaml\n", 1, ["does not exist"]),
+    # hardening: values that pass a naive range check or type test
+    ("workload: ycsb-a\nlab:\n  timeout_s: .nan\n", 3, ["lab.timeout_s: .nan is not a finite"]),
+    ("workload: ycsb-a\nstop: {duration_s: .inf}\n", 2, ["stop.duration_s: .inf is not a "
+                                                          "finite number"]),
+    ("workload: ycsb-a\nstop: {duration_s: 1.0e+9}\n", 2, ["stop.duration_s: 1000000000.0 is "
+                                                         "out of range", "<= 604800"]),
+    ("workload: ycsb-a\nstop: {ops: 1.0e+30}\n", 2, ["stop.ops: 1e+30 is a fraction, not an "
+                                                   "integer"]),
+    ("workload: ycsb-a\nstop: {ops: null}\n", 2, ["stop: a stop rule needs ops or "
+                                                   "duration_s"]),
+    ("workload: ycsb-a\nlab: {nodes: true}\n", 2, ["lab.nodes: True is a boolean, not an "
+                                                    "integer"]),
+    ("workload: ycsb-a\nlab: {nodes: 2.5}\n", 2, ["lab.nodes: 2.5 is a fraction"]),
+    ("workload: ycsb-a\ndesign:\n  trails: 3\n", 3, ["design.trails: unknown key (did you "
+                                                      "mean trials?)"]),
+    ("workload: !!python/name:os.system ycsb-a\n", 1, ["workload: unknown YAML tag"]),
+    ("workload: ycsb-a\nfactors:\n  - {name: network.delay_ms, levels: [.nan]}\n", 3,
+     ["factors[0].levels[0]", "not a finite number"]),
 ]
 
 
@@ -145,6 +163,47 @@ def test_bad_spec_messages(text: str, line: int | None, parts: list[str]) -> Non
         assert msg.startswith(f"s.yaml:{line}: "), msg
     for p in parts:
         assert p in msg, f"{p!r} not in {msg!r}"
+
+
+LARGE = """\
+workload: ycsb-a
+factors:
+  - {name: records, levels: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}
+  - {name: in_flight, levels: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}
+  - {name: rate, levels: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}
+  - {name: option.a, levels: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}
+  - {name: option.b, levels: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}
+  - {name: option.c, levels: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}
+"""
+
+
+def test_a_huge_campaign_is_refused_before_planning_unless_allowed() -> None:
+    with pytest.raises(SpecError, match=r"^s.yaml:3: factors: the campaign is too large: "
+                       r"1000000 cells, 3000000 trials.*--allow-large$"):
+        parse_spec(LARGE, source="s.yaml")
+    size = estimate_size(parse_spec(LARGE, source="s.yaml", allow_large=True))
+    assert (size.cells, size.trials, size.wall_s) == (10**6, 3 * 10**6, 3 * 10**6 * 600.0)
+
+
+def test_wall_time_alone_can_make_a_campaign_too_large() -> None:
+    text = "workload: ycsb-a\ndesign: {trials: 1000}\nstop: {duration_s: 3600, timeout_s: 4000}\n"
+    with pytest.raises(SpecError, match=r"^s.yaml:2: design: .* up to 41.7 days"):
+        parse_spec(text, source="s.yaml")
+    assert parse_spec(text.replace("1000", "100"), source="s.yaml").design.trials == 100
+
+
+def test_search_steps_count_in_the_estimate() -> None:
+    s = parse_spec("workload: ycsb-a\nsearch: {vary: rate, max_steps: 4, trials: 2, "
+                   "duration_s: 10}\nstop: {duration_s: 30}\ndesign: {trials: 3}\n")
+    size = estimate_size(s)
+    assert (size.cells, size.trials, size.wall_s) == (1, 3 + 8, 3 * 30 + 8 * 10)
+
+
+def test_load_spec_not_utf8(tmp_path: Path) -> None:
+    f = tmp_path / "s.yaml"
+    f.write_bytes(b"workload: ycsb-a\ndescription: \xff\n")
+    with pytest.raises(SpecError, match=rf"^{f}:2: not UTF-8 text"):
+        load_spec(f)
 
 
 def test_load_spec_missing_file(tmp_path: Path) -> None:

@@ -75,7 +75,8 @@ def test_user_profiles_yaml(tmp_path: Path) -> None:
     assert p.conditions == LinkConditions(300, 0, 2, 4, 0.05)
     assert p.source == "my field test"
     f.write_text("profiles:\n  bad:\n    delay_ms: -3\n")
-    with pytest.raises(NetSpecError, match="profile 'bad': delay_ms"):
+    with pytest.raises(NetSpecError,
+                       match=r"links.yaml:3: profiles.bad.delay_ms: -3 is out of range"):
         load_profiles_file(f)
 
 
@@ -134,7 +135,7 @@ def test_yaml_spec(tmp_path: Path) -> None:
     assert t[("node1", "node2")].loss_pct == 2 and t[("node1", "node2")].loss_burst == 3
     assert t[("node1", "node2")].jitter_ms == BUILTIN_PROFILES["wifi"].conditions.jitter_ms
     f.write_text("profile: wifi\nlatency: 3\n")
-    with pytest.raises(NetSpecError, match=r"unknown key.*latency"):
+    with pytest.raises(NetSpecError, match=r"spec.yaml:2: latency: unknown key"):
         NetSpec.from_yaml(f)
 
 
@@ -216,3 +217,52 @@ def test_measure_helpers() -> None:
     assert percentile([3.0, 1.0, 2.0], 50) == 2.0
     assert percentile(list(map(float, range(1, 101))), 99) == 99.0
     assert wire_rate(9.564, 1448) == pytest.approx(10.0, rel=1e-3)
+
+
+# (file text, start of the message after the file name)
+NET_BAD = [
+    ("profile: wifi\nseed: 2.5\n", ":2: seed: 2.5 is a fraction, not an integer"),
+    ("seed: true\n", ":1: seed: True is a boolean, not an integer"),
+    ("cc: bbrr\n", ":1: cc: 'bbrr' is not a valid congestion control (did you mean bbr?)"),
+    ("links:\n  node1-node2:\n    delay_ms: .nan\n",
+     ":3: links.node1-node2.delay_ms: .nan is not a finite number"),
+    ("links:\n  node1-node2:\n    dealy_ms: 3\n",
+     ":3: links.node1-node2.dealy_ms: unknown field (did you mean delay_ms?)"),
+    ("all:\n  loss_pct: 150\n", ":2: all.loss_pct: 150 is out of range"),
+    ("links:\n  node1-node2: 5\n", ":2: links.node1-node2: must be a mapping of fields"),
+    ("client_delay_ms: [1ms, soon]\n", ":1: client_delay_ms[1]: 'soon' is not a duration"),
+    ("profile: wifi\nprofile: 4g\n", ":2: profile: is given twice"),
+    ("profile: [wifi\n", ":2: not valid YAML"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), NET_BAD)
+def test_link_spec_errors_name_file_line_and_field(tmp_path: Path, text: str,
+                                                   message: str) -> None:
+    f = tmp_path / "spec.yaml"
+    f.write_text(text)
+    with pytest.raises(NetSpecError) as info:
+        NetSpec.from_yaml(f)
+    assert str(info.value).startswith(f"{f}{message}"), str(info.value)
+    assert "\n" not in str(info.value)
+
+
+PROFILES_BAD = [
+    ("profiles:\n  lora:\n    delay_ms: .inf\n",
+     ":3: profiles.lora.delay_ms: .inf is not a finite number"),
+    ("profiles:\n  lora:\n    loss: true\n", ":3: profiles.lora.loss: True is not a percentage"),
+    ("profiles:\n  lora:\n    latency: 3\n",
+     ":3: profiles.lora.latency: unknown field (valid: delay_ms"),
+    ("profile:\n  lora: {}\n", ":1: (top level): expected a mapping `profiles:"),
+    ("profiles:\n  lora: 3\n", ":2: profiles.lora: profile 'lora' must be a mapping"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), PROFILES_BAD)
+def test_link_profile_file_errors_name_file_line_and_field(tmp_path: Path, text: str,
+                                                           message: str) -> None:
+    f = tmp_path / "links.yaml"
+    f.write_text(text)
+    with pytest.raises(NetSpecError) as info:
+        load_profiles_file(f)
+    assert str(info.value).startswith(f"{f}{message}"), str(info.value)

@@ -124,3 +124,26 @@ def test_durations(text: str, seconds: float) -> None:
 def test_bad_durations(text: str) -> None:
     with pytest.raises(UsageError, match="expected a positive duration"):
         parse_duration_s(text)
+
+
+# (old, new, start of the message): values a naive range check or type test lets through
+HARDENED = [
+    ("idle_fraction: 0.7", "idle_fraction: .nan",
+     "plan:5: hosts.idle_fraction: .nan is not a finite number"),
+    ("min_ops_s: 8000", "min_ops_s: .inf", "plan:7: tenants[0].min_ops_s: .inf is not a finite"),
+    ("count: 3", "count: true", "plan:5: hosts.count: True is a boolean, not an integer"),
+    ("rf: 3", "rf: 2.5", "plan:7: tenants[0].rf: 2.5 is a fraction, not an integer"),
+    ("mode", "mdoe", "plan:1: mdoe: unknown key (did you mean mode?)"),
+    ("heap_gb: 2}", "heap_gb: 2, heap: 1}",
+     "plan:4: vm_types.medium.heap: unknown key (did you mean heap_gb?)"),
+    ("name: small", "name: !secret small", "plan:1: name: unknown YAML tag '!secret'"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "message"), HARDENED)
+def test_hardened_values_are_refused_on_one_line(old: str, new: str, message: str) -> None:
+    text = GOOD.replace(old, new, 1) if old != "mode" else "mdoe: power\n" + GOOD
+    with pytest.raises(PlanSpecError) as info:
+        parse_plan_spec(text)
+    assert str(info.value).startswith(message), str(info.value)
+    assert "\n" not in str(info.value)

@@ -48,12 +48,12 @@ def test_user_profile_file_extends_a_builtin(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("pi:\n  cpu_cores: -1\n", "field 'cpu_cores' must be > 0"),
-        ("pi:\n  cpu_cores: many\n", "field 'cpu_cores' must be a number"),
-        ("pi:\n  cpus: 2\n", "unknown field 'cpus'"),
-        ("pi:\n  base: rpi9\n", "base 'rpi9' is not a built-in profile"),
+        ("pi:\n  cpu_cores: -1\n", "pi.cpu_cores: -1 is out of range \\(valid: > 0"),
+        ("pi:\n  cpu_cores: many\n", "pi.cpu_cores: 'many' is not a number"),
+        ("pi:\n  cpus: 2\n", "pi.cpus: unknown key \\(did you mean cpu_cores\\?\\)"),
+        ("pi:\n  base: rpi9\n", "pi.base: 'rpi9' is not a valid built-in profile"),
         ("- a\n- b\n", "expected a mapping of profile names"),
-        ("pi: [1, 2]\n", "expected a mapping of fields"),
+        ("pi: [1, 2]\n", "pi: expected a mapping of fields"),
         ("pi: {a: [\n", "not valid YAML"),
     ],
 )
@@ -69,3 +69,34 @@ def test_bad_profile_files_are_rejected_with_the_field(
 def test_unknown_profile_lists_the_valid_ones() -> None:
     with pytest.raises(ProfileError, match=r"unknown profile 'rpi9' \(valid: rpi2, rpi3"):
         resolve_profile("rpi9")
+
+
+# (file text, start of the message after the file name): booleans, fractions, NaN
+PROFILE_FILE_BAD = [
+    ("pi:\n  memory_mib: true\n", ":2: pi.memory_mib: True is a boolean, not an integer"),
+    ("pi:\n  memory_mib: 512.5\n", ":2: pi.memory_mib: 512.5 is a fraction, not an integer"),
+    ("pi:\n  heap_mib: 0\n", ":2: pi.heap_mib: 0 is out of range (valid: >= 1"),
+    ("pi:\n  cpu_cores: .nan\n", ":2: pi.cpu_cores: .nan is not a finite number"),
+    ("pi:\n  cpu_cores: 1.0e+9\n", ":2: pi.cpu_cores: 1000000000.0 is out of range"),
+    ("pi:\n  isolated: no-thanks\n", ":2: pi.isolated: 'no-thanks' is not a boolean"),
+    ("pi:\n  cpu_cores: 1\npi:\n  cpu_cores: 2\n", ":3: pi: is given twice"),
+    ("pi:\n  base: !board rpi3\n", ":2: pi.base: unknown YAML tag '!board'"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), PROFILE_FILE_BAD)
+def test_profile_file_errors_name_file_line_and_field(tmp_path: Path, text: str,
+                                                      message: str) -> None:
+    f = tmp_path / "p.yaml"
+    f.write_text(text)
+    with pytest.raises(ProfileError) as info:
+        load_profiles_file(f)
+    assert str(info.value).startswith(f"{f}{message}"), str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_profile_file_not_utf8(tmp_path: Path) -> None:
+    f = tmp_path / "p.yaml"
+    f.write_bytes("pi:\n  source: caf\u00e9\n".encode("latin-1"))
+    with pytest.raises(ProfileError, match=rf"^{f}:2: not UTF-8 text"):
+        load_profiles_file(f)

@@ -104,7 +104,7 @@ def test_dump_parse_round_trip(tmp_path: Path) -> None:
 BAD = [
     ("twcs: [", "not valid YAML"),
     ("- 1\n- 2\n", "expected a mapping"),
-    ("twsc: []\n", "unknown key 'twsc'"),
+    ("twsc: []\n", "twsc: unknown key (did you mean twcs?)"),
     ("version: 2\ntwcs: []\n", "version 2 is not supported"),
     ("{}\n", "no points"),
     ("twcs: []\n", "twcs must be a non-empty list"),
@@ -153,3 +153,38 @@ def test_missing_rules_file(tmp_path: Path) -> None:
 def test_no_points_for_strategy() -> None:
     with pytest.raises(RulesError, match="no 'ucs' points"):
         seed003_rules().choose("ucs", 3600, 0.1)
+
+
+POINT = "twcs:\n  - {ttl_s: 60, read_share: 0.1, min_threshold: 4}\n"
+# (text, start of the message): every error has file:line and the field's path
+LOCATED = [
+    ("twcs:\n  - {ttl_s: .nan, read_share: 0.1, min_threshold: 4}\n",
+     "bad.yaml:2: twcs[0].ttl_s: .nan is not a finite number"),
+    ("twcs:\n  - {ttl_s: 60, read_share: true, min_threshold: 4}\n",
+     "bad.yaml:2: twcs[0].read_share: read_share must be a fraction in 0..1, not True"),
+    ("twcs:\n  - {ttl_s: 60, read_share: 0.1, min_treshold: 4}\n",
+     "bad.yaml:2: twcs[0].min_treshold: 'min_treshold' is not a TWCS option (did you mean "
+     "min_threshold?)"),
+    ("twcs:\n  - {ttl_s: 60, read_share: 0.1, min_threshold: 4.5}\n",
+     "bad.yaml:2: twcs[0].min_threshold: min_threshold must be an integer, not '4.5'"),
+    ("interpolate: true\n" + POINT.replace("60", "60, ttl_s: 70"),
+     "bad.yaml:3: twcs[0].ttl_s: is given twice"),
+    ("version: 1\nscale:\n  ttl_s: -.inf\n" + POINT,
+     "bad.yaml:3: scale.ttl_s: -.inf is not a finite number"),
+    ("scale:\n  reads: 1\n" + POINT,
+     "bad.yaml:2: scale.reads: unknown key (did you mean read_share?)"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), LOCATED)
+def test_errors_name_the_line_and_field(text: str, message: str) -> None:
+    with pytest.raises(RulesError) as info:
+        parse_rules(text, source="bad.yaml")
+    assert str(info.value).startswith(message), str(info.value)
+
+
+def test_rules_file_not_utf8(tmp_path: Path) -> None:
+    f = tmp_path / "r.yaml"
+    f.write_bytes(POINT.encode() + b"source: \xc3\n")
+    with pytest.raises(RulesError, match=rf"^{f}:3: not UTF-8 text"):
+        load_rules(f)

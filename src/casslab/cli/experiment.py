@@ -26,15 +26,20 @@ from casslab.store.db import export as export_tables
 app = typer.Typer(help="Campaigns of trials from a YAML spec: validate, plan, run, export.",
                   no_args_is_help=True)
 
+AllowLarge = Annotated[bool, typer.Option(
+    "--allow-large", help="Accept a campaign above 20000 trials or 30 days of (upper-bound) "
+    "wall time; without it such a spec is refused before it is planned.")]
+
 
 @app.command()
-def validate(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")]) -> None:
+def validate(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
+             allow_large: AllowLarge = False) -> None:
     """Check a spec; errors name the field, its line and what is valid.
 
     Example: casslab experiment validate examples/000-rpi-iot.yaml
     """
     with errors_to_exit():
-        s = load_spec(spec)
+        s = load_spec(spec, allow_large=allow_large)
         trials = make_plan(s)
     cells = len({t.cell.index for t in trials})
     out.print(f"{spec}: valid; {cells} cells, {len(trials)} trials "
@@ -42,13 +47,14 @@ def validate(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML)."
 
 
 @app.command()
-def plan(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")]) -> None:
+def plan(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
+         allow_large: AllowLarge = False) -> None:
     """Print the run order: cell, trial number, warm-up, reset before the trial.
 
     Example: casslab experiment plan examples/004-containers.yaml
     """
     with errors_to_exit():
-        trials = make_plan(load_spec(spec))
+        trials = make_plan(load_spec(spec, allow_large=allow_large))
     table = Table(title=f"{len(trials)} trials in run order")
     for col in ("seq", "cell", "trial", "warm-up", "reset before"):
         table.add_column(col)
@@ -66,6 +72,7 @@ def run(
     = None,
     lab_name: Annotated[str | None, typer.Option("--lab", help="Name of the lab the campaign "
                                                  "builds (default exp-<digest>).")] = None,
+    allow_large: AllowLarge = False,
 ) -> None:
     """Run a campaign; trials are committed as they end, a rerun resumes, Ctrl-C stops
     cleanly (lab down, finished trials kept).
@@ -73,7 +80,7 @@ def run(
     Example: casslab experiment run examples/000-rpi-iot.yaml --results results/rpi
     """
     with errors_to_exit():
-        s = load_spec(spec)
+        s = load_spec(spec, allow_large=allow_large)
         target = results or Path("results") / s.name
         columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TextColumn("trials"), TimeElapsedColumn(), TextColumn("ETA"),

@@ -15,6 +15,7 @@ from casslab.cli.common import err, errors_to_exit, out
 from casslab.cli.plan import plan
 from casslab.cli.report import report
 from casslab.cli.run import run
+from casslab.cli.schema import schema
 from casslab.core.paths import default_cache
 from casslab.profiles import BUILTIN_PROFILES, load_profiles_file
 
@@ -30,6 +31,7 @@ app.add_typer(experiment.app, name="experiment")
 app.add_typer(tune.app, name="tune")
 app.command()(report)
 app.command()(plan)
+app.command()(schema)
 app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(run)
 
 

@@ -8,15 +8,17 @@ node marks, so they are exact even in flow style.
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from casslab.cassandra.cql import CONSISTENCY_LEVELS
-from casslab.core.errors import UsageError
+from casslab.core import specio
+from casslab.core.specio import Doc as _Doc
+from casslab.core.specio import Path_, fmt_path
+from casslab.core.specio import V as _V
 from casslab.load.runner import WORKLOADS
 from casslab.profiles import BUILTIN_PROFILES
 
@@ -32,6 +34,13 @@ CONCURRENCY = ("in_flight", "workers", "threads")
 SEARCHABLE = (*CONCURRENCY, "rate")
 RESPONSES = ("runtime_s", "ops_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms")
 MAX_NODES = 32
+# A trial's stop rule: beyond these a value is a typo, not an experiment.
+MAX_OPS = 10**12
+MAX_TRIAL_S = 7 * 86_400.0
+# A campaign above either bound is refused unless allowed (`--allow-large`): planning it
+# materialises every trial, and its wall time is beyond any run this lab is meant for.
+MAX_TRIALS = 20_000
+MAX_WALL_S = 30 * 86_400.0
 
 TOP_KEYS = ("name", "description", "lab", "workload", "factors", "design", "stop", "search",
             "metrics", "analysis")
@@ -51,7 +60,7 @@ FACTOR_DOC = ("nodes, profile, set.<cassandra.yaml key>, network, network[.all|c
               "option.<casslab-load option>")
 
 
-class SpecError(UsageError):
+class SpecError(specio.SpecError):
     """The spec is malformed; the message has file, line, field and what is valid."""
 
 
@@ -151,130 +160,28 @@ def relative_fraction(value: str) -> float:
     return float(value.strip().rstrip("%")) / 100.0
 
 
-# ---- YAML with line numbers ---------------------------------------------------------------
+# ---- YAML with line numbers: casslab.core.specio ------------------------------------------
 
-Path_ = tuple[str | int, ...]
-
-
-class _Doc:
-    """Parsed YAML plus the line of every value, keyed by its path."""
-
-    def __init__(self, text: str, source: str) -> None:
-        self.source = source
-        self.lines: dict[Path_, int] = {}
-        try:
-            node = yaml.compose(text, Loader=yaml.SafeLoader)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            line = f":{mark.line + 1}" if mark else ""
-            raise SpecError(f"{source}{line}: not valid YAML: "
-                            f"{getattr(exc, 'problem', None) or exc}") from None
-        if node is None:
-            raise SpecError(f"{source}: the spec is empty (it needs at least `workload:`)")
-        self.root = self._walk(node, ())
-
-    def _walk(self, node: yaml.Node, path: Path_) -> Any:
-        self.lines[path] = node.start_mark.line + 1
-        if isinstance(node, yaml.MappingNode):
-            out: dict[str, Any] = {}
-            for k, v in node.value:
-                key = str(k.value)
-                if key in out:
-                    self.lines[(*path, key)] = k.start_mark.line + 1
-                    raise self.error((*path, key), "is given twice")
-                out[key] = self._walk(v, (*path, key))
-            return out
-        if isinstance(node, yaml.SequenceNode):
-            return [self._walk(v, (*path, i)) for i, v in enumerate(node.value)]
-        return yaml.SafeLoader("").construct_object(node, deep=True)
-
-    def line(self, path: Path_) -> int:
-        while path and path not in self.lines:
-            path = path[:-1]
-        return self.lines.get(path, 1)
-
-    def error(self, path: Path_, message: str) -> SpecError:
-        return SpecError(f"{self.source}:{self.line(path)}: {fmt_path(path)}: {message}")
-
-
-def fmt_path(path: Path_) -> str:
-    out = ""
-    for p in path:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
-    return out or "(top level)"
-
-
-# ---- validation helpers -------------------------------------------------------------------
-
-class _V:
-    def __init__(self, doc: _Doc) -> None:
-        self.doc = doc
-
-    def mapping(self, value: Any, path: Path_, keys: tuple[str, ...]) -> dict[str, Any]:
-        if value is None:
-            return {}
-        if not isinstance(value, dict):
-            raise self.doc.error(path, f"must be a mapping with keys {', '.join(keys)}")
-        for k in value:
-            if k not in keys:
-                raise self.doc.error((*path, k), f"unknown key (valid: {', '.join(keys)})")
-        return value
-
-    def integer(self, value: Any, path: Path_, lo: int, hi: int | None = None) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.doc.error(path, f"{value!r} is not an integer (valid: "
-                                 f"{_range(lo, hi)})")
-        if value < lo or (hi is not None and value > hi):
-            raise self.doc.error(path, f"{value} is out of range (valid: {_range(lo, hi)})")
-        return value
-
-    def number(self, value: Any, path: Path_, lo: float, hi: float | None = None,
-               lo_open: bool = False) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.doc.error(path, f"{value!r} is not a number (valid: "
-                                 f"{_range(lo, hi, lo_open)})")
-        if value < lo or (lo_open and value == lo) or (hi is not None and value > hi):
-            raise self.doc.error(path, f"{value} is out of range (valid: "
-                                 f"{_range(lo, hi, lo_open)})")
-        return float(value)
-
-    def choice(self, value: Any, path: Path_, valid: tuple[str, ...] | list[str],
-               what: str = "value") -> str:
-        if not isinstance(value, str) or value not in valid:
-            raise self.doc.error(path, f"{value!r} is not a valid {what} "
-                                 f"(valid: {', '.join(valid)})")
-        return value
-
-    def boolean(self, value: Any, path: Path_) -> bool:
-        if not isinstance(value, bool):
-            raise self.doc.error(path, f"{value!r} is not a boolean (valid: true, false)")
-        return value
-
-    def string(self, value: Any, path: Path_) -> str:
-        if not isinstance(value, str) or not value.strip():
-            raise self.doc.error(path, f"{value!r} must be a non-empty string")
-        return value
-
-
-def _range(lo: float, hi: float | None, lo_open: bool = False) -> str:
-    low = f"> {lo:g}" if lo_open else f">= {lo:g}"
-    return f"{low} and <= {hi:g}" if hi is not None else low
+def _doc(text: str, source: str) -> _Doc:
+    return _Doc(text, source, error=SpecError,
+                empty="the spec is empty (it needs at least `workload:`)")
 
 
 # ---- the spec -----------------------------------------------------------------------------
 
-def load_spec(path: Path) -> CampaignSpec:
-    """Read and validate a spec file; raises SpecError (file:line: field: problem)."""
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise SpecError(f"cannot read spec {path}: {exc.strerror}") from None
-    return parse_spec(text, source=str(path), base_dir=path.parent)
+def load_spec(path: Path, *, allow_large: bool = False) -> CampaignSpec:
+    """Read and validate a spec file; raises SpecError (file:line: field: problem).
+
+    allow_large: accept a campaign above MAX_TRIALS trials or MAX_WALL_S of wall time.
+    """
+    text = specio.read_text(path, "spec", SpecError)
+    return parse_spec(text, source=str(path), base_dir=path.parent, allow_large=allow_large)
 
 
-def parse_spec(text: str, *, source: str = "spec", base_dir: Path | None = None) -> CampaignSpec:
+def parse_spec(text: str, *, source: str = "spec", base_dir: Path | None = None,
+               allow_large: bool = False) -> CampaignSpec:
     """Validate spec text; raises SpecError naming the field, its line and what is valid."""
-    doc = _Doc(text, source)
+    doc = _doc(text, source)
     v = _V(doc)
     top = v.mapping(doc.root, (), TOP_KEYS)
     name = v.string(top.get("name", Path(source).stem if source != "spec" else "campaign"),
@@ -299,10 +206,49 @@ def parse_spec(text: str, *, source: str = "spec", base_dir: Path | None = None)
     boot = v.integer(analysis.get("bootstrap", 2000), ("analysis", "bootstrap"), 100, 100_000)
     aseed = v.integer(analysis.get("seed", design.seed), ("analysis", "seed"), 0)
     _cross_checks(v, lab, factors, search)
-    return CampaignSpec(name=name, description=str(top.get("description") or ""), lab=lab,
+    spec = CampaignSpec(name=name, description=str(top.get("description") or ""), lab=lab,
                         workload=workload, factors=tuple(factors), design=design, stop=stop,
                         search=search, metrics_interval_s=interval, metrics_cql=cql,
                         response=response, bootstrap=boot, analysis_seed=aseed, text=text)
+    if not allow_large:
+        _check_size(doc, spec)
+    return spec
+
+
+@dataclass(frozen=True)
+class CampaignSize:
+    """What a campaign costs before it is planned: trials and an upper bound of wall time
+    (each trial's duration_s, or its timeout_s guard when it stops by ops)."""
+
+    cells: int
+    trials: int
+    wall_s: float
+
+
+def estimate_size(spec: CampaignSpec) -> CampaignSize:
+    """Count cells and trials without planning them (plain arithmetic, no lists)."""
+    cells = math.prod(len(f.levels) for f in spec.factors)
+    trials = cells * (spec.design.trials + spec.design.warmup_trials)
+    wall = trials * _trial_bound_s(spec.stop)
+    if spec.search is not None:
+        steps = cells * spec.search.max_steps * spec.search.trials
+        trials += steps
+        wall += steps * _trial_bound_s(spec.search.stop)
+    return CampaignSize(cells, trials, wall)
+
+
+def _trial_bound_s(stop: StopRule) -> float:
+    return stop.duration_s if stop.duration_s is not None else stop.timeout_s
+
+
+def _check_size(doc: _Doc, spec: CampaignSpec) -> None:
+    size = estimate_size(spec)
+    if size.trials > MAX_TRIALS or size.wall_s > MAX_WALL_S:
+        where = ("factors",) if spec.factors else ("design",)
+        raise doc.error(where, f"the campaign is too large: {size.cells} cells, "
+                        f"{size.trials} trials, up to {size.wall_s / 86_400:.1f} days (limits: "
+                        f"{MAX_TRIALS} trials, {MAX_WALL_S / 86_400:g} days); use fewer "
+                        "levels or trials, or pass --allow-large")
 
 
 def _lab(v: _V, raw: Any) -> LabSpec:
@@ -391,10 +337,14 @@ def _design(v: _V, raw: Any) -> DesignSpec:
 def _stop(v: _V, raw: Any, path: Path_) -> StopRule:
     m = v.mapping(raw, path, STOP_KEYS)
     ops = m.get("ops", None if "duration_s" in m else 1000)
-    ops_v = None if ops is None else v.integer(ops, (*path, "ops"), 1)
+    ops_v = None if ops is None else v.integer(ops, (*path, "ops"), 1, MAX_OPS)
     dur = m.get("duration_s")
-    dur_v = None if dur is None else v.number(dur, (*path, "duration_s"), 0.0, lo_open=True)
-    timeout = v.number(m.get("timeout_s", 600.0), (*path, "timeout_s"), 1.0)
+    dur_v = None if dur is None else v.number(dur, (*path, "duration_s"), 0.0, MAX_TRIAL_S,
+                                              lo_open=True)
+    if ops_v is None and dur_v is None:
+        raise v.doc.error(path, "a stop rule needs ops or duration_s (or both); with "
+                          "neither a trial never ends")
+    timeout = v.number(m.get("timeout_s", 600.0), (*path, "timeout_s"), 1.0, MAX_TRIAL_S)
     if dur_v is not None and timeout <= dur_v:
         raise v.doc.error((*path, "timeout_s"), f"{timeout:g} must exceed duration_s "
                           f"{dur_v:g} (it is the wall-time guard of a trial)")
@@ -551,3 +501,50 @@ def _cross_checks(v: _V, lab: LabSpec, factors: list[Factor], search: SearchSpec
         if f.relative and search and f.name not in ("rate", search.vary):
             raise v.doc.error(("factors", i, "name"), f"relative levels of {f.name} need "
                               f"`search.vary: {f.name}` (or a rate factor)")
+
+
+# ---- JSON Schema (casslab schema experiment) ----------------------------------------------
+
+def json_schema() -> specio.JsonSchema:
+    """The spec format as JSON Schema for editors; `parse_spec` stays the authority (it
+    also checks what a schema cannot say: cross-field rules, files, factor levels)."""
+    obj, num, integer, enum = (specio.schema_object, specio.schema_number,
+                               specio.schema_integer, specio.schema_enum)
+    params = {k: num(lo, hi, description=k) for k, (lo, hi) in NETWORK_PARAMS.items()}
+    network = {"oneOf": [{"type": "string", "description": "a link profile name or none"},
+                         obj({**params, "profile": {"type": "string"},
+                              **{s: obj(params) for s in NETWORK_SCOPES}})]}
+    stop = {"ops": integer(1, MAX_OPS), "duration_s": num(0, MAX_TRIAL_S, lo_open=True),
+            "timeout_s": num(1, MAX_TRIAL_S, description="wall-time guard of a trial")}
+    workload = obj({"name": {"type": "string", "description": ", ".join(WORKLOADS) +
+                             ", or a cassandra-stress user profile .yaml"},
+                    "records": integer(1), "prepare": {"type": "boolean"},
+                    "options": {"type": "object", "description": "casslab-load options"}},
+                   required=("name",))
+    return specio.schema_document("casslab experiment spec", obj({
+        "name": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},
+        "description": {"type": "string"},
+        "lab": obj({"nodes": integer(1, MAX_NODES), "profile": enum(list(BUILTIN_PROFILES)),
+                    "network": network, "set": {"type": "object",
+                                                "description": "cassandra.yaml overrides"},
+                    "timeout_s": num(10, 3600)}),
+        "workload": {"oneOf": [{"type": "string"}, workload]},
+        "factors": {"type": "array", "items": obj(
+            {"name": {"type": "string", "description": FACTOR_DOC},
+             "levels": {"type": "array", "minItems": 1}, "label": {"type": "string"}},
+            required=("name", "levels"))},
+        "design": obj({"trials": integer(1, 1000), "warmup_trials": integer(0, 1000),
+                       "randomize": {"type": "boolean"}, "seed": integer(0),
+                       "reset": enum(RESETS)}),
+        "stop": obj(stop),
+        "search": obj({"vary": enum(SEARCHABLE), "start": num(0, lo_open=True),
+                       "multiply": num(1, lo_open=True), "add": num(0, lo_open=True),
+                       "max_steps": integer(2, 100),
+                       "stop_when": obj({"throughput_drop_pct": num(0, 100),
+                                         "p99_ms": num(0, lo_open=True)}),
+                       "trials": integer(1, 100), "ops": stop["ops"],
+                       "duration_s": stop["duration_s"]}, required=("vary",)),
+        "metrics": obj({"interval_s": num(0.1, 60), "cql": {"type": "boolean"}}),
+        "analysis": obj({"response": enum(RESPONSES), "bootstrap": integer(100, 100_000),
+                         "seed": integer(0)}),
+    }, required=("workload",)))

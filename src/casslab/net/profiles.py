@@ -13,8 +13,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from casslab.core import specio
 from casslab.net.errors import NetSpecError
 from casslab.net.units import parse_burst, parse_mbit, parse_ms, parse_pct
 
@@ -118,24 +117,35 @@ BUILTIN_PROFILES: dict[str, NetProfile] = dict([
 def load_profiles_file(path: Path) -> dict[str, NetProfile]:
     """User profiles from YAML: `profiles: {name: {delay_ms: 5, ..., source: "..."}}`.
 
-    Raises NetSpecError naming the profile and field that is wrong.
+    Raises NetSpecError as `file:line: profiles.NAME.FIELD: what is valid`.
     """
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise NetSpecError(f"cannot read link profiles file {path}: {exc}") from exc
-    except yaml.YAMLError as exc:
-        raise NetSpecError(f"link profiles file {path} is not valid YAML: {exc}") from exc
+    text = specio.read_text(path, "link profiles file", NetSpecError)
+    doc = specio.Doc(text, str(path), error=NetSpecError, key_lines=True,
+                     empty="expected a mapping `profiles: {name: {delay_ms: ...}}`")
+    raw = doc.root
     if not isinstance(raw, dict) or not isinstance(raw.get("profiles"), dict):
-        raise NetSpecError(f"{path}: expected a mapping `profiles: {{name: {{delay_ms: ...}}}}`")
+        raise doc.error((), "expected a mapping `profiles: {name: {delay_ms: ...}}`")
+    specio.V(doc).mapping(raw, (), ("profiles",))
     out = {}
+    valid = (*FIELDS, *ALIASES, "source")
     for name, body in raw["profiles"].items():
+        where: specio.Path_ = ("profiles", name)
         if not isinstance(body, dict):
-            raise NetSpecError(f"{path}: profile '{name}' must be a mapping of fields")
+            raise doc.error(where, f"profile '{name}' must be a mapping of fields "
+                            f"({', '.join(valid)})")
         body = dict(body)
         source = str(body.pop("source", f"user profile from {path}"))
-        cond = conditions_from_mapping(body, f"{path}: profile '{name}'")
-        out[str(name)] = NetProfile(str(name), cond, source)
+        values: dict[str, Any] = {}
+        for key, value in body.items():
+            if ALIASES.get(key, key) not in FIELDS:
+                raise doc.error((*where, key), f"unknown field{specio.closest(key, valid)} "
+                                f"(valid: {', '.join(valid)})")
+            try:
+                canonical, values[key] = parse_field(key, value, "")
+            except NetSpecError as exc:  # the units parsers lead with the field's name
+                raise doc.error((*where, key), str(exc).split(": ", 1)[-1]) from None
+            values[canonical] = values.pop(key)
+        out[str(name)] = NetProfile(str(name), replace(LinkConditions(), **values), source)
     return out
 
 

@@ -18,10 +18,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from casslab.core import specio
 from casslab.net.errors import NetSpecError
-from casslab.net.profiles import LinkConditions, conditions_from_mapping, resolve_profile
+from casslab.net.profiles import (
+    ALIASES,
+    FIELDS,
+    LinkConditions,
+    conditions_from_mapping,
+    parse_field,
+    resolve_profile,
+)
 from casslab.net.units import parse_ms
 
 Link = tuple[str, str]
@@ -29,6 +35,8 @@ Table = dict[Link, LinkConditions]
 
 CLIENT = "client"
 CONGESTION_CONTROLS = ("cubic", "bbr", "reno")
+SPEC_KEYS = ("profile", "profiles_file", "all", "client_delay_ms", "node_delay_ms", "links",
+             "cc", "seed")
 _ENDPOINT = re.compile(r"^(client|node[1-9][0-9]*)$")
 
 
@@ -124,21 +132,21 @@ class NetSpec:
 
     @classmethod
     def from_yaml(cls, path: Path) -> NetSpec:
-        """Read a link table (see docs of this module and `casslab net set --help`)."""
-        try:
-            raw = yaml.safe_load(path.read_text())
-        except OSError as exc:
-            raise NetSpecError(f"cannot read link spec {path}: {exc}") from exc
-        except yaml.YAMLError as exc:
-            raise NetSpecError(f"link spec {path} is not valid YAML: {exc}") from exc
-        return cls.from_mapping(raw or {}, str(path))
+        """Read a link table (see docs of this module and `casslab net set --help`).
+
+        Raises NetSpecError as `file:line: field: what is valid`.
+        """
+        text = specio.read_text(path, "link spec", NetSpecError)
+        doc = specio.Doc(text, str(path), error=NetSpecError, key_lines=True,
+                         empty="the link spec is empty (give profile, all or links)")
+        _check_doc(doc)
+        return cls.from_mapping(doc.root, str(path))
 
     @classmethod
     def from_mapping(cls, raw: Any, where: str = "spec") -> NetSpec:
         if not isinstance(raw, dict):
             raise NetSpecError(f"{where}: expected a mapping with profile/all/links/...")
-        known = {"profile", "profiles_file", "all", "client_delay_ms", "node_delay_ms",
-                 "links", "cc", "seed"}
+        known = set(SPEC_KEYS)
         unknown = set(raw) - known
         if unknown:
             raise NetSpecError(f"{where}: unknown key(s) {', '.join(sorted(map(str, unknown)))} "
@@ -151,7 +159,8 @@ class NetSpec:
         if not isinstance(all_, dict):
             raise NetSpecError(f"{where}: all must be a mapping of fields")
         seed = raw.get("seed")
-        if seed is not None and (not isinstance(seed, int) or seed < 0):
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)
+                                 or seed < 0):
             raise NetSpecError(f"{where}: seed must be a non-negative integer")
         pf = raw.get("profiles_file")
         spec = cls(profile=raw.get("profile"), profiles_file=Path(pf) if pf else None,
@@ -219,6 +228,59 @@ class NetSpec:
         return table
 
 
+def _check_doc(doc: specio.Doc) -> None:
+    """Check a link spec file's shape and field values where their lines are known; link
+    names and profile names need the lab's size and are checked by `resolve`."""
+    v = specio.V(doc)
+    raw = v.mapping(doc.root, (), SPEC_KEYS)
+    for key in ("profile", "profiles_file"):
+        if key in raw:
+            v.string(raw[key], (key,))
+    if raw.get("cc") is not None:
+        v.choice(raw["cc"], ("cc",), CONGESTION_CONTROLS, "congestion control")
+    if raw.get("seed") is not None:
+        v.integer(raw["seed"], ("seed",), 0)
+    fields_doc = ", ".join((*FIELDS, "profile"))
+    all_ = raw.get("all")
+    if all_ is not None and not isinstance(all_, dict):
+        raise doc.error(("all",), f"must be a mapping of fields ({fields_doc})")
+    _check_fields(doc, all_ or {}, ("all",))
+    links = raw.get("links")
+    if links is not None and not isinstance(links, dict):
+        raise doc.error(("links",), "must map a link name to fields, e.g. "
+                        "`node1-node2: {delay_ms: 5}`")
+    for name, body in (links or {}).items():
+        if not isinstance(body, dict):
+            raise doc.error(("links", name), f"must be a mapping of fields ({fields_doc})")
+        _check_fields(doc, {k: x for k, x in body.items() if k != "profile"}, ("links", name))
+    for key in ("client_delay_ms", "node_delay_ms"):
+        value = raw.get(key)
+        items = value if isinstance(value, list) else [] if value is None else [value]
+        for i, item in enumerate(items):
+            try:
+                parse_ms(item, key)
+            except NetSpecError as exc:
+                where = (key, i) if isinstance(value, list) else (key,)
+                raise doc.error(where, _after_label(str(exc))) from None
+
+
+def _check_fields(doc: specio.Doc, fields_: dict[str, Any], path: specio.Path_) -> None:
+    for key, value in fields_.items():
+        if ALIASES.get(key, key) not in FIELDS:
+            valid = (*FIELDS, *ALIASES)
+            raise doc.error((*path, key), f"unknown field{specio.closest(key, valid)} "
+                            f"(valid: {', '.join(valid)})")
+        try:
+            parse_field(key, value, "")
+        except NetSpecError as exc:
+            raise doc.error((*path, key), _after_label(str(exc))) from None
+
+
+def _after_label(message: str) -> str:
+    """The units parsers prefix their message with the field's name; the path says it."""
+    return message.split(": ", 1)[1] if ": " in message else message
+
+
 def _seq(value: Any) -> tuple[Any, ...] | str | None:
     if value is None or isinstance(value, str):
         return value
@@ -242,3 +304,24 @@ def parse_link_option(text: str, node_count: int) -> tuple[str, dict[str, Any]]:
                                "jitter, loss, burst, rate, profile)")
         fields_[key.strip()] = value.strip()
     return name.strip(), fields_
+
+
+def json_schema() -> specio.JsonSchema:
+    """The link spec file (`casslab net set --spec`) as JSON Schema for editors; link and
+    profile names depend on the lab and are checked when the spec is applied."""
+    value = {"type": ["number", "string"], "description": "a number in the field's unit or "
+             "a value with a unit (10ms, 1.5s, 1%, 7.21mbit)"}
+    fields_ = specio.schema_object({k: value for k in (*FIELDS, *ALIASES)})
+    with_profile = specio.schema_object({**fields_["properties"], "profile": {"type": "string"}})
+    delays = {"oneOf": [value, {"type": "array", "items": value}]}
+    return specio.schema_document("casslab link spec", specio.schema_object({
+        "profile": {"type": "string", "description": "a link profile for every link"},
+        "profiles_file": {"type": "string"},
+        "all": fields_,
+        "client_delay_ms": delays,
+        "node_delay_ms": delays,
+        "links": specio.schema_map(with_profile, "link name (node1-node2, node1-to-node2, "
+                                   "all) -> fields"),
+        "cc": specio.schema_enum(CONGESTION_CONTROLS),
+        "seed": specio.schema_integer(0),
+    }))

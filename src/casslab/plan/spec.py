@@ -28,10 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from casslab.core import specio
 from casslab.core.errors import UsageError
-from casslab.experiment.spec import _V, Path_, SpecError, _Doc
+from casslab.core.specio import Doc as _Doc
+from casslab.core.specio import Path_, SpecError
+from casslab.core.specio import V as _V
 
 MODES = ("power", "cost")
 STATISTICS = ("median", "mean", "max")
@@ -45,18 +46,6 @@ FACTOR_KEYS = ("workload", "vm_type", "nodes")
 PLACEMENT_KEYS = ("one_replica_per_host", "max_nodes_per_tenant")
 NAME_RE = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
 MAX_HOSTS = 4096
-
-
-class _KeyedDoc(_Doc):
-    """_Doc, but a mapping key's errors point at the key's line (not its value's, which
-    for a block value is the next line)."""
-
-    def _walk(self, node: Any, path: Path_) -> Any:
-        value = super()._walk(node, path)
-        if isinstance(node, yaml.MappingNode):
-            for k, _ in node.value:
-                self.lines[(*path, str(k.value))] = k.start_mark.line + 1
-        return value
 
 
 class PlanSpecError(SpecError):
@@ -141,20 +130,16 @@ class PlanSpec:
 
 def load_plan_spec(path: Path) -> PlanSpec:
     """Read and validate a planner spec file; raises PlanSpecError (file:line: field: problem)."""
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise PlanSpecError(f"cannot read plan spec {path}: {exc.strerror}") from None
+    text = specio.read_text(path, "plan spec", PlanSpecError)
     return parse_plan_spec(text, source=str(path), base_dir=path.parent)
 
 
 def parse_plan_spec(text: str, *, source: str = "plan", base_dir: Path | None = None) -> PlanSpec:
     """Validate planner spec text; raises PlanSpecError naming field, line and what is valid."""
-    try:
-        doc = _KeyedDoc(text, source)
-    except SpecError as exc:
-        raise PlanSpecError(str(exc).replace("it needs at least `workload:`",
-                                             "it needs vm_types, hosts and tenants")) from None
+    # a mapping key's errors point at the key's line (not its value's, which for a block
+    # value is the next line)
+    doc = _Doc(text, source, error=PlanSpecError, key_lines=True,
+               empty="the spec is empty (it needs vm_types, hosts and tenants)")
     v = _V(doc)
 
     def err(path: Path_, message: str) -> PlanSpecError:
@@ -363,3 +348,36 @@ def parse_duration_s(value: str, what: str = "--time-limit") -> float:
         raise UsageError(f"{what} {value!r}: expected a positive duration like 60s, 2m, 500ms")
     scale = {"ms": 0.001, "s": 1.0, None: 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
     return float(m.group(1)) * scale[m.group(2)]
+
+
+def json_schema() -> specio.JsonSchema:
+    """The planner spec format as JSON Schema for editors (`parse_plan_spec` also checks
+    names, cross references and the throughput model)."""
+    obj, num, integer = specio.schema_object, specio.schema_number, specio.schema_integer
+    host = obj({"name": {"type": "string", "pattern": f"^{NAME_RE}$"},
+                "count": integer(1, MAX_HOSTS), "cores": num(0, 100_000, lo_open=True),
+                "memory_gb": num(0, 1e7, lo_open=True), "pmax_w": num(0, 1e6, lo_open=True),
+                "idle_fraction": num(0, 1)},
+               required=("cores", "memory_gb", "pmax_w", "idle_fraction"))
+    names = specio.schema_map({"type": "string"})
+    return specio.schema_document("casslab plan spec", obj({
+        "name": {"type": "string"}, "description": {"type": "string"},
+        "mode": specio.schema_enum(MODES),
+        "vm_types": specio.schema_map(obj(
+            {"cores": num(0, 1024, lo_open=True), "memory_gb": num(0, 65536, lo_open=True),
+             "heap_gb": num(0, lo_open=True), "price_hour": num(0)},
+            required=("cores", "memory_gb", "heap_gb")), "VM type name -> its size"),
+        "hosts": {"oneOf": [host, {"type": "array", "items": host, "minItems": 1}]},
+        "tenants": {"type": "array", "minItems": 1, "items": obj(
+            {"name": {"type": "string", "pattern": f"^{NAME_RE}$"},
+             "workload": {"type": "string"}, "min_ops_s": num(0), "rf": integer(1, 64),
+             "dataset_gb": num(0)}, required=("name", "workload", "min_ops_s"))},
+        "throughput": specio.schema_map(specio.schema_map(specio.schema_map(num(0))),
+                                        "workload -> VM type -> {nodes: ops_s}"),
+        "throughput_from": obj(
+            {"results": {"type": "string"}, "workloads": names, "vm_types": names,
+             "factors": obj({k: {"type": "string"} for k in FACTOR_KEYS}),
+             "statistic": specio.schema_enum(STATISTICS)}, required=("results",)),
+        "placement": obj({"one_replica_per_host": {"type": "boolean"},
+                          "max_nodes_per_tenant": integer(1, 100_000)}),
+    }, required=("vm_types", "hosts", "tenants")))

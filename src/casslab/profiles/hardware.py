@@ -19,13 +19,11 @@ A user who measured their own board better should write a profile file.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from casslab.core import specio
 from casslab.core.errors import ProfileError
 
 MIB = 1024 * 1024
@@ -124,72 +122,61 @@ BUILTIN_PROFILES: dict[str, HardwareProfile] = {
     ]
 }
 
-_FIELDS = {
-    "cpu_cores": float,
-    "memory_mib": int,
-    "heap_mib": int,
-    "disk_read_mbps": float,
-    "disk_write_mbps": float,
+# Field -> (kind, upper bound): bounds far above any machine, so a typo is caught.
+_FIELDS: dict[str, tuple[type, float]] = {
+    "cpu_cores": (float, 4096.0),
+    "memory_mib": (int, 2**30),
+    "heap_mib": (int, 2**30),
+    "disk_read_mbps": (float, 1e6),
+    "disk_write_mbps": (float, 1e6),
 }
+_KEYS = ("base", "source", "isolated", *_FIELDS)
 
 
 def load_profiles_file(path: Path) -> dict[str, HardwareProfile]:
     """Read user profiles from YAML: `{name: {cpu_cores: 0.5, memory_mib: 512, ...}}`.
 
     A user profile may say `base: rpi3` to start from a built-in one.
-    Raises ProfileError naming the file, profile and field on any bad value.
+    Raises ProfileError as `file:line: name.field: what is valid`.
     """
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise ProfileError(f"cannot read profiles file {path}: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise ProfileError(f"profiles file {path} is not valid YAML: {exc}") from exc
-    if not isinstance(raw, dict):
-        raise ProfileError(f"profiles file {path}: expected a mapping of profile names")
-    return {str(name): _parse_profile(path, str(name), body) for name, body in raw.items()}
+    text = specio.read_text(path, "profiles file", ProfileError)
+    doc = specio.Doc(text, str(path), error=ProfileError, key_lines=True,
+                     empty="the profiles file is empty (expected a mapping of profile names)")
+    if not isinstance(doc.root, dict):
+        raise doc.error((), "expected a mapping of profile names to {cpu_cores, memory_mib, "
+                        "...}")
+    return {name: _parse_profile(specio.V(doc), path, name, body)
+            for name, body in doc.root.items()}
 
 
-def _parse_profile(path: Path, name: str, body: Any) -> HardwareProfile:
-    where = f"profiles file {path}, profile '{name}'"
+def _parse_profile(v: specio.V, path: Path, name: str, body: Any) -> HardwareProfile:
     if not isinstance(body, dict):
-        raise ProfileError(f"{where}: expected a mapping of fields")
+        raise v.doc.error((name,), f"expected a mapping of fields ({', '.join(_KEYS)})")
+    v.mapping(body, (name,), _KEYS)
     base_name = body.get("base")
     if base_name is not None:
-        if base_name not in BUILTIN_PROFILES:
-            raise ProfileError(
-                f"{where}: base '{base_name}' is not a built-in profile "
-                f"(valid: {', '.join(BUILTIN_PROFILES)})"
-            )
-        base = BUILTIN_PROFILES[base_name]
+        base = BUILTIN_PROFILES[v.choice(base_name, (name, "base"), list(BUILTIN_PROFILES),
+                                         "built-in profile")]
     else:
         base = HardwareProfile(name, None, None, None, None, None)
     values: dict[str, Any] = {}
     for key, value in body.items():
-        if key in ("base", "source"):
-            continue
         if key == "isolated":
-            values[key] = bool(value)
-            continue
-        if key not in _FIELDS:
-            raise ProfileError(
-                f"{where}: unknown field '{key}' (valid: base, source, isolated, "
-                f"{', '.join(_FIELDS)})"
-            )
-        values[key] = _positive(where, key, value, _FIELDS[key])
-    return replace(base, name=name, source=str(body.get("source", f"user file {path}")), **values)
+            values[key] = v.boolean(value, (name, key))
+        elif key in _FIELDS:
+            values[key] = _positive(v, (name, key), value, *_FIELDS[key])
+    source = body.get("source", f"user file {path}")
+    return replace(base, name=name, source=str(source), **values)
 
 
-def _positive(where: str, key: str, value: Any, kind: type) -> float | int | None:
+def _positive(v: specio.V, where: specio.Path_, value: Any, kind: type,
+              hi: float) -> float | int | None:
+    """None (no limit), or a number > 0; an integer where `kind` is int."""
     if value is None:
         return None
-    try:
-        number = kind(value)
-    except (TypeError, ValueError):
-        raise ProfileError(f"{where}: field '{key}' must be a number, got {value!r}") from None
-    if not math.isfinite(number) or number <= 0:
-        raise ProfileError(f"{where}: field '{key}' must be > 0, got {value!r}")
-    return number  # type: ignore[no-any-return]
+    if kind is int:
+        return v.integer(value, where, 1, int(hi))
+    return v.number(value, where, 0.0, hi, lo_open=True)
 
 
 def resolve_profile(name: str, profiles_file: Path | None = None) -> HardwareProfile:
@@ -204,3 +191,16 @@ def resolve_profile(name: str, profiles_file: Path | None = None) -> HardwarePro
     if profiles_file is not None:
         known += list(load_profiles_file(profiles_file))
     raise ProfileError(f"unknown profile '{name}' (valid: {', '.join(known)})")
+
+
+def json_schema() -> specio.JsonSchema:
+    """A hardware profiles file as JSON Schema for editors."""
+    props: dict[str, specio.JsonSchema] = {
+        "base": specio.schema_enum(list(BUILTIN_PROFILES), "start from a built-in profile"),
+        "source": {"type": "string"}, "isolated": {"type": "boolean"}}
+    for key, (kind, hi) in _FIELDS.items():
+        limit = (specio.schema_integer(1, int(hi)) if kind is int
+                 else specio.schema_number(0, hi, lo_open=True))
+        props[key] = {"oneOf": [limit, {"type": "null", "description": "unlimited"}]}
+    return specio.schema_document("casslab hardware profiles", specio.schema_map(
+        specio.schema_object(props), "profile name -> limits"))

@@ -28,6 +28,7 @@ from typing import Any
 
 import yaml
 
+from casslab.core import specio
 from casslab.core.errors import UsageError
 
 STRATEGIES = {"twcs": "TimeWindowCompactionStrategy", "ucs": "UnifiedCompactionStrategy"}
@@ -212,130 +213,131 @@ def seed003_rules(*, interpolate: bool = False, time_scale: float = 1.0) -> Rule
 
 def load_rules(path: Path) -> RulesTable:
     """Read and validate a rules file; RulesError names the file, field and what is valid."""
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise RulesError(f"rules file {path}: cannot read: {exc.strerror or exc}") from None
-    return parse_rules(text, source=str(path))
+    return parse_rules(specio.read_text(path, "rules file", RulesError), source=str(path))
 
 
 def parse_rules(text: str, *, source: str = "rules") -> RulesTable:
-    """Parse rules text (YAML or JSON); see the module docstring for the format."""
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise RulesError(f"{source}: not valid YAML: {str(exc).splitlines()[0]}") from None
-    if not isinstance(raw, dict):
-        raise RulesError(f"{source}: expected a mapping with 'twcs:' and/or 'ucs:' point lists")
-    unknown = sorted(set(raw) - set(TOP_KEYS))
-    if unknown:
-        raise RulesError(f"{source}: unknown key '{unknown[0]}' (valid: {', '.join(TOP_KEYS)})")
-    if raw.get("version", 1) != 1:
-        raise RulesError(f"{source}: version {raw['version']!r} is not supported (valid: 1)")
+    """Parse rules text (YAML or JSON); see the module docstring for the format.
+
+    Raises RulesError as `file:line: field: what is valid`.
+    """
+    doc = specio.Doc(text, source, error=RulesError, key_lines=True,
+                     empty="no points (give a 'twcs:' or 'ucs:' list)")
+    v = specio.V(doc)
+    if not isinstance(doc.root, dict):
+        raise doc.error((), "expected a mapping with 'twcs:' and/or 'ucs:' point lists")
+    raw = v.mapping(doc.root, (), TOP_KEYS)
+    if raw.get("version", 1) != 1 or isinstance(raw.get("version"), bool):
+        raise doc.error(("version",), f"version {raw['version']!r} is not supported (valid: 1)")
     interp = raw.get("interpolate", False)
     if not isinstance(interp, bool):
-        raise RulesError(f"{source}: interpolate must be true or false, not {interp!r}")
+        raise doc.error(("interpolate",), f"interpolate must be true or false, not {interp!r}")
     points: dict[str, tuple[RulePoint, ...]] = {}
     for strategy in STRATEGIES:
-        items = raw.get(strategy)
-        if items is None:
-            points[strategy] = ()
-            continue
-        if not isinstance(items, list) or not items:
-            raise RulesError(f"{source}: {strategy} must be a non-empty list of points")
-        pts = tuple(_point(source, strategy, i, item) for i, item in enumerate(items))
-        seen: set[tuple[float, float]] = set()
-        for i, p in enumerate(pts):
-            if (p.ttl_s, p.read_share) in seen:
-                raise RulesError(f"{source}: {strategy}[{i}]: a second point at ttl_s "
-                                 f"{p.ttl_s:g}, read_share {p.read_share:g}")
-            seen.add((p.ttl_s, p.read_share))
-        if interp:
-            missing = check_grid(pts)
-            if missing:
-                raise RulesError(f"{source}: interpolate: true needs a full grid of {strategy} "
-                                 f"points; missing {', '.join(missing[:3])}")
-        points[strategy] = pts
+        points[strategy] = _points(v, strategy, raw.get(strategy), interp)
     if not any(points.values()):
-        raise RulesError(f"{source}: no points (give a 'twcs:' or 'ucs:' list)")
+        raise doc.error((), "no points (give a 'twcs:' or 'ucs:' list)")
     every = [p for pts in points.values() for p in pts]
-    scale = raw.get("scale") or {}
-    if not isinstance(scale, dict) or set(scale) - set(POINT_AXES):
-        raise RulesError(f"{source}: scale must be a mapping of ttl_s and/or read_share")
+    scale = v.mapping(raw.get("scale"), ("scale",), POINT_AXES)
     return RulesTable(
         points, interpolate=interp,
-        scale_ttl_s=_scale(source, scale, "ttl_s", [p.ttl_s for p in every], 3600.0),
-        scale_read_share=_scale(source, scale, "read_share", [p.read_share for p in every], 0.1),
+        scale_ttl_s=_scale(v, scale, "ttl_s", [p.ttl_s for p in every], 3600.0),
+        scale_read_share=_scale(v, scale, "read_share", [p.read_share for p in every], 0.1),
         source=str(raw.get("source") or source))
 
 
-def _scale(source: str, scale: dict[str, Any], key: str, values: list[float],
+def _points(v: specio.V, strategy: str, items: Any, interp: bool) -> tuple[RulePoint, ...]:
+    if items is None:
+        return ()
+    if not isinstance(items, list) or not items:
+        raise v.doc.error((strategy,), f"{strategy} must be a non-empty list of points")
+    pts = tuple(_point(v, strategy, i, item) for i, item in enumerate(items))
+    seen: set[tuple[float, float]] = set()
+    for i, p in enumerate(pts):
+        if (p.ttl_s, p.read_share) in seen:
+            raise v.doc.error((strategy, i), f"a second point at ttl_s {p.ttl_s:g}, "
+                              f"read_share {p.read_share:g}")
+        seen.add((p.ttl_s, p.read_share))
+    if interp:
+        missing = check_grid(pts)
+        if missing:
+            raise v.doc.error((strategy,), f"interpolate: true needs a full grid of "
+                              f"{strategy} points; missing {', '.join(missing[:3])}")
+    return pts
+
+
+def _scale(v: specio.V, scale: dict[str, Any], key: str, values: list[float],
            fallback: float) -> float:
     if key in scale:
-        v = scale[key]
-        if isinstance(v, bool) or not isinstance(v, int | float) or v <= 0:
-            raise RulesError(f"{source}: scale.{key} must be a number > 0, not {v!r}")
-        return float(v)
+        value = scale[key]
+        if (isinstance(value, bool) or not isinstance(value, int | float) or value <= 0):
+            raise v.doc.error(("scale", key), f"scale.{key} must be a number > 0, "
+                              f"not {value!r}")
+        return float(value)
     span = max(values) - min(values)
     return span if span > 0 else fallback
 
 
-def _point(source: str, strategy: str, i: int, item: Any) -> RulePoint:
-    where = f"{source}: {strategy}[{i}]"
+def _point(v: specio.V, strategy: str, i: int, item: Any) -> RulePoint:
+    where: specio.Path_ = (strategy, i)
     if not isinstance(item, dict):
-        raise RulesError(f"{where}: a point is a mapping like {{ttl_s: 3600, read_share: 0.1, "
-                         "compaction_window_size: 10, ...}")
+        raise v.doc.error(where, "a point is a mapping like {ttl_s: 3600, read_share: 0.1, "
+                          "compaction_window_size: 10, ...}")
     for axis in POINT_AXES:
         if axis not in item:
-            raise RulesError(f"{where}: missing {axis}")
+            raise v.doc.error(where, f"missing {axis}")
     ttl, share = item["ttl_s"], item["read_share"]
     if isinstance(ttl, bool) or not isinstance(ttl, int | float) or ttl <= 0:
-        raise RulesError(f"{where}: ttl_s must be a number of seconds > 0, not {ttl!r}")
+        raise v.doc.error((*where, "ttl_s"), f"ttl_s must be a number of seconds > 0, "
+                          f"not {ttl!r}")
     if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share <= 1:
-        raise RulesError(f"{where}: read_share must be a fraction in 0..1, not {share!r}")
+        raise v.doc.error((*where, "read_share"), f"read_share must be a fraction in 0..1, "
+                          f"not {share!r}")
     measurements = item.get("measurements") or {}
     if not isinstance(measurements, dict):
-        raise RulesError(f"{where}: measurements must be a mapping")
+        raise v.doc.error((*where, "measurements"), "measurements must be a mapping")
     options: dict[str, str] = {}
-    for k, v in item.items():
+    for k, value in item.items():
         if k in (*POINT_AXES, "measurements"):
             continue
         if k == "class":
-            raise RulesError(f"{where}: 'class' is implied by the '{strategy}' list; remove it")
-        if isinstance(v, dict | list) or v is None:
-            raise RulesError(f"{where}: option {k} must be a scalar, not {v!r}")
-        options[str(k)] = str(v).upper() if isinstance(v, bool) else str(v)
+            raise v.doc.error((*where, k), f"'class' is implied by the '{strategy}' list; "
+                              "remove it")
+        if isinstance(value, dict | list) or value is None:
+            raise v.doc.error((*where, k), f"option {k} must be a scalar, not {value!r}")
+        options[str(k)] = str(value).upper() if isinstance(value, bool) else str(value)
     if not options:
-        raise RulesError(f"{where}: no compaction option to set")
+        raise v.doc.error(where, "no compaction option to set")
     if strategy == "twcs":
-        _check_twcs(where, options)
+        _check_twcs(v, where, options)
     return RulePoint(float(ttl), float(share), options, dict(measurements))
 
 
-def _check_twcs(where: str, options: dict[str, str]) -> None:
+def _check_twcs(v: specio.V, where: specio.Path_, options: dict[str, str]) -> None:
     for k in options:
         if k not in TWCS_OPTIONS:
-            raise RulesError(f"{where}: '{k}' is not a TWCS option (valid: "
-                             f"{', '.join(TWCS_OPTIONS)})")
+            raise v.doc.error((*where, k), f"'{k}' is not a TWCS option"
+                              f"{specio.closest(k, TWCS_OPTIONS)} (valid: "
+                              f"{', '.join(TWCS_OPTIONS)})")
     unit = options.get("compaction_window_unit")
     if unit is not None:
         options["compaction_window_unit"] = unit.upper()
         if unit.upper() not in WINDOW_UNITS_MIN:
-            raise RulesError(f"{where}: compaction_window_unit {unit!r} is not one of "
-                             f"{', '.join(WINDOW_UNITS_MIN)}")
+            raise v.doc.error((*where, "compaction_window_unit"), f"compaction_window_unit "
+                              f"{unit!r} is not one of {', '.join(WINDOW_UNITS_MIN)}")
     for k in INT_OPTIONS:
         if k in options:
             try:
                 value = int(options[k])
             except ValueError:
-                raise RulesError(f"{where}: {k} must be an integer, not "
-                                 f"{options[k]!r}") from None
+                raise v.doc.error((*where, k), f"{k} must be an integer, not "
+                                  f"{options[k]!r}") from None
             low = 2 if k in ("min_threshold", "max_threshold") else 1
             if value < low:
-                raise RulesError(f"{where}: {k} must be >= {low}, not {value}")
+                raise v.doc.error((*where, k), f"{k} must be >= {low}, not {value}")
     lo, hi = options.get("min_threshold"), options.get("max_threshold")
     if lo is not None and hi is not None and int(lo) > int(hi):
-        raise RulesError(f"{where}: min_threshold {lo} > max_threshold {hi}")
+        raise v.doc.error((*where, "min_threshold"), f"min_threshold {lo} > max_threshold {hi}")
 
 
 def dump_rules(table: RulesTable) -> str:
@@ -358,3 +360,26 @@ def dump_rules(table: RulesTable) -> str:
 
 def _yaml_value(v: str) -> int | str:
     return int(v) if v.isdigit() else v
+
+
+def json_schema() -> specio.JsonSchema:
+    """The rules file format as JSON Schema for editors (`parse_rules` also checks
+    duplicate points, full grids and option values)."""
+    obj, num = specio.schema_object, specio.schema_number
+    scalar = {"type": ["string", "number", "boolean"]}
+    axes = {"ttl_s": num(0, lo_open=True, description="the table's default_time_to_live"),
+            "read_share": num(0, 1, description="reads / (reads + writes)"),
+            "measurements": {"type": "object"}}
+    twcs = obj(axes, required=POINT_AXES)
+    twcs["properties"].update(
+        {k: ({"enum": list(WINDOW_UNITS_MIN)} if k == "compaction_window_unit" else
+             specio.schema_integer(2 if "threshold" in k else 1) if k in INT_OPTIONS
+             else scalar) for k in TWCS_OPTIONS})
+    ucs = obj(axes, required=POINT_AXES, extra=scalar)
+    return specio.schema_document("casslab tune rules", obj({
+        "version": {"const": 1}, "interpolate": {"type": "boolean"},
+        "scale": obj({k: num(0, lo_open=True) for k in POINT_AXES}),
+        "source": {"type": "string"},
+        "twcs": {"type": "array", "minItems": 1, "items": twcs},
+        "ucs": {"type": "array", "minItems": 1, "items": ucs},
+    }))
