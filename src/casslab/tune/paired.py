@@ -18,6 +18,7 @@ from typing import Any
 
 from casslab.core.errors import UsageError
 from casslab.tune.learn import mix_for
+from casslab.tune.rules import RulesTable
 
 MODES = ("static", "dynamic", "observe")
 # Stages whose TTL or read share differ from the start: where a tuner can gain.
@@ -216,3 +217,23 @@ def _table_row(stage: int, mode: str, rows: list[dict[str, Any]], base: float) -
     return (f"| {stage} | {rows[0]['ttl_s']} s / {rows[0]['read_share']:.0%} | {mode} | "
             f"{med('ops')} | {med('mean_ms')} | {med('p99_ms')} | {med('disk_peak_mib')} | "
             f"{gain} |")
+
+
+def load_note(doc: dict[str, Any]) -> str:
+    """The machine's 1-minute load average at stage ends. The node's own runnable threads
+    count in it (16 requests in flight keep ~15 runnable), so it shows a busy lab, not
+    other jobs; it is recorded to compare runs with each other."""
+    loads = [s["load_avg_1m"] for r in doc["runs"] for s in r["stages"] if "load_avg_1m" in s]
+    if not loads:
+        return "Other engineers' jobs shared the 2 cores during these runs: read the spread."
+    return (f"Machine load average (1 min) at stage ends: median {statistics.median(loads):.1f}"
+            f", range {min(loads):.1f}-{max(loads):.1f} (the node's own runnable threads count "
+            "in it).")
+
+
+def start_setting(rules: RulesTable, doc: dict[str, Any]) -> str:
+    """The static arm's setting: the rules' choice for the scenario's first stage."""
+    hours, share, _ = doc["scenario"][0]
+    o = rules.choose("twcs", hours * 3600 * doc["time_scale"], share).options
+    return (f"window {o['compaction_window_size']} {o['compaction_window_unit']}, "
+            f"min_threshold {o['min_threshold']}")

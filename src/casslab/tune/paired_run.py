@@ -143,7 +143,9 @@ def comparison_head(opts: CompareOptions, rules: RulesTable,
                     modes: tuple[str, str]) -> dict[str, Any]:
     """What a comparison was: written above its runs and as the store's campaign spec."""
     return {"scenario": [[s.ttl_h, s.read_share, s.minutes] for s in SCENARIO],
-            "reps": opts.reps, "disk_excludes_snapshots": True, "rules": rules.source,
+            "reps": opts.reps, "disk_excludes_snapshots": True,
+            "disk_scope": "node's data directory (all keyspaces, auto_snapshot off)",
+            "rules": rules.source,
             "time_scale": opts.time_scale, "stage_scale": opts.stage_scale,
             "profile": opts.profile, "load_options": opts.load_options,
             "modes": list(modes), **({"parallel": True} if opts.side_by_side else {}),
