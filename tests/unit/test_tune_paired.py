@@ -44,7 +44,7 @@ def test_stage_plan_compresses_ttls_and_lengths_separately() -> None:
 
 @pytest.mark.parametrize("scales", [(0.0, 0.01), (0.05, -1.0)])
 def test_stage_plan_rejects_a_scale_that_is_not_positive(scales: tuple[float, float]) -> None:
-    with pytest.raises(UsageError, match="scale .*must be > 0"):
+    with pytest.raises(UsageError, match=r"scale .*must be > 0"):
         stage_plan(*scales)
 
 
