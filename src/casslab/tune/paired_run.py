@@ -288,8 +288,11 @@ def _run_arm(ctx: _Context, lab: Lab, arm: Arm) -> list[StageResult]:
                 ctx.say(_stage_line(arm, core, stage))
                 results.append(stage)
     finally:
-        if tuner is not None:
-            tuner.finish()
+        # Stopped in every case; its own failure is raised only when the stages ran
+        # (else it would hide the stage's error).
+        error = tuner.finish() if tuner is not None else None
+    if error is not None:
+        raise error
     return results
 
 
@@ -374,14 +377,15 @@ class _TunerThread:
         self.thread = threading.Thread(target=tune, name=f"tuner-{arm.mode}", daemon=True)
         self.thread.start()
 
-    def finish(self) -> None:
-        """Stop the tuner. Raises ComparisonError when it failed: that arm did not tune."""
+    def finish(self) -> ComparisonError | None:
+        """Stop the tuner; the error when it failed (that arm did not tune), else None."""
         self.stop.set()
         self.thread.join(timeout=60)
         self.log.close()
-        if self.error is not None:
-            raise ComparisonError(f"rep {self.arm.rep} {self.arm.mode}: tuner failed: "
-                                  f"{self.error}")
+        if self.error is None:
+            return None
+        return ComparisonError(f"rep {self.arm.rep} {self.arm.mode}: tuner failed: "
+                               f"{self.error}")
 
 
 # ---- results store ---------------------------------------------------------------------
