@@ -33,6 +33,11 @@ def test_side_by_side_comparison_records_both_arms(tmp_path: Path) -> None:
     assert [(r["mode"], r["core"], len(r["stages"])) for r in doc["runs"]] == [
         ("static", 0, 4), ("dynamic", 1, 4)]
     assert json.loads(out.read_text())["runs"] == doc["runs"]
+    # The Sampler read each node's data directory, and nothing tuned the static arm.
+    assert all(s["disk_peak_mib"] > 0 for r in doc["runs"] for s in r["stages"])
+    assert {(s["compaction_at_end"]["compaction_window_size"],
+             s["compaction_at_end"]["min_threshold"]) for s in doc["runs"][0]["stages"]} == {
+        ("1", "6")}
     with Store(results, create=False) as store:
         trials = store.trials_with_summary()
         sampled = {r["trial_id"] for r in store.query("SELECT trial_id FROM node_metrics")}
