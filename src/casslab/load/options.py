@@ -39,14 +39,15 @@ _TWCS_UNITS = ("MINUTES", "HOURS", "DAYS")
 class OptionError(UsageError):
     """A casslab-load option is unknown or its value is one casslab-load refuses.
 
-    `name` is the option as the user wrote it (`where.flag`), `detail` what is wrong and
+    `name` is the option as the user wrote it (`where.key`), `detail` what is wrong and
     what would be valid, so a spec reader can put its own line number in front.
     """
 
-    def __init__(self, name: str, detail: str) -> None:
+    def __init__(self, name: str, detail: str, key: str = "") -> None:
         super().__init__(f"{name}: {detail}")
         self.name = name
         self.detail = detail
+        self.key = key  # the option as written in the mapping (a flag for combinations)
 
 
 class _Invalid(ValueError):
@@ -341,18 +342,19 @@ class LoadOptions:
         by_flag = {f.metadata["flag"]: f for f in fields(cls)}
         values: dict[str, Any] = {}
         for key, raw in mapping.items():
-            flag = str(key).replace("_", "-")
+            flag = canonical(str(key))
             name = f"{where}.{key}" if where else f"--{flag}"
             f = by_flag.get(flag)
             if f is None:
-                raise OptionError(name, _unknown(cls, flag))
+                raise OptionError(name, _unknown(cls, flag), str(key))
             if raw is None:
                 continue
             try:
                 values[f.name] = f.metadata["check"](raw)
             except _Invalid as exc:
-                raise OptionError(name, f"{raw!r} {exc}" if str(exc).startswith(("must", "is "))
-                                  else f"{raw!r}: {exc}") from None
+                detail = (f"{raw!r} {exc}" if str(exc).startswith(("must", "is "))
+                          else f"{raw!r}: {exc}")
+                raise OptionError(name, detail, str(key)) from None
         options = cls(**values)
         options._check_together(where)
         return options
@@ -366,12 +368,13 @@ class LoadOptions:
             missing = "tls-key" if self.tls_key is None else "tls-cert"
             raise OptionError(name(missing), "is required with "
                               f"{'tls-cert' if missing == 'tls-key' else 'tls-key'} "
-                              "(mutual TLS needs both)")
+                              "(mutual TLS needs both)", missing)
         if self.tls_insecure and self.tls_ca is not None:
-            raise OptionError(name("tls-insecure"), "cannot be used with tls-ca (give one)")
+            raise OptionError(name("tls-insecure"), "cannot be used with tls-ca (give one)",
+                              "tls-insecure")
         if self.stages is not None and (self.ops is not None or self.duration_s is not None):
             raise OptionError(name("stages"), "give ops/duration inside the stages file, "
-                              "not as options")
+                              "not as options", "stages")
 
 
 def _unknown(cls: type[LoadOptions], flag: str) -> str:
@@ -383,7 +386,7 @@ def _unknown(cls: type[LoadOptions], flag: str) -> str:
 
 
 @dataclass(frozen=True)
-class _SchemaOptions(LoadOptions):
+class SchemaOptions(LoadOptions):
     """Built-in workloads' keyspace and SchemaArgs."""
 
     keyspace: str | None = _opt("keyspace", _text)
@@ -392,7 +395,7 @@ class _SchemaOptions(LoadOptions):
 
 
 @dataclass(frozen=True)
-class YcsbOptions(_SchemaOptions):
+class YcsbOptions(SchemaOptions):
     family: ClassVar[str] = "ycsb"
     op_names: ClassVar[tuple[str, ...] | None] = ("read", "update", "insert", "scan", "rmw")
 
@@ -410,7 +413,7 @@ class YcsbOptions(_SchemaOptions):
 
 
 @dataclass(frozen=True)
-class StressOptions(_SchemaOptions):
+class StressOptions(SchemaOptions):
     family: ClassVar[str] = "stress"
     op_names: ClassVar[tuple[str, ...] | None] = ("write", "read")
 
@@ -421,7 +424,7 @@ class StressOptions(_SchemaOptions):
 
 
 @dataclass(frozen=True)
-class IotOptions(_SchemaOptions):
+class IotOptions(SchemaOptions):
     family: ClassVar[str] = "iot"
     op_names: ClassVar[tuple[str, ...] | None] = ("insert", "devdat", "lesrow", "avgdat")
 
@@ -461,6 +464,11 @@ def family_of(workload: str) -> str:
 
 def options_class(workload: str) -> type[LoadOptions]:
     return FAMILIES[family_of(workload)]
+
+
+def canonical(key: str) -> str:
+    """An option name as its flag (`in_flight` -> `in-flight`)."""
+    return key.replace("_", "-")
 
 
 def from_mapping(workload: str, mapping: Mapping[str, Any],

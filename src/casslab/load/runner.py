@@ -6,8 +6,7 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
