@@ -15,8 +15,8 @@ from typing import Any
 
 import yaml
 
-from casslab.cassandra.cql import CONSISTENCY_LEVELS
 from casslab.core.errors import UsageError
+from casslab.load.options import CONSISTENCY_LEVELS, OptionError
 from casslab.load.runner import WORKLOADS
 from casslab.profiles import BUILTIN_PROFILES
 
@@ -299,6 +299,8 @@ def parse_spec(text: str, *, source: str = "spec", base_dir: Path | None = None)
     boot = v.integer(analysis.get("bootstrap", 2000), ("analysis", "bootstrap"), 100, 100_000)
     aseed = v.integer(analysis.get("seed", design.seed), ("analysis", "seed"), 0)
     _cross_checks(v, lab, factors, search)
+    _check_load_options(v, workload, factors)
+    _check_network(v, lab, factors)
     return CampaignSpec(name=name, description=str(top.get("description") or ""), lab=lab,
                         workload=workload, factors=tuple(factors), design=design, stop=stop,
                         search=search, metrics_interval_s=interval, metrics_cql=cql,
@@ -521,8 +523,9 @@ def _level(v: _V, name: str, value: Any, path: Path_, has_search: bool,
                               "twcs, twcs:SIZE:MINUTES|HOURS|DAYS, or a CQL map '{...}')")
         return value
     if name in ("cl", "cl_read", "cl_write"):
-        return v.choice(str(value).upper() if isinstance(value, str) else value, path,
-                        list(CONSISTENCY_LEVELS), "consistency level")
+        # casslab-load's levels (no SERIAL: it cannot use them), spelled as it takes them.
+        return v.choice(value.upper().replace("-", "_") if isinstance(value, str) else value,
+                        path, list(CONSISTENCY_LEVELS), "consistency level")
     if name in CONCURRENCY:
         return v.integer(value, path, 1, 100_000)
     if name == "rate":
@@ -551,3 +554,57 @@ def _cross_checks(v: _V, lab: LabSpec, factors: list[Factor], search: SearchSpec
         if f.relative and search and f.name not in ("rate", search.vary):
             raise v.doc.error(("factors", i, "name"), f"relative levels of {f.name} need "
                               f"`search.vary: {f.name}` (or a rate factor)")
+
+
+def _check_load_options(v: _V, workload: WorkloadSpec, factors: list[Factor]) -> None:
+    """workload.options and every level of a factor that sets casslab-load options, by
+    casslab-load's rules; two factors may not set the same option."""
+    from casslab.experiment.loadopts import cell_options, factor_options
+
+    names = next((f.levels for f in factors if f.name == "workload"), (workload.name,))
+    for wl in names:
+        also = "" if wl == workload.name else f" (with workload {wl})"
+        try:
+            cell_options(wl, workload.records, workload.options, {})
+        except OptionError as exc:
+            # The line of the option, or of workload.options for a rule between options.
+            raise v.doc.error(("workload", "options", exc.key),
+                              f"{exc.detail}{also}") from None
+        owner: dict[str, str] = {}
+        for i, f in enumerate(factors):
+            for flag in factor_options(f.name, wl):
+                if flag in owner:
+                    raise v.doc.error(("factors", i, "name"), f"{f.name} sets casslab-load "
+                                      f"option {flag}, as does factor {owner[flag]}; keep one")
+                owner[flag] = f.name
+            if not factor_options(f.name, wl):
+                continue
+            for j, level in enumerate(f.levels):
+                try:
+                    cell_options(wl, workload.records, workload.options, {f.name: level})
+                except OptionError as exc:
+                    raise v.doc.error(("factors", i, "levels", j), f"(factor {f.name}) "
+                                      f"{exc.key}: {exc.detail}{also}") from None
+
+
+def _check_network(v: _V, lab: LabSpec, factors: list[Factor]) -> None:
+    """Every network level by casslab.net's own rules, for every node count it meets."""
+    from casslab.experiment import network
+    from casslab.net import NetSpec
+    from casslab.net.errors import NetSpecError
+
+    node_levels = next((f.levels for f in factors if f.name == "nodes"), (lab.nodes,))
+    cases: list[tuple[Path_, dict[str, Any]]] = [(("lab", "network"), {})]
+    cases += [(("factors", i, "levels", j), {f.name: level})
+              for i, f in enumerate(factors) if f.kind == "network"
+              for j, level in enumerate(f.levels)]
+    for path, params in cases:
+        for n in node_levels:
+            wanted = network.wanted(lab.network, params, n)
+            if wanted is None:
+                continue
+            try:
+                NetSpec.from_mapping(wanted, "network").resolve(n)
+            except NetSpecError as exc:
+                nodes = f" (with {n} node{'s' if n > 1 else ''})" if len(node_levels) > 1 else ""
+                raise v.doc.error(path, f"{exc}{nodes}") from None
