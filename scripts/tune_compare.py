@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from casslab.cassandra.cql import CqlClient
+from casslab.core.errors import UsageError
 from casslab.core.paths import default_cache, default_home
 from casslab.lab import Lab, LabOptions
 from casslab.load import LoadSpec, RunSummary, run_load
@@ -136,8 +137,8 @@ def warm_up(lab: Lab, seconds: int, load_options: dict[str, Any],
             cpu: int | None = None) -> None:
     """Unrecorded load: a fresh JVM runs its first minutes interpreted (without this the
     first run, rep 1 static, was a third slower than identical later ones)."""
-    run_load(LoadSpec("iot", {"keyspace": KS, "drop": True, "duration": f"{seconds}s",
-                              **load_options}),
+    run_load(LoadSpec.of("iot", {"keyspace": KS, "drop": True, "duration": f"{seconds}s",
+                                 **load_options}),
              hosts=[f"{n.address}:9042" for n in lab.state().nodes],
              prefix=client_prefix(lab, cpu))
 
@@ -154,9 +155,9 @@ def run_scenario(lab: Lab, *, mode: str, rules: RulesTable, time_scale: float,
     ttl1 = int(SCENARIO[0][0] * 3600 * time_scale)
     start = rules.choose("twcs", ttl1, SCENARIO[0][1]).options
     static_map = {"class": "TimeWindowCompactionStrategy", **start}
-    run_load(LoadSpec("iot", {"keyspace": KS, "drop": True, "ops": 1, "mix": "lesrow=1",
-                              "table-ttl-s": ttl1, "compaction": cql_map(static_map),
-                              **load_options}), hosts=targets, prefix=prefix)
+    run_load(LoadSpec.of("iot", {"keyspace": KS, "drop": True, "ops": 1, "mix": "lesrow=1",
+                                 "table-ttl-s": ttl1, "compaction": cql_map(static_map),
+                                 **load_options}), hosts=targets, prefix=prefix)
     disk = DiskSampler([Path(n.directory) / "data" / KS for n in state.nodes])
     disk.start()
     stop = threading.Event()
@@ -182,8 +183,8 @@ def run_scenario(lab: Lab, *, mode: str, rules: RulesTable, time_scale: float,
                     json.dump({"stages": [{"name": f"stage{i}", "duration": f"{duration_s:g}s",
                                            "mix": mix_for(share), "ttl_s": ttl}]}, f)
                     stages_file = f.name
-                s = run_load(LoadSpec("iot", {"keyspace": KS, "stages": stages_file,
-                                              "seed": seed * 10 + i, **load_options}),
+                s = run_load(LoadSpec.of("iot", {"keyspace": KS, "stages": stages_file,
+                                                 "seed": seed * 10 + i, **load_options}),
                              hosts=targets, prefix=prefix).summary
                 Path(stages_file).unlink()
                 mean, p99 = summary_stats(s)
@@ -391,6 +392,10 @@ def main() -> int:
                          "default: seed 003's, scaled by --time-scale")
     a = ap.parse_args()
     load_options = {"devices": a.devices, "in-flight": a.in_flight}
+    try:  # by casslab-load's rules now, not after a lab is up
+        LoadSpec.of("iot", load_options, where="")
+    except UsageError as exc:
+        ap.error(str(exc))
     modes = tuple(a.modes.split(","))
     if len(modes) != 2 or not set(modes) <= {"static", "dynamic", "observe"}:
         ap.error(f"--modes {a.modes!r}: give two of static, dynamic, observe")
