@@ -154,6 +154,10 @@ BAD = [
      ["factors[0].levels[1]", "(factor option.mix) mix:", "unknown operation 'read'"]),
     ("workload: ycsb-a\nfactors:\n  - {name: option.tick, levels: [2s]}\n", 3,
      ["factors[0].levels[0]", "'2s' must be between 1ms and 1s"]),
+    ("workload: ycsb-a\nfactors:\n  - {name: option.tls-insecure, levels: [true, false]}\n"
+     "  - {name: option.tls-ca, levels: [ca.pem]}\n", 3,
+     ["factors: in the cell option.tls-insecure=True, option.tls-ca=ca.pem: tls-insecure: "
+      "cannot be used with tls-ca"]),
     # casslab.net's own rules
     ("workload: ycsb-a\nfactors:\n  - {name: network.rate_mbit, levels: [1, 0.005]}\n", 3,
      ["factors[0].levels[1]", "rate_mbit: 0.005 is out of range"]),

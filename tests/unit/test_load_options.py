@@ -147,6 +147,11 @@ def test_option_error_is_a_usage_error() -> None:
     assert issubclass(OptionError, UsageError)
 
 
+def test_a_whole_float_is_an_integer_and_a_fraction_is_refused() -> None:
+    assert from_mapping("ycsb-a", {"in-flight": 3.0}).to_argv() == ["--in-flight", "3"]
+    assert _error("ycsb-a", {"in-flight": 2.5}).startswith("options.in-flight: 2.5 must be")
+
+
 def test_none_leaves_an_option_unset() -> None:
     assert from_mapping("ycsb-a", {"ops": None, "rate": None}) == YcsbOptions()
 

@@ -32,6 +32,7 @@ CONCURRENCY = ("in_flight", "workers", "threads")
 SEARCHABLE = (*CONCURRENCY, "rate")
 RESPONSES = ("runtime_s", "ops_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms")
 MAX_NODES = 32
+MAX_OPTION_CELLS = 10_000  # combinations of option levels checked together at validate
 
 TOP_KEYS = ("name", "description", "lab", "workload", "factors", "design", "stop", "search",
             "metrics", "analysis")
@@ -585,6 +586,31 @@ def _check_load_options(v: _V, workload: WorkloadSpec, factors: list[Factor]) ->
                 except OptionError as exc:
                     raise v.doc.error(("factors", i, "levels", j), f"(factor {f.name}) "
                                       f"{exc.key}: {exc.detail}{also}") from None
+        _check_option_cells(v, workload, factors, wl, also)
+
+
+def _check_option_cells(v: _V, workload: WorkloadSpec, factors: list[Factor], wl: str,
+                        also: str) -> None:
+    """Rules between options (tls-cert needs tls-key, stages excludes ops) in every
+    combination of the option factors' levels; beyond MAX_OPTION_CELLS combinations
+    only the levels one by one were checked (a spec that large is checked in seconds
+    anyway by its first trials)."""
+    import itertools
+    import math
+
+    from casslab.experiment.loadopts import cell_options, factor_options
+
+    setting = [f for f in factors if factor_options(f.name, wl)]
+    if not setting or math.prod(len(f.levels) for f in setting) > MAX_OPTION_CELLS:
+        return
+    for levels in itertools.product(*(f.levels for f in setting)):
+        params = {f.name: level for f, level in zip(setting, levels, strict=True)}
+        try:
+            cell_options(wl, workload.records, workload.options, params)
+        except OptionError as exc:
+            cell = ", ".join(f"{k}={val}" for k, val in params.items())
+            raise v.doc.error(("factors",), f"in the cell {cell}: {exc.key}: "
+                              f"{exc.detail}{also}") from None
 
 
 def _check_network(v: _V, lab: LabSpec, factors: list[Factor]) -> None:

@@ -100,6 +100,9 @@ def _integer(lo: int = 0, hi: int = U64_MAX) -> Check:
     rule = f"an integer >= {lo}" if hi == U64_MAX else f"an integer in {lo}..={hi}"
 
     def check(value: Any) -> int:
+        # A whole float (a concurrency resolved from '66%' of a peak) is that integer.
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
         if isinstance(value, bool) or not isinstance(value, int | str):
             raise _Invalid(f"must be {rule}")
         try:
