@@ -82,3 +82,20 @@ def test_profiles_lists_builtins_with_sources() -> None:
     assert res.returncode == 0
     for name in ("rpi2", "t2.micro", "vm-4g", "container"):
         assert name in res.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--cl-read", "serial"], "error: --cl-read: 'serial' must be one of ANY, ONE"),
+        (["--workers", "0"], "error: --workers: 0 must be an integer >= 1"),
+        (["--duration", "soon"], "error: --duration: 'soon' is not a duration"),
+    ],
+)
+def test_bad_run_options_fail_before_connecting(args: list[str], message: str) -> None:
+    # 192.0.2.1 is TEST-NET-1: were the options not checked first, the run would try it.
+    res = casslab("run", "ycsb-a", "--hosts", "192.0.2.1", *args, timeout_s=60)
+    assert res.returncode == 1
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    assert message in lines[0]

@@ -25,7 +25,8 @@ PROFILE = REPO / "crates" / "load" / "profiles" / "sensor-readings.yaml"
 def _run(lab: Lab, workload: str, **options: Any) -> RunSummary:
     hosts = [f"{n.address}:9042" for n in lab.state().nodes]
     extra = options.pop("extra", [])
-    result = run_load(LoadSpec(workload, options, extra), hosts=hosts, prefix=lab.exec_prefix())
+    result = run_load(LoadSpec.of(workload, options, extra), hosts=hosts,
+                      prefix=lab.exec_prefix())
     assert result.summary.ended_by == "completed"
     assert result.summary.errors == 0, [o.first_errors for o in result.summary.by_op]
     assert result.intervals, "no interval lines"
@@ -119,8 +120,8 @@ def test_run_command_rejects_an_unknown_workload(lab1: Lab) -> None:
 
 def test_a_cluster_that_disappears_ends_the_run_with_the_summary_so_far(lab1: Lab) -> None:
     hosts = [f"{n.address}:9042" for n in lab1.state().nodes]
-    spec = LoadSpec("stress-write", {"duration": "120s", "rate": 500},
-                    ["--keyspace", "it_lost", "--unreachable-after", "3s"])
+    spec = LoadSpec.of("stress-write", {"duration": "120s", "rate": 500},
+                       ["--keyspace", "it_lost", "--unreachable-after", "3s"])
     cmd = [*lab1.exec_prefix(), *build_command(spec, hosts, find_binary())]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -146,8 +147,8 @@ def test_tls_connection_verifies_the_node_certificate(lab1: Lab, tls_files: TlsF
     # A CA that did not sign the node's certificate: the handshake must fail, which a
     # plaintext connection (also accepted by this lab) never would.
     hosts = [f"{n.address}:9042" for n in lab1.state().nodes]
-    bad = LoadSpec("stress-write", {"ops": 10},
-                   [*ks, "--tls-ca", str(tls_files.other_ca_pem)])
+    bad = LoadSpec.of("stress-write", {"ops": 10},
+                      [*ks, "--tls-ca", str(tls_files.other_ca_pem)])
     res = subprocess.run([*lab1.exec_prefix(), *build_command(bad, hosts, find_binary())],
                          capture_output=True, text=True, timeout=120, check=False)
     assert res.returncode == 1, res.stderr
@@ -159,7 +160,7 @@ def test_tls_connection_verifies_the_node_certificate(lab1: Lab, tls_files: TlsF
 
 def test_tls_needs_a_ca_or_insecure(lab1: Lab) -> None:
     hosts = [f"{n.address}:9042" for n in lab1.state().nodes]
-    res = subprocess.run([*build_command(LoadSpec("stress-write", {"ops": 1}, ["--tls"]),
+    res = subprocess.run([*build_command(LoadSpec.of("stress-write", {"ops": 1}, ["--tls"]),
                                          hosts, find_binary())],
                          capture_output=True, text=True, timeout=60, check=False)
     assert res.returncode == 1

@@ -50,8 +50,8 @@ def _hosts(lab: Lab) -> list[str]:
 
 def _load(lab: Lab, **options: object) -> RunSummary:
     hosts = [f"{a}:9042" for a in _hosts(lab)]
-    result = run_load(LoadSpec("iot", {"keyspace": KS, "devices": 20, **options}), hosts=hosts,
-                      prefix=lab.exec_prefix())
+    result = run_load(LoadSpec.of("iot", {"keyspace": KS, "devices": 20, **options}),
+                      hosts=hosts, prefix=lab.exec_prefix())
     assert result.summary.ended_by == "completed" and result.summary.errors == 0
     return result.summary
 
@@ -209,14 +209,14 @@ def test_learn_sweeps_twcs_and_ucs_then_the_tuner_applies_the_learned_ucs_point(
 
     ks = "tune_ucs"
     hosts = [f"{a}:9042" for a in _hosts(lab1)]
-    run_load(LoadSpec("iot", {"keyspace": ks, "drop": True, "ops": 1, "mix": "lesrow=1",
-                              "table-ttl-s": 120, "compaction": "{'class': "
-                              "'UnifiedCompactionStrategy', 'scaling_parameters': 'T8'}"}),
+    run_load(LoadSpec.of("iot", {"keyspace": ks, "drop": True, "ops": 1, "mix": "lesrow=1",
+                                 "table-ttl-s": 120, "compaction": "{'class': "
+                                 "'UnifiedCompactionStrategy', 'scaling_parameters': 'T8'}"}),
              hosts=hosts, prefix=lab1.exec_prefix())
     try:
         # Traffic for the five-minute rates (a table without any is skipped as noise).
-        run_load(LoadSpec("iot", {"keyspace": ks, "devices": 20, "duration": "12s",
-                                  "rate": 100, "mix": "insert=0.9,lesrow=0.1"}),
+        run_load(LoadSpec.of("iot", {"keyspace": ks, "devices": 20, "duration": "12s",
+                                     "rate": 100, "mix": "insert=0.9,lesrow=0.1"}),
                  hosts=hosts, prefix=lab1.exec_prefix())
         r = casslab("tune", "--name", LAB1, "--keyspace", ks, "--rules", str(rules), "--once",
                     timeout_s=120)

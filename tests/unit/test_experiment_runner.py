@@ -6,6 +6,7 @@ from pathlib import Path
 
 from casslab.experiment.runner import CampaignRunner, compaction_map
 from casslab.experiment.spec import parse_spec
+from casslab.load.options import IotOptions, StressOptions, YcsbOptions
 
 
 def make(text: str, tmp_path: Path) -> CampaignRunner:
@@ -13,16 +14,23 @@ def make(text: str, tmp_path: Path) -> CampaignRunner:
                           cache=tmp_path / "cache", lab_name="unit-exp")
 
 
-def test_cell_options(tmp_path: Path) -> None:
+def test_cell_options_are_the_spec_options_then_the_factors(tmp_path: Path) -> None:
     r = make("workload: {name: ycsb-a, records: 500, options: {in-flight: 2}}\n"
              "factors:\n  - {name: cl, levels: [QUORUM]}\n"
              "  - {name: option.field-length, levels: [10]}\n", tmp_path)
     opts = r._options({"cl": "QUORUM", "option.field-length": 10, "nodes": 3})
-    assert opts == {"records": 500, "in-flight": 2, "cl-read": "QUORUM",
-                    "cl-write": "QUORUM", "field-length": 10}
+    assert opts == YcsbOptions(records=500, in_flight=2, cl_read="QUORUM", cl_write="QUORUM",
+                               field_length=10)
     iot = make("workload: {name: iot, options: {devices: 10}}\n", tmp_path)
-    assert iot._options({"compaction": "twcs:1:MINUTES", "rate": "66%"}) == {
-        "devices": 10, "compaction": "twcs:1:MINUTES"}
+    assert iot._options({"compaction": "twcs:1:MINUTES", "rate": "66%"}) == IotOptions(
+        devices=10, compaction="twcs:1:MINUTES")
+
+
+def test_a_factor_level_overrides_the_spec_option(tmp_path: Path) -> None:
+    r = make("workload: {name: stress-write, options: {in_flight: 2, rate: 50}}\n"
+             "factors:\n  - {name: in_flight, levels: [8]}\n", tmp_path)
+    assert r._options({"in_flight": 8}) == StressOptions(records=1000, in_flight=8,
+                                                         rate_ops_s=50.0)
 
 
 def test_compaction_maps_send_class_and_every_option() -> None:

@@ -149,6 +149,41 @@ BAD = [
     ("workload: !!python/name:os.system ycsb-a\n", 1, ["workload: unknown YAML tag"]),
     ("workload: ycsb-a\nfactors:\n  - {name: network.delay_ms, levels: [.nan]}\n", 3,
      ["factors[0].levels[0]", "not a finite number"]),
+    # casslab-load's own rules, at validate instead of in every trial
+    ("workload: ycsb-a\nfactors:\n  - {name: cl, levels: [ONE, SERIAL]}\n", 3,
+     ["factors[0].levels[1]", "'SERIAL'", "consistency level", "LOCAL_ONE"]),
+    ("workload: ycsb-a\nfactors:\n  - {name: option.cl-read, levels: [LOCAL_SERIAL]}\n", 3,
+     ["factors[0].levels[0]", "(factor option.cl-read) cl-read: 'LOCAL_SERIAL' must be one "
+      "of ANY"]),
+    ("workload: ycsb-a\nfactors:\n  - {name: cl, levels: [ONE]}\n  - {name: option.cl-read,"
+     " levels: [ALL]}\n", 4, ["factors[1].name", "option.cl-read sets casslab-load option "
+                              "cl-read, as does factor cl; keep one"]),
+    ("workload: ycsb-a\nfactors:\n  - {name: in_flight, levels: [1]}\n  - {name: "
+     "option.in-flight, levels: [2]}\n", 4, ["factors[1].name", "as does factor in_flight"]),
+    ("workload:\n  name: ycsb-a\n  options:\n    in-flite: 8\n", 4,
+     ["workload.options.in-flite", "unknown casslab-load option", "did you mean 'in-flight'"]),
+    ("workload:\n  name: ycsb-a\n  options: {workers: 0}\n", 3,
+     ["workload.options.workers", "0 must be an integer >= 1"]),
+    ("workload:\n  name: ycsb-a\n  options: {field-count: 5}\nfactors:\n  - {name: workload,"
+     " levels: [ycsb-a, stress-write]}\n", 3,
+     ["workload.options.field-count", "unknown casslab-load option for stress", "(with "
+      "workload stress-write)"]),
+    ("workload: iot\nfactors:\n  - {name: option.mix, levels: ['insert=1', 'read=1']}\n", 3,
+     ["factors[0].levels[1]", "(factor option.mix) mix:", "unknown operation 'read'"]),
+    ("workload: ycsb-a\nfactors:\n  - {name: option.tick, levels: [2s]}\n", 3,
+     ["factors[0].levels[0]", "'2s' must be between 1ms and 1s"]),
+    ("workload: ycsb-a\nfactors:\n  - {name: option.tls-insecure, levels: [true, false]}\n"
+     "  - {name: option.tls-ca, levels: [ca.pem]}\n", 3,
+     ["factors: in the cell option.tls-insecure=True, option.tls-ca=ca.pem: tls-insecure: "
+      "cannot be used with tls-ca"]),
+    # casslab.net's own rules
+    ("workload: ycsb-a\nfactors:\n  - {name: network.rate_mbit, levels: [1, 0.005]}\n", 3,
+     ["factors[0].levels[1]", "rate_mbit: 0.005 is out of range"]),
+    ("workload: ycsb-a\nlab:\n  network: {client: {rate_mbit: 0.005}}\n", 3,
+     ["lab.network", "rate_mbit: 0.005 is out of range"]),
+    ("workload: ycsb-a\nfactors:\n  - {name: nodes, levels: [2, 3]}\n  - {name: "
+     "network.node2-node3.delay_ms, levels: [5]}\n", 4,
+     ["factors[1].levels[0]", "unknown endpoint 'node3'", "(with 2 nodes)"]),
 ]
 
 
@@ -171,9 +206,9 @@ factors:
   - {name: records, levels: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}
   - {name: in_flight, levels: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}
   - {name: rate, levels: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}
-  - {name: option.a, levels: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}
-  - {name: option.b, levels: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}
-  - {name: option.c, levels: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}
+  - {name: option.field-count, levels: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}
+  - {name: option.field-length, levels: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}
+  - {name: option.seed, levels: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}
 """
 
 
@@ -204,6 +239,9 @@ def test_load_spec_not_utf8(tmp_path: Path) -> None:
     f.write_bytes(b"workload: ycsb-a\ndescription: \xff\n")
     with pytest.raises(SpecError, match=rf"^{f}:2: not UTF-8 text"):
         load_spec(f)
+def test_consistency_levels_are_spelled_as_casslab_load_takes_them() -> None:
+    s = parse_spec("workload: ycsb-a\nfactors:\n  - {name: cl_read, levels: [local-quorum]}\n")
+    assert s.factor("cl_read").levels == ("LOCAL_QUORUM",)
 
 
 def test_load_spec_missing_file(tmp_path: Path) -> None:

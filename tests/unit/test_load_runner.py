@@ -27,12 +27,20 @@ def test_unknown_workload_lists_the_valid_ones() -> None:
 
 
 def test_options_become_flags_and_json_output_is_forced() -> None:
-    spec = LoadSpec("ycsb-a", {"ops": 100, "in_flight": 8, "rate": None, "drop": True,
-                               "no-retry": False}, ["--keyspace", "k"])
+    spec = LoadSpec.of("ycsb-a", {"ops": 100, "in_flight": 8, "rate": None, "drop": True,
+                                  "no-retry": False}, ["--keyspace", "k"])
     cmd = build_command(spec, ["127.0.1.1:9042", "127.0.1.2:9042"], "/bin/casslab-load")
     assert cmd == ["/bin/casslab-load", "ycsb", "--workload", "a", "--hosts",
                    "127.0.1.1:9042,127.0.1.2:9042", "--ops", "100", "--in-flight", "8",
                    "--drop", "--keyspace", "k", "--format", "json"]
+
+
+def test_spec_of_an_unknown_option_fails_before_anything_runs() -> None:
+    with pytest.raises(UsageError, match=r"^options\.in-flite: unknown casslab-load option .*"
+                       "did you mean 'in-flight'"):
+        LoadSpec.of("ycsb-a", {"in-flite": 8})
+    with pytest.raises(UsageError, match="unknown workload 'tpcc'"):
+        LoadSpec.of("tpcc", {"ops": 1})
 
 
 def test_summary_line_becomes_typed_values() -> None:

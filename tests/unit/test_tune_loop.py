@@ -147,6 +147,17 @@ def test_learn_spec_and_mix() -> None:
         LearnSpec(read_shares=(1.5,))
 
 
+def test_learn_workload_options_are_checked_when_the_sweep_is_made() -> None:
+    with pytest.raises(UsageError, match=r"^tune learn workload_options\.in-flite: unknown "
+                       r"casslab-load option for iot .*did you mean 'in-flight'"):
+        LearnSpec(workload_options={"in-flite": 8})
+    with pytest.raises(UsageError, match=r"workload_options\.series: 9 must be an integer "
+                       r"in 1\.\.=5"):
+        LearnSpec(workload_options={"series": 9})
+    spec = build_spec(LearnSpec(workload_options={"in-flight": 8}))
+    assert spec.workload.options == {"devices": 100, "warmup": "10s", "in-flight": 8}
+
+
 def test_learn_sweep_is_shuffled_and_warms_each_trial_up() -> None:
     """In spec order all trials of one compaction setting would run in one stretch of
     time, so a drift of the machine (JIT, disk) would pass for that setting's effect."""

@@ -57,8 +57,9 @@ def run(
                                "duration": duration, "warmup": warmup, "rate": rate,
                                "workers": workers, "in-flight": in_flight, "cl-read": cl_read,
                                "cl-write": cl_write, "rf": rf, "seed": seed}
-    spec = LoadSpec(workload, options, list(ctx.args))
     with errors_to_exit():
+        # Checked by casslab-load's rules before the lab is touched; errors name the flag.
+        spec = LoadSpec.of(workload, options, list(ctx.args), where="")
         targets, prefix = _targets(name, hosts)
         summary = _run_with_progress(spec, targets, prefix, ops, out_file)
     print_summary(summary)

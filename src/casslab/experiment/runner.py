@@ -12,7 +12,7 @@ import contextlib
 import signal
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -26,10 +26,12 @@ from casslab.experiment.design import (
     reset_needed,
     search_key,
 )
+from casslab.experiment.loadopts import cell_options
 from casslab.experiment.search import PeakResult, PeakSearch, Step, resolve_relative, summarize
 from casslab.experiment.spec import CampaignSpec, StopRule, is_relative
 from casslab.lab import LabOptions
 from casslab.load import LoadResult, LoadSpec, run_load
+from casslab.load.options import LoadOptions, SchemaOptions
 from casslab.metrics.sampler import NodeTarget, Sampler
 from casslab.metrics.samples import TrialMetrics
 from casslab.store.db import Store
@@ -43,12 +45,6 @@ COMPACTION_CLASSES = {"stcs": "SizeTieredCompactionStrategy",
                       "lcs": "LeveledCompactionStrategy",
                       "ucs": "UnifiedCompactionStrategy",
                       "twcs": "TimeWindowCompactionStrategy"}
-OPTION_NAMES = {"cl_read": "cl-read", "cl_write": "cl-write", "in_flight": "in-flight",
-                "workers": "workers", "threads": "threads", "rate": "rate", "rf": "rf",
-                "records": "records"}
-# Options that shape the run, not the data: left out of the prepare (load) phase.
-RUN_ONLY = {"rate", "mix", "warmup", "stages", "duration", "ops", "distribution", "ttl-s",
-            "interval", "hdr-log", "unreachable-after"}
 
 
 class CampaignInterrupted(CasslabError):
@@ -285,12 +281,14 @@ class CampaignRunner:
 
     def _prepare(self, params: dict[str, Any], *, drop: bool, done: int, total: int) -> None:
         workload = str(params.get("workload", self.spec.workload.name))
-        opts = self._options(params)
-        load_opts = {k: v for k, v in opts.items() if k not in RUN_ONLY}
+        # Options that shape the run, not the data, are left out of the load phase.
+        load_opts = replace(self._options(params).for_load_phase(), phase="load")
+        if isinstance(load_opts, SchemaOptions):  # a user profile has no --drop
+            load_opts = replace(load_opts, drop=drop)
         if self.spec.workload.prepare:
             self.emit(Event("prepare", f"loading the data of {workload}",
                             done, total))
-            result = run_load(LoadSpec(workload, {**load_opts, "phase": "load", "drop": drop}),
+            result = run_load(LoadSpec(workload, load_opts),
                               hosts=self._hosts(), prefix=self.lab.exec_prefix())
             if result.summary.ended_by != "completed" or result.summary.errors:
                 raise CasslabError(f"prepare ({workload} load phase) ended by "
@@ -324,7 +322,7 @@ class CampaignRunner:
     def _keyspace(self, params: dict[str, Any]) -> str:
         opts = self._options(params)
         workload = str(params.get("workload", self.spec.workload.name))
-        ks = opts.get("keyspace") or DEFAULT_KEYSPACE.get(family(workload))
+        ks = getattr(opts, "keyspace", None) or DEFAULT_KEYSPACE.get(family(workload))
         if not ks:
             raise UsageError(f"workload {workload}: set workload.options.keyspace so the "
                              "runner knows what to truncate or drop")
@@ -335,35 +333,19 @@ class CampaignRunner:
         return [f"{n.address}:{NATIVE_PORT}" for n in state.nodes
                 if is_same_process(n.pid, n.start_ticks)]
 
-    def _options(self, params: dict[str, Any]) -> dict[str, Any]:
+    def _options(self, params: dict[str, Any]) -> LoadOptions:
         """casslab-load options for a cell: the spec's, then the cell's factors."""
-        opts: dict[str, Any] = {"records": self.spec.workload.records,
-                                **self.spec.workload.options}
         workload = str(params.get("workload", self.spec.workload.name))
-        for k, v in params.items():
-            if (k in ("nodes", "profile", "workload") or k.startswith(("set.", "network"))
-                    or is_relative(v)):
-                continue
-            if k == "cl":
-                opts["cl-read"] = opts["cl-write"] = v
-            elif k == "compaction":
-                if family(workload) == "iot":
-                    opts["compaction"] = v
-            elif k.startswith("option."):
-                opts[k[len("option."):]] = v
-            else:
-                opts[OPTION_NAMES[k]] = v
-        if family(workload) == "iot":  # iot sizes its data with --devices, not --records
-            opts.pop("records", None)
-        return opts
+        w = self.spec.workload
+        return cell_options(workload, w.records, w.options, params)
 
     # ---- measuring --------------------------------------------------------------------
 
     def _measure(self, params: dict[str, Any], stop: StopRule,
                  seed: int) -> tuple[LoadResult, TrialMetrics]:
         workload = str(params.get("workload", self.spec.workload.name))
-        opts = {**self._options(params), "phase": "run", "seed": seed, "ops": stop.ops,
-                "duration": f"{stop.duration_s:g}s" if stop.duration_s else None}
+        opts = replace(self._options(params), phase="run", seed=seed, ops=stop.ops,
+                       duration_s=stop.duration_s or None)
         state = self.lab.state()
         targets = [NodeTarget(n.name, n.pid, n.address, Path(n.directory) / "data")
                    for n in state.nodes if is_same_process(n.pid, n.start_ticks)]

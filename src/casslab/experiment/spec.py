@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from casslab.cassandra.cql import CONSISTENCY_LEVELS
 from casslab.core import specio
 from casslab.core.specio import Doc as _Doc
 from casslab.core.specio import Path_, fmt_path
 from casslab.core.specio import V as _V
+from casslab.load.options import CONSISTENCY_LEVELS, OptionError
 from casslab.load.runner import WORKLOADS
 from casslab.profiles import BUILTIN_PROFILES
 
@@ -41,6 +41,7 @@ MAX_TRIAL_S = 7 * 86_400.0
 # materialises every trial, and its wall time is beyond any run this lab is meant for.
 MAX_TRIALS = 20_000
 MAX_WALL_S = 30 * 86_400.0
+MAX_OPTION_CELLS = 10_000  # combinations of option levels checked together at validate
 
 TOP_KEYS = ("name", "description", "lab", "workload", "factors", "design", "stop", "search",
             "metrics", "analysis")
@@ -206,6 +207,8 @@ def parse_spec(text: str, *, source: str = "spec", base_dir: Path | None = None,
     boot = v.integer(analysis.get("bootstrap", 2000), ("analysis", "bootstrap"), 100, 100_000)
     aseed = v.integer(analysis.get("seed", design.seed), ("analysis", "seed"), 0)
     _cross_checks(v, lab, factors, search)
+    _check_load_options(v, workload, factors)
+    _check_network(v, lab, factors)
     spec = CampaignSpec(name=name, description=str(top.get("description") or ""), lab=lab,
                         workload=workload, factors=tuple(factors), design=design, stop=stop,
                         search=search, metrics_interval_s=interval, metrics_cql=cql,
@@ -471,8 +474,9 @@ def _level(v: _V, name: str, value: Any, path: Path_, has_search: bool,
                               "twcs, twcs:SIZE:MINUTES|HOURS|DAYS, or a CQL map '{...}')")
         return value
     if name in ("cl", "cl_read", "cl_write"):
-        return v.choice(str(value).upper() if isinstance(value, str) else value, path,
-                        list(CONSISTENCY_LEVELS), "consistency level")
+        # casslab-load's levels (no SERIAL: it cannot use them), spelled as it takes them.
+        return v.choice(value.upper().replace("-", "_") if isinstance(value, str) else value,
+                        path, list(CONSISTENCY_LEVELS), "consistency level")
     if name in CONCURRENCY:
         return v.integer(value, path, 1, 100_000)
     if name == "rate":
@@ -501,6 +505,85 @@ def _cross_checks(v: _V, lab: LabSpec, factors: list[Factor], search: SearchSpec
         if f.relative and search and f.name not in ("rate", search.vary):
             raise v.doc.error(("factors", i, "name"), f"relative levels of {f.name} need "
                               f"`search.vary: {f.name}` (or a rate factor)")
+
+
+def _check_load_options(v: _V, workload: WorkloadSpec, factors: list[Factor]) -> None:
+    """workload.options and every level of a factor that sets casslab-load options, by
+    casslab-load's rules; two factors may not set the same option."""
+    from casslab.experiment.loadopts import cell_options, factor_options
+
+    names = next((f.levels for f in factors if f.name == "workload"), (workload.name,))
+    for wl in names:
+        also = "" if wl == workload.name else f" (with workload {wl})"
+        try:
+            cell_options(wl, workload.records, workload.options, {})
+        except OptionError as exc:
+            # The line of the option, or of workload.options for a rule between options.
+            raise v.doc.error(("workload", "options", exc.key),
+                              f"{exc.detail}{also}") from None
+        owner: dict[str, str] = {}
+        for i, f in enumerate(factors):
+            for flag in factor_options(f.name, wl):
+                if flag in owner:
+                    raise v.doc.error(("factors", i, "name"), f"{f.name} sets casslab-load "
+                                      f"option {flag}, as does factor {owner[flag]}; keep one")
+                owner[flag] = f.name
+            if not factor_options(f.name, wl):
+                continue
+            for j, level in enumerate(f.levels):
+                try:
+                    cell_options(wl, workload.records, workload.options, {f.name: level})
+                except OptionError as exc:
+                    raise v.doc.error(("factors", i, "levels", j), f"(factor {f.name}) "
+                                      f"{exc.key}: {exc.detail}{also}") from None
+        _check_option_cells(v, workload, factors, wl, also)
+
+
+def _check_option_cells(v: _V, workload: WorkloadSpec, factors: list[Factor], wl: str,
+                        also: str) -> None:
+    """Rules between options (tls-cert needs tls-key, stages excludes ops) in every
+    combination of the option factors' levels; beyond MAX_OPTION_CELLS combinations
+    only the levels one by one were checked (a spec that large is checked in seconds
+    anyway by its first trials)."""
+    import itertools
+    import math
+
+    from casslab.experiment.loadopts import cell_options, factor_options
+
+    setting = [f for f in factors if factor_options(f.name, wl)]
+    if not setting or math.prod(len(f.levels) for f in setting) > MAX_OPTION_CELLS:
+        return
+    for levels in itertools.product(*(f.levels for f in setting)):
+        params = {f.name: level for f, level in zip(setting, levels, strict=True)}
+        try:
+            cell_options(wl, workload.records, workload.options, params)
+        except OptionError as exc:
+            cell = ", ".join(f"{k}={val}" for k, val in params.items())
+            raise v.doc.error(("factors",), f"in the cell {cell}: {exc.key}: "
+                              f"{exc.detail}{also}") from None
+
+
+def _check_network(v: _V, lab: LabSpec, factors: list[Factor]) -> None:
+    """Every network level by casslab.net's own rules, for every node count it meets."""
+    from casslab.experiment import network
+    from casslab.net import NetSpec
+    from casslab.net.errors import NetSpecError
+
+    node_levels = next((f.levels for f in factors if f.name == "nodes"), (lab.nodes,))
+    cases: list[tuple[Path_, dict[str, Any]]] = [(("lab", "network"), {})]
+    cases += [(("factors", i, "levels", j), {f.name: level})
+              for i, f in enumerate(factors) if f.kind == "network"
+              for j, level in enumerate(f.levels)]
+    for path, params in cases:
+        for n in node_levels:
+            wanted = network.wanted(lab.network, params, n)
+            if wanted is None:
+                continue
+            try:
+                NetSpec.from_mapping(wanted, "network").resolve(n)
+            except NetSpecError as exc:
+                nodes = f" (with {n} node{'s' if n > 1 else ''})" if len(node_levels) > 1 else ""
+                raise v.doc.error(path, f"{exc}{nodes}") from None
 
 
 # ---- JSON Schema (casslab schema experiment) ----------------------------------------------

@@ -6,12 +6,13 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from casslab.core.errors import CasslabError, PrerequisiteError, UsageError
+from casslab.load.options import LoadOptions, from_mapping
 from casslab.load.summary import RunSummary
 
 # casslab's workload names -> casslab-load subcommand and fixed arguments.
@@ -33,13 +34,21 @@ class LoadSpec:
     """One run of the load generator.
 
     workload: a name of WORKLOADS or the path of a cassandra-stress user profile (.yaml).
-    options: casslab-load options without the leading dashes, e.g. {"ops": 10000,
-      "in-flight": 32}; True means a bare flag. extra: raw arguments appended last.
+    options: the typed casslab-load options of its family (casslab.load.options).
+    extra: raw arguments appended last, unchecked.
     """
 
     workload: str
-    options: dict[str, Any] = field(default_factory=dict)
+    options: LoadOptions
     extra: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, workload: str, options: Mapping[str, Any] | None = None,
+           extra: list[str] | None = None, where: str = "options") -> LoadSpec:
+        """A spec from options spelled as casslab-load flags, e.g. {"ops": 10000,
+        "in-flight": 32}; raises OptionError (a UsageError) naming a bad one."""
+        workload_args(workload)  # an unknown name would read as a user profile's options
+        return cls(workload, from_mapping(workload, options or {}, where), list(extra or []))
 
 
 @dataclass(frozen=True)
@@ -78,13 +87,10 @@ def workload_args(workload: str) -> list[str]:
 
 def build_command(spec: LoadSpec, hosts: list[str], binary: str) -> list[str]:
     """The full casslab-load command line; JSON output is forced (the summary is read)."""
-    cmd = [binary, *workload_args(spec.workload), "--hosts", ",".join(hosts)]
-    for key, value in spec.options.items():
-        if value is None or value is False:
-            continue
-        flag = f"--{key.replace('_', '-')}"
-        cmd += [flag] if value is True else [flag, str(value)]
-    return [*cmd, *spec.extra, "--format", "json"]
+    options = replace(spec.options, hosts=tuple(hosts), format=None)
+    forced = type(spec.options)(format="json")  # last, after the raw extras
+    return [binary, *workload_args(spec.workload), *options.to_argv(), *spec.extra,
+            *forced.to_argv()]
 
 
 def run_load(spec: LoadSpec, *, hosts: list[str], prefix: list[str],

@@ -18,6 +18,7 @@ import yaml
 from casslab.core.errors import UsageError
 from casslab.experiment.runner import CampaignRunner, Event
 from casslab.experiment.spec import CampaignSpec, parse_spec
+from casslab.load.options import IotOptions, Warmup
 from casslab.store.db import Store
 from casslab.tune.compaction import strategy_of
 from casslab.tune.rules import RulePoint, RulesTable
@@ -26,6 +27,9 @@ from casslab.tune.rules import RulePoint, RulesTable
 READ_SPLIT = {"devdat": 0.4, "lesrow": 0.3, "avgdat": 0.3}
 # One UCS scaling parameter: N, L<f> / T<f> (fan factor >= 2) or an integer W.
 _UCS_SCALING = re.compile(r"N|[LT]([2-9]|[1-9]\d+)|-?\d+")
+# The sweep's option factors (casslab-load's --table-ttl-s and --mix).
+TTL_FACTOR = f"option.{IotOptions.flag('table_ttl_s')}"
+MIX_FACTOR = f"option.{IotOptions.flag('mix')}"
 
 
 @dataclass(frozen=True)
@@ -63,11 +67,25 @@ class LearnSpec:
             raise UsageError("tune learn: the warm-up is a duration >= 0 s")
         if any(m < 2 for m in self.min_thresholds):
             raise UsageError("tune learn: min_threshold must be >= 2")
+        # Checked now by casslab-load's rules, not in every trial of the sweep.
+        self.options()
         for sp in self.ucs_scaling:
             if not _UCS_SCALING.fullmatch(sp):
                 raise UsageError(f"tune learn: UCS scaling parameter {sp!r} is not valid: give "
                                  "N, L<fan> or T<fan> with fan >= 2 (e.g. T4, L10), or an "
                                  "integer")
+
+
+    def option_mapping(self) -> dict[str, Any]:
+        """workload.options of the sweep: devices, the warm-up, then workload_options (in
+        this order, so the spec's text and digest stay those of earlier sweeps)."""
+        warmup = {IotOptions.flag("warmup"): Warmup(seconds=self.warmup_s).arg()}
+        return {IotOptions.flag("devices"): self.devices,
+                **(warmup if self.warmup_s > 0 else {}), **self.workload_options}
+
+    def options(self) -> IotOptions:
+        """The typed iot options of every trial; raises OptionError naming a bad one."""
+        return IotOptions.from_mapping(self.option_mapping(), "tune learn workload_options")
 
 
 def mix_for(read_share: float) -> str:
@@ -100,16 +118,13 @@ def build_spec(ls: LearnSpec) -> CampaignSpec:
         "name": "tune-learn",
         "description": "casslab tune learn: compaction x TTL x read share",
         "lab": {"nodes": ls.nodes, "profile": ls.profile},
-        "workload": {"name": "iot", "options": {
-            "devices": ls.devices,
-            **({"warmup": f"{ls.warmup_s:g}s"} if ls.warmup_s > 0 else {}),
-            **ls.workload_options}},
+        "workload": {"name": "iot", "options": ls.option_mapping()},
         "factors": [
             {"name": "compaction",
              "levels": [twcs_map(w, m) for w in ls.windows_min for m in ls.min_thresholds]
              + [ucs_map(sp) for sp in ls.ucs_scaling]},
-            {"name": "option.table-ttl-s", "levels": list(ls.ttls_s)},
-            {"name": "option.mix", "levels": [mix_for(s) for s in ls.read_shares]},
+            {"name": TTL_FACTOR, "levels": list(ls.ttls_s)},
+            {"name": MIX_FACTOR, "levels": [mix_for(s) for s in ls.read_shares]},
         ],
         # Shuffled: in spec order every trial of one compaction setting would run in
         # one stretch of time, and a drift of the machine would look like its effect.
@@ -198,7 +213,7 @@ def rules_from_results(results: Path, *, interpolate: bool = False) -> RulesTabl
         comp = str(p["compaction"])
         opts = options.setdefault(comp, _map_options(comp))
         key = (strategy_of(opts.get("class", "")),
-               float(p["option.table-ttl-s"]), share_of(str(p["option.mix"])))
+               float(p[TTL_FACTOR]), share_of(str(p[MIX_FACTOR])))
         cells.setdefault(key, {}).setdefault(comp, []).append(r)
         by_mix.setdefault(key[2], []).append(r)
     seen_by_mix = {share: served_share(trials, served) for share, trials in by_mix.items()}

@@ -216,7 +216,7 @@ def _hosts(lab: Lab) -> list[str]:
 
 
 def _load(lab: Lab, core: int | None, options: dict[str, Any]) -> LoadResult:
-    return run_load(LoadSpec("iot", {"keyspace": KEYSPACE, **options}), hosts=_hosts(lab),
+    return run_load(LoadSpec.of("iot", {"keyspace": KEYSPACE, **options}), hosts=_hosts(lab),
                     prefix=_client_prefix(lab, core))
 
 

@@ -1,0 +1,192 @@
+"""casslab.load.options: names and values checked by casslab-load's own rules, one argv."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from casslab.core.errors import UsageError
+from casslab.load.options import (
+    FAMILIES,
+    SELECTOR_FLAGS,
+    IotOptions,
+    OptionError,
+    StressOptions,
+    Warmup,
+    YcsbOptions,
+    from_mapping,
+    parse_duration_s,
+)
+from casslab.load.runner import find_binary
+
+
+def _error(workload: str, mapping: dict[str, Any], where: str = "options") -> str:
+    with pytest.raises(OptionError) as info:
+        from_mapping(workload, mapping, where)
+    message = str(info.value)
+    assert "\n" not in message
+    return message
+
+
+def _help_flags(family: str) -> set[str]:
+    argv = [find_binary(), family, *(["write"] if family == "stress" else []), "--help"]
+    text = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    flags = set(re.findall(r"^\s+(?:-\w, )?--([a-z][a-z0-9-]*)", text, re.MULTILINE))
+    return flags - {"help", "version"}
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_fields_match_the_flags_of_casslab_load_help(family: str) -> None:
+    ours = set(FAMILIES[family].flags()) | set(SELECTOR_FLAGS[family])
+    theirs = _help_flags(family)
+    assert ours - theirs == set(), "options casslab-load does not take"
+    assert theirs - ours == set(), "casslab-load flags without a field"
+
+
+def test_names_are_the_flags_with_dashes_or_underscores() -> None:
+    o = from_mapping("ycsb-a", {"in-flight": 8, "cl_read": "local-quorum", "field_count": 4})
+    assert isinstance(o, YcsbOptions)
+    assert (o.in_flight, o.cl_read, o.field_count) == (8, "LOCAL_QUORUM", 4)
+
+
+def test_unknown_option_is_refused_with_the_closest_name() -> None:
+    message = _error("ycsb-b", {"in-flite": 8}, "workload.options")
+    assert message.startswith("workload.options.in-flite: unknown casslab-load option")
+    assert "did you mean 'in-flight'?" in message
+
+
+def test_option_of_another_workload_family_is_refused() -> None:
+    assert "unknown casslab-load option for ycsb" in _error("ycsb-a", {"devices": 10})
+    assert isinstance(from_mapping("iot", {"devices": 10}), IotOptions)
+
+
+@pytest.mark.parametrize("cl", ["SERIAL", "LOCAL_SERIAL", "most"])
+def test_consistency_levels_casslab_load_lacks_are_refused(cl: str) -> None:
+    message = _error("stress-read", {"cl-read": cl})
+    assert message.startswith(f"options.cl-read: '{cl}' must be one of ANY, ONE")
+    assert "SERIAL" not in message.split("must be")[1]
+
+
+@pytest.mark.parametrize(("mapping", "expected"), [
+    ({"workers": 0}, "options.workers: 0 must be an integer >= 1"),
+    ({"in-flight": 0}, "options.in-flight: 0 must be an integer >= 1"),
+    ({"rate": 0}, "options.rate: 0 must be a number > 0"),
+    ({"rate": "fast"}, "options.rate: 'fast' must be a number > 0"),
+    ({"tick": "2s"}, "options.tick: '2s' must be between 1ms and 1s"),
+    ({"tick": "500us"}, "options.tick: '500us' must be between 1ms and 1s"),
+    ({"interval": "5ms"}, "options.interval: '5ms' must be at least 10ms"),
+    ({"timeout": "12 parsecs"}, "options.timeout: '12 parsecs' is not a duration"),
+    ({"field-count": 33}, "options.field-count: 33 must be an integer in 1..=32"),
+    ({"records": 0}, "options.records: 0 must be an integer >= 1"),
+    ({"max-scan-length": 0}, "options.max-scan-length: 0 must be an integer >= 1"),
+    ({"distribution": "gaussian"}, "options.distribution: 'gaussian' must be one of zipfian"),
+    ({"phase": "Load"}, "options.phase: 'Load' must be one of load, run, both"),
+    ({"ttl-s": 2**31}, "options.ttl-s: 2147483648 must be an integer in -2147483648.."),
+    ({"drop": "yes"}, "options.drop: 'yes' is a flag: true or false"),
+    ({"warmup": "soon"}, "options.warmup: 'soon' must be an op count (5000) or a duration"),
+])
+def test_values_casslab_load_refuses_are_refused(mapping: dict[str, Any], expected: str) -> None:
+    assert _error("ycsb-a", mapping).startswith(expected)
+
+
+@pytest.mark.parametrize(("workload", "mapping", "expected"), [
+    ("iot", {"series": 6}, "options.series: 6 must be an integer in 1..=5"),
+    ("iot", {"values-per-insert": 10_001}, "options.values-per-insert: 10001 must be an "
+     "integer in 1..=10000"),
+    ("iot", {"devices": 0}, "options.devices: 0 must be an integer >= 1"),
+    ("iot", {"compaction": "twcs:0:MINUTES"}, "options.compaction: 'twcs:0:MINUTES': window "
+     "size '0' must be"),
+    ("iot", {"compaction": "twcs:1:WEEKS"}, "options.compaction: 'twcs:1:WEEKS': window unit"),
+    ("iot", {"compaction": "dtcs"}, "options.compaction: 'dtcs': use stcs, lcs, ucs"),
+    ("stress-write", {"column-size": 0}, "options.column-size: 0 must be an integer in 1.."),
+])
+def test_workload_rules_are_those_of_the_workload(workload: str, mapping: dict[str, Any],
+                                                  expected: str) -> None:
+    assert _error(workload, mapping).startswith(expected)
+
+
+def test_iot_compaction_forms_casslab_load_takes_are_accepted() -> None:
+    for value in ("stcs", "LCS", "ucs", "twcs", "twcs:1:minutes", "{'class': 'X'}"):
+        assert IotOptions.from_mapping({"compaction": value}).compaction == value
+
+
+@pytest.mark.parametrize(("mix", "expected"), [
+    ("read=1,scan", "'scan' is not NAME=WEIGHT"),
+    ("read=1,foo=1", "unknown operation 'foo'; operations: read, update, insert, scan, rmw"),
+    ("read=x", "weight 'x' is not a number"),
+    ("read=-1,update=2", "weights must be non-negative"),
+    ("read=0", "at least one weight must be positive"),
+])
+def test_mix_follows_casslab_load_opmix(mix: str, expected: str) -> None:
+    assert expected in _error("ycsb-a", {"mix": mix})
+
+
+def test_mix_names_are_those_of_the_family() -> None:
+    assert "operations: insert, devdat, lesrow, avgdat" in _error("iot", {"mix": "read=1"})
+    assert from_mapping("stress-mixed", {"mix": "write=1,read=3"}).mix == "write=1,read=3"
+    # A user profile names its own operations: casslab-load checks them.
+    assert from_mapping("p.yaml", {"mix": "insert=1,q1=9"}).mix == "insert=1,q1=9"
+
+
+def test_options_that_go_together_are_checked_together() -> None:
+    assert _error("ycsb-a", {"tls-cert": "c.pem"}).startswith("options.tls-key: is required")
+    assert _error("ycsb-a", {"tls-insecure": True, "tls-ca": "ca.pem"}).startswith(
+        "options.tls-insecure: cannot be used with tls-ca")
+    assert _error("iot", {"stages": "s.yaml", "ops": 10}).startswith("options.stages:")
+
+
+def test_error_without_where_names_the_command_line_flag() -> None:
+    assert _error("ycsb-a", {"cl_write": "serial"}, "").startswith("--cl-write: 'serial'")
+
+
+def test_option_error_is_a_usage_error() -> None:
+    assert issubclass(OptionError, UsageError)
+
+
+def test_a_whole_float_is_an_integer_and_a_fraction_is_refused() -> None:
+    assert from_mapping("ycsb-a", {"in-flight": 3.0}).to_argv() == ["--in-flight", "3"]
+    assert _error("ycsb-a", {"in-flight": 2.5}).startswith("options.in-flight: 2.5 must be")
+
+
+def test_none_leaves_an_option_unset() -> None:
+    assert from_mapping("ycsb-a", {"ops": None, "rate": None}) == YcsbOptions()
+
+
+def test_durations_parse_like_casslab_load() -> None:
+    assert [parse_duration_s(t) for t in ("500ms", "30s", "2m", "1h", "1.5", 7, "250us")] == \
+        [0.5, 30.0, 120.0, 3600.0, 1.5, 7.0, 0.00025]
+
+
+def test_warmup_is_an_op_count_or_a_duration() -> None:
+    assert from_mapping("iot", {"warmup": 5000}).warmup == Warmup(ops=5000)
+    assert from_mapping("iot", {"warmup": "5000"}).warmup == Warmup(ops=5000)
+    assert from_mapping("iot", {"warmup": "10s"}).warmup == Warmup(seconds=10.0)
+
+
+def test_to_argv_spells_each_set_option_once_in_field_order() -> None:
+    o = YcsbOptions(hosts=("127.0.1.1:9042", "127.0.1.2:9042"), ops=100, in_flight=8,
+                    duration_s=0.5, rate_ops_s=250.0, warmup=Warmup(seconds=10.0), drop=True,
+                    no_retry=False, zipfian_constant=0.9)
+    assert o.to_argv() == ["--hosts", "127.0.1.1:9042,127.0.1.2:9042", "--ops", "100",
+                           "--duration", "0.5s", "--warmup", "10s", "--in-flight", "8",
+                           "--rate", "250", "--drop", "--zipfian-constant", "0.9"]
+
+
+def test_to_mapping_round_trips_through_from_mapping() -> None:
+    o = IotOptions(devices=10, warmup=Warmup(seconds=2.5), tick_s=0.002, cl_read="ALL",
+                   stages=Path("s.yaml"), rate_ops_s=12.5)
+    assert IotOptions.from_mapping(o.to_mapping()) == o
+
+
+def test_load_phase_drops_the_options_that_only_shape_the_run() -> None:
+    o = StressOptions(rate_ops_s=10.0, mix="write=1", ops=5, duration_s=3.0, records=100,
+                      rf=3, in_flight=4)
+    assert o.for_load_phase() == StressOptions(records=100, rf=3, in_flight=4)
+
+
+def test_flag_names_a_field() -> None:
+    assert IotOptions.flag("table_ttl_s") == "table-ttl-s"
