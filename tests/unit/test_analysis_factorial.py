@@ -9,6 +9,8 @@ and countless textbooks: aov(len ~ supp * factor(dose)) gives
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from casslab.analysis.factorial import (
@@ -89,3 +91,11 @@ def test_without_replication_or_a_second_factor_it_refuses() -> None:
         factorial_anova(["supp"], [(("VC",), 1.0), (("OJ",), 2.0)])
     grid = full_grid(["supp", "dose"], [(c, float(v)) for c, v in one])
     assert not replicated(grid) and replicated(full_grid(["supp", "dose"], ROWS))
+
+
+def test_constant_cells_give_infinite_f_and_no_checks() -> None:
+    rows = [(("a", "x"), 1.0), (("a", "y"), 2.0), (("b", "x"), 3.0), (("b", "y"), 5.0)] * 2
+    res = factorial_anova(["f", "g"], rows)
+    t = {x.name: x for x in res.terms}
+    assert t["residual"].ss == 0.0 and t["f"].f == math.inf and t["f x g"].p == 0.0
+    assert res.checks == [] and "not checkable" in res.method

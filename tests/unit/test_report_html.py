@@ -98,7 +98,9 @@ def test_report_shows_the_factorial_anova_and_honest_intervals(tmp_path: Path) -
     for text in ("Factors (factorial ANOVA)", "nodes x workload", "Assumption checks",
                  "Shapiro-Wilk", "Brown-Forsythe", "Rank-transform ANOVA",
                  "within each level of the others", "order statistics", "93.8%",
-                 "95 % CI (mean, t)", "batch means"):
+                 "95 % CI (mean, t)", "batch means",
+                 "Too few trials for a 95 % CI of the median in 4 of 4 cells",
+                 "95 % needs n &gt;= 6"):
         assert text in page, text
     # n = 5 per cell: [min, max] covers 93.8 %, flagged as short of 95 %
     assert all(c.stats.ci_warning and c.stats.ci_low == c.stats.minimum for c in a.cells)

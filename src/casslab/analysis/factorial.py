@@ -85,6 +85,8 @@ class Factorial:
 
     @property
     def method(self) -> str:
+        if not self.checks:
+            return "ANOVA (assumptions not checkable: no spread within cells)"
         return ("ANOVA (normal residuals, equal variances)" if self.assumptions_ok else
                 "rank-transform ANOVA (an assumption failed)")
 
@@ -120,16 +122,25 @@ def _anova(df: pd.DataFrame, cols: list[str], y: str,
         raise ValueError("no residual degrees of freedom: every cell needs >= 2 trials")
     table = anova_lm(model, typ=2)
     ss_res = float(table.loc["Residual", "sum_sq"])
+    resid = np.asarray(model.resid, dtype=float)
+    # Identical trials within every cell leave only rounding noise in the residual, which
+    # would give F ~ 1e29 and a "normality" test of that noise: call it zero.
+    exact = ss_res <= 1e-12 * float(table["sum_sq"].sum())
+    if exact:
+        ss_res, resid = 0.0, np.zeros_like(resid)
     out = []
     for label, r in table.iterrows():
         if label == "Residual":
             continue
         name = " x ".join(names[int(p[3:-1])] for p in str(label).split(":"))
         ss = float(r["sum_sq"])
-        out.append(Term(name, float(r["df"]), ss, float(r["F"]), float(r["PR(>F)"]),
+        f, p = float(r["F"]), float(r["PR(>F)"])
+        if exact:
+            f, p = (math.inf, 0.0) if ss > 0 else (math.nan, math.nan)
+        out.append(Term(name, float(r["df"]), ss, f, p,
                         ss / (ss + ss_res) if ss + ss_res > 0 else math.nan))
     out.append(Term("residual", float(model.df_resid), ss_res, math.nan, math.nan, math.nan))
-    return out, np.asarray(model.resid, dtype=float)
+    return out, resid
 
 
 def _checks(resid: np.ndarray, groups: list[np.ndarray]) -> list[Check]:

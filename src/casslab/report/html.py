@@ -13,7 +13,7 @@ from typing import Any
 
 from casslab.analysis.campaign import Analysis, analyze, representative
 from casslab.analysis.factorial import Factorial, Term
-from casslab.analysis.intervals import BatchMeans
+from casslab.analysis.intervals import BatchMeans, min_n_for_median
 from casslab.analysis.stats import OUTLIER_SD
 from casslab.experiment.search import Step, find_knee
 from casslab.report import plots
@@ -209,6 +209,18 @@ def _coverage(d: Any) -> str:
     return f"{d.ci_coverage:.1%}{mark}"
 
 
+def _short_cells(a: Analysis) -> str:
+    """The warning for cells with too few trials for a 95 % CI of the median."""
+    short = [cs for cs in a.cells if cs.stats.ci_warning]
+    if not short:
+        return ""
+    cells = "; ".join(f"{cs.key} (n = {cs.stats.n}: {cs.stats.ci_coverage:.1%})"
+                      for cs in short)
+    return (f"<p class='note'>! Too few trials for a 95 % CI of the median in {len(short)} "
+            f"of {len(a.cells)} cells: {html.escape(cells)}. Their [min, max] is shown with "
+            f"the coverage it has; 95 % needs n &gt;= {min_n_for_median(0.95)}.</p>")
+
+
 def _within(bms: list[BatchMeans]) -> str:
     """Median over a cell's trials of the batch-means SE and of the naive SE."""
     se = [b.se for b in bms if not math.isnan(b.se)]
@@ -285,6 +297,7 @@ def render(c: dict[str, Any], a: Analysis, rows: list[dict[str, Any]], figures: 
           _fmt(cs.stats.minimum), _fmt(cs.stats.maximum), str(cs.stats.outliers)]
          + ([_within(cs.within)] if within else []) for cs in a.cells]))
     parts.append(f"<p>Values in {html.escape(a.unit)}.</p>")
+    parts.append(_short_cells(a))
     if a.factorial:
         parts.append(render_factorial(a.factorial))
     if a.factors:
