@@ -51,8 +51,8 @@ def test_validate_refuses_a_huge_campaign_unless_allowed(tmp_path: Path) -> None
     spec = tmp_path / "huge.yaml"
     levels = list(range(1, 31))
     spec.write_text(yaml.safe_dump({"workload": "ycsb-a", "factors": [
-        {"name": "records", "levels": levels}, {"name": "option.a", "levels": levels},
-        {"name": "option.b", "levels": levels}]}))
+        {"name": "records", "levels": levels}, {"name": "option.field-count", "levels": levels},
+        {"name": "option.seed", "levels": levels}]}))
     res = casslab("experiment", "validate", str(spec))
     assert res.returncode != 0
     assert len(res.stderr.strip().splitlines()) == 1, res.stderr

@@ -10,7 +10,6 @@ from scipy import stats as st  # type: ignore[import-untyped]
 
 from casslab.analysis.stats import (
     anova_oneway,
-    bootstrap_ci,
     describe,
     holm,
     kruskal,
@@ -29,7 +28,7 @@ TIES = [[1, 2, 2, 3, 3, 3], [2, 3, 4, 4, 5], [1, 1, 2, 5, 5, 5, 6]]
 
 
 def test_describe_matches_numpy() -> None:
-    d = describe(A, seed=1)
+    d = describe(A)
     assert d.n == 8
     assert d.median == pytest.approx(float(np.median(A)))
     assert d.q1 == pytest.approx(float(np.percentile(A, 25)))
@@ -40,14 +39,15 @@ def test_describe_matches_numpy() -> None:
     assert (d.minimum, d.maximum) == (min(A), max(A))
 
 
-def test_bootstrap_is_seeded_and_equals_scipy() -> None:
-    lo, hi = bootstrap_ci(A, seed=42, n_boot=3000)
-    assert (lo, hi) == bootstrap_ci(A, seed=42, n_boot=3000)
-    ref = st.bootstrap((np.asarray(A),), np.median, n_resamples=3000, method="percentile",
-                       random_state=np.random.default_rng(42)).confidence_interval
-    assert (lo, hi) == pytest.approx((ref.low, ref.high))
-    assert bootstrap_ci([5.0], seed=1) == (5.0, 5.0)
-    assert bootstrap_ci([5.0, 5.0, 5.0], seed=1) == (5.0, 5.0)
+def test_describe_gives_order_statistic_and_t_intervals() -> None:
+    d = describe(A)
+    xs = sorted(A)
+    # n = 8: [x_(1), x_(8)] is the only symmetric pair reaching 95 % (99.2 %)
+    assert (d.ci_low, d.ci_high) == (xs[0], xs[-1])
+    assert d.ci_coverage == pytest.approx(1 - 2 / 2 ** 8)
+    assert d.ci_method == "order statistics (binomial)" and not d.ci_warning
+    assert d.mean_ci_low < d.mean < d.mean_ci_high
+    assert "too small" in describe([1.0, 2.0, 3.0]).ci_warning
 
 
 def test_anova_equals_scipy() -> None:

@@ -87,6 +87,28 @@ def test_report_has_every_figure_and_table(tmp_path: Path) -> None:
     assert nodes.anova.p < 0.001 and nodes.kruskal.p < 0.001
 
 
+def test_report_shows_the_factorial_anova_and_honest_intervals(tmp_path: Path) -> None:
+    fabricate(tmp_path)
+    rep = build_report(tmp_path)
+    page, a = rep.path.read_text(), rep.analysis
+    assert a.factorial is not None
+    terms = {t.name: t for t in a.factorial.terms}
+    assert set(terms) == {"nodes", "workload", "nodes x workload", "residual"}
+    assert terms["nodes"].p < 0.001 and terms["residual"].df == 16
+    for text in ("Factors (factorial ANOVA)", "nodes x workload", "Assumption checks",
+                 "Shapiro-Wilk", "Brown-Forsythe", "Rank-transform ANOVA",
+                 "within each level of the others", "order statistics", "93.8%",
+                 "95 % CI (mean, t)", "batch means",
+                 "Too few trials for a 95 % CI of the median in 4 of 4 cells",
+                 "95 % needs n &gt;= 6"):
+        assert text in page, text
+    # n = 5 per cell: [min, max] covers 93.8 %, flagged as short of 95 %
+    assert all(c.stats.ci_warning and c.stats.ci_low == c.stats.minimum for c in a.cells)
+    # every trial's 12 per-second samples, in batches of 1 or 2
+    assert all(len(c.within) == 5 and all(b.batches * b.batch_size == 12 for b in c.within)
+               for c in a.cells)
+
+
 def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     assert shutil.which("chromium"), "chromium missing: `make setup` installs it (APT_PACKAGES)"
     fabricate(tmp_path)

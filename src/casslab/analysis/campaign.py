@@ -3,14 +3,20 @@
 Pure: `analyze` takes the rows `Store.trials_with_summary()` returns and the factor
 list, and returns tables of numbers; nothing here touches a database or a lab.
 Only trials with status 'done' that are not warm-ups enter the statistics.
+Designs with >= 2 varied factors and >= 2 trials in every cell get the factorial ANOVA
+(interactions, assumption checks, simple effects); the one-way tests per factor are kept
+for one-factor designs and for the pairwise tables and plots.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from casslab.analysis.factorial import Factorial, factorial_anova, full_grid, replicated
+from casslab.analysis.intervals import BatchMeans, batch_means
 from casslab.analysis.stats import (
     CurvePoint,
     Describe,
@@ -46,6 +52,8 @@ class CellStats:
     trial_ids: list[int]
     outliers: list[bool]
     as_run: str = ""  # relative levels resolved ("rate=780.5" for "rate=66%")
+    # per trial: per-second throughput's mean with its batch-means SE (long trials)
+    within: list[BatchMeans] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -73,6 +81,8 @@ class Analysis:
     factors: list[FactorStats]
     curves: list[Curve]
     counts: dict[str, int] = field(default_factory=dict)
+    factorial: Factorial | None = None
+    factorial_note: str = ""  # why there is no factorial table, when there is none
 
     @property
     def title(self) -> str:
@@ -85,8 +95,10 @@ def kept(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def analyze(rows: list[dict[str, Any]], factors: list[dict[str, Any]], response: str, *,
-            seed: int = 1, n_boot: int = 2000) -> Analysis:
-    """Per-cell descriptives, per-factor tests and pairwise comparisons, scaling curves."""
+            per_second: Mapping[int, list[float]] | None = None) -> Analysis:
+    """Per-cell descriptives, per-factor tests and pairwise comparisons, the factorial
+    ANOVA when the design allows it, scaling curves. `per_second`: trial id -> its
+    per-second throughput samples, for the batch-means SE within each trial."""
     good = kept(rows)
     counts = {"planned": len(rows), "kept": len(good),
               "warmup": sum(1 for r in rows if r["warmup"] and r["status"] == "done"),
@@ -105,9 +117,10 @@ def analyze(rows: list[dict[str, Any]], factors: list[dict[str, Any]], response:
         rel = {k for k, v in rs[0]["cell_params"].items() if isinstance(v, str) and
                v.endswith("%")}
         as_run = ", ".join(f"{k}={level_label(rs[0]['params'].get(k))}" for k in sorted(rel))
-        cells.append(CellStats(key, rs[0]["cell_params"], describe(vals, seed=seed, n_boot=n_boot),
-                               vals, [int(r["trial_id"]) for r in rs], outlier_mask(vals),
-                               as_run))
+        ids = [int(r["trial_id"]) for r in rs]
+        within = [batch_means(per_second[i]) for i in ids if per_second and per_second.get(i)]
+        cells.append(CellStats(key, rs[0]["cell_params"], describe(vals), vals, ids,
+                               outlier_mask(vals), as_run, within))
     fstats = []
     for f in factors:
         name = f["name"]
@@ -119,8 +132,23 @@ def analyze(rows: list[dict[str, Any]], factors: list[dict[str, Any]], response:
         present = {k: v for k, v in groups.items() if v}
         fstats.append(FactorStats(name, levels, groups, anova_oneway(list(present.values())),
                                   kruskal(list(present.values())), pairwise(present)))
+    fac, note = factorial(good, factors, response)
     return Analysis(response, UNITS.get(response, ""), cells, fstats,
-                    curves(good, factors, response), counts)
+                    curves(good, factors, response), counts, fac, note)
+
+
+def factorial(good: list[dict[str, Any]], factors: list[dict[str, Any]],
+              response: str) -> tuple[Factorial | None, str]:
+    """The factorial ANOVA over the varied factors, or None and the reason."""
+    names = [f["name"] for f in factors if len(f["levels"]) > 1]
+    if len(names) < 2:
+        return None, "one varied factor: one-way tests"
+    data = [(tuple(level_label(r["cell_params"].get(n)) for n in names), float(r[response]))
+            for r in good]
+    if not replicated(full_grid(names, data)):
+        return None, ("not every cell of the factor grid has >= 2 kept trials: no "
+                      "interaction can be estimated, one-way tests (other factors pooled)")
+    return factorial_anova(names, data), ""
 
 
 def numeric_factor(f: dict[str, Any]) -> bool:

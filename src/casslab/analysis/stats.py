@@ -2,12 +2,14 @@
 
 Conventions (stated in the report):
 - Descriptives per cell: n, median, quartiles (linear interpolation, numpy's default),
-  mean, sample sd (ddof=1), 95 % CI of the median by a seeded percentile bootstrap.
+  mean, sample sd (ddof=1), 95 % CI of the median from order statistics with its exact
+  binomial coverage, 95 % t CI of the mean (casslab.analysis.intervals).
 - Outliers: values more than 3 sample sd from their cell's mean (seed 000's rule).
   They are flagged and drawn as dots, never silently removed.
-- Per factor: one-way ANOVA (effect size eta^2 = SS_between / SS_total) and
-  Kruskal-Wallis H with tie correction (effect size epsilon^2 = H / (n - 1)), over
-  the trials grouped by the factor's levels (other factors pooled).
+- Per factor (one-factor designs; casslab.analysis.factorial for more): one-way ANOVA
+  (effect size eta^2 = SS_between / SS_total) and Kruskal-Wallis H with tie correction
+  (effect size epsilon^2 = H / (n - 1)), over the trials grouped by the factor's
+  levels (other factors pooled).
 - Pairs of levels: Welch's t test and Mann-Whitney U (two-sided), each family
   Holm-corrected; effect sizes Hedges' g and the rank-biserial correlation.
 """
@@ -21,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats as st  # type: ignore[import-untyped]
+
+from casslab.analysis.intervals import mean_ci, median_ci
 
 OUTLIER_SD = 3.0
 
@@ -38,6 +42,11 @@ class Describe:
     minimum: float
     maximum: float
     outliers: int
+    ci_coverage: float = math.nan  # exact coverage the median's CI achieves
+    ci_method: str = ""
+    ci_warning: str = ""  # set when n is too small for the asked level
+    mean_ci_low: float = math.nan
+    mean_ci_high: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -66,22 +75,6 @@ class PairTest:
     effect_name: str
 
 
-def bootstrap_ci(values: Sequence[float], *, seed: int, n_boot: int = 2000,
-                 level: float = 0.95) -> tuple[float, float]:
-    """Percentile-bootstrap CI of the median (seeded, so reports are reproducible).
-
-    Uses scipy.stats.bootstrap; fewer than 2 values or no spread give (x, x).
-    """
-    x = np.asarray(values, dtype=float)
-    if x.size == 0:
-        return (math.nan, math.nan)
-    if x.size < 2 or np.all(x == x[0]):
-        return (float(x[0]), float(x[0]))
-    res = st.bootstrap((x,), np.median, n_resamples=n_boot, confidence_level=level,
-                       method="percentile", random_state=np.random.default_rng(seed))
-    return (float(res.confidence_interval.low), float(res.confidence_interval.high))
-
-
 def outlier_mask(values: Sequence[float], k: float = OUTLIER_SD) -> list[bool]:
     """True for values more than k sample sd from the mean (seed 000: k = 3)."""
     x = np.asarray(values, dtype=float)
@@ -93,17 +86,19 @@ def outlier_mask(values: Sequence[float], k: float = OUTLIER_SD) -> list[bool]:
     return [bool(v) for v in np.abs(x - x.mean()) > k * sd]
 
 
-def describe(values: Sequence[float], *, seed: int = 1, n_boot: int = 2000) -> Describe:
-    """n, median, quartiles, mean, sd, bootstrap 95 % CI of the median, outliers (3 sd)."""
+def describe(values: Sequence[float], level: float = 0.95) -> Describe:
+    """n, median, quartiles, mean, sd, CIs of the median (order statistics, with the
+    coverage achieved) and of the mean (t), outliers (3 sd)."""
     x = np.asarray(values, dtype=float)
     if x.size == 0:
         nan = math.nan
         return Describe(0, nan, nan, nan, nan, nan, nan, nan, nan, nan, 0)
     q1, med, q3 = (float(v) for v in np.percentile(x, [25, 50, 75]))
     sd = float(np.std(x, ddof=1)) if x.size > 1 else math.nan
-    lo, hi = bootstrap_ci(x.tolist(), seed=seed, n_boot=n_boot)
-    return Describe(int(x.size), med, q1, q3, float(x.mean()), sd, lo, hi, float(x.min()),
-                    float(x.max()), sum(outlier_mask(x.tolist())))
+    ci, mci = median_ci(x.tolist(), level), mean_ci(x.tolist(), level)
+    return Describe(int(x.size), med, q1, q3, float(x.mean()), sd, ci.low, ci.high,
+                    float(x.min()), float(x.max()), sum(outlier_mask(x.tolist())),
+                    ci.coverage, ci.method, ci.warning, mci.low, mci.high)
 
 
 def anova_oneway(groups: Sequence[Sequence[float]]) -> GroupTest:

@@ -12,6 +12,7 @@ from casslab import __version__
 from casslab.cassandra.distribution import DEFAULT_VERSION, resolve
 from casslab.cli import experiment, lab, net, tune
 from casslab.cli.common import err, errors_to_exit, out
+from casslab.cli.compare import compare_cmd
 from casslab.cli.plan import plan
 from casslab.cli.report import report
 from casslab.cli.run import run
@@ -30,6 +31,7 @@ app.add_typer(net.app, name="net")
 app.add_typer(experiment.app, name="experiment")
 app.add_typer(tune.app, name="tune")
 app.command()(report)
+app.command(name="compare")(compare_cmd)
 app.command()(plan)
 app.command()(schema)
 app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(run)

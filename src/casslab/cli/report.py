@@ -30,10 +30,11 @@ def report(
 
 def print_cells(a: Analysis) -> None:
     table = Table(title=f"{a.title} per cell")
-    for col in ("cell", "n", "median", "q1", "q3", "mean", "sd", "95 % CI (median)"):
+    for col in ("cell", "n", "median", "q1", "q3", "mean", "sd", "95 % CI (median)", "coverage"):
         table.add_column(col, justify="right" if col != "cell" else "left")
     for c in a.cells:
         d = c.stats
         table.add_row(c.key, str(d.n), f"{d.median:.4g}", f"{d.q1:.4g}", f"{d.q3:.4g}",
-                      f"{d.mean:.4g}", f"{d.sd:.3g}", f"{d.ci_low:.4g} - {d.ci_high:.4g}")
+                      f"{d.mean:.4g}", f"{d.sd:.3g}", f"{d.ci_low:.4g} - {d.ci_high:.4g}",
+                      f"{d.ci_coverage:.1%}" + (" !" if d.ci_warning else ""))
     out.print(table)

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from casslab.analysis.campaign import Analysis, analyze, representative
+from casslab.analysis.factorial import Factorial, Term
+from casslab.analysis.intervals import BatchMeans, min_n_for_median
 from casslab.analysis.stats import OUTLIER_SD
 from casslab.experiment.search import Step, find_knee
 from casslab.report import plots
@@ -108,7 +110,7 @@ def build_report(directory: Path, out: Path | None = None) -> Report:
         c = camp[0]
         factors = json.loads(c["factors_json"])
         rows = store.trials_with_summary()
-        a = analyze(rows, factors, c["response"])
+        a = analyze(rows, factors, c["response"], per_second=per_second_throughput(store))
         series = collect_series(store, a)
         steps = store.query("SELECT * FROM search_steps ORDER BY group_key, step")
     figures = make_figures(a, series, steps)
@@ -116,6 +118,17 @@ def build_report(directory: Path, out: Path | None = None) -> Report:
     path = out or directory / REPORT_NAME
     path.write_text(page)
     return Report(path, figures, a)
+
+
+def per_second_throughput(store: Store) -> dict[int, list[float]]:
+    """Each trial's recorded per-interval throughput, the run's cut-short last interval
+    left out (its rate is noise)."""
+    out: dict[int, list[tuple[float, float]]] = {}
+    for r in store.query("SELECT trial_id, ops_s, interval_s FROM intervals WHERE recorded=1 "
+                         "ORDER BY trial_id, t_s"):
+        out.setdefault(int(r["trial_id"]), []).append((r["ops_s"], r["interval_s"] or 0.0))
+    return {t: [v for v, iv in xs if iv >= 0.5 * max(i for _, i in xs)]
+            for t, xs in out.items()}
 
 
 def search_groups(steps: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -189,6 +202,64 @@ pre{background:#f4f4f4;padding:10px;font-size:12px;overflow:auto}
 """
 
 
+def _coverage(d: Any) -> str:
+    if math.isnan(d.ci_coverage):
+        return "-"
+    mark = f" <b title='{html.escape(d.ci_warning)}'>!</b>" if d.ci_warning else ""
+    return f"{d.ci_coverage:.1%}{mark}"
+
+
+def _short_cells(a: Analysis) -> str:
+    """The warning for cells with too few trials for a 95 % CI of the median."""
+    short = [cs for cs in a.cells if cs.stats.ci_warning]
+    if not short:
+        return ""
+    cells = "; ".join(f"{cs.key} (n = {cs.stats.n}: {cs.stats.ci_coverage:.1%})"
+                      for cs in short)
+    return (f"<p class='note'>! Too few trials for a 95 % CI of the median in {len(short)} "
+            f"of {len(a.cells)} cells: {html.escape(cells)}. Their [min, max] is shown with "
+            f"the coverage it has; 95 % needs n &gt;= {min_n_for_median(0.95)}.</p>")
+
+
+def _within(bms: list[BatchMeans]) -> str:
+    """Median over a cell's trials of the batch-means SE and of the naive SE."""
+    se = [b.se for b in bms if not math.isnan(b.se)]
+    if not se:
+        return "-"
+    naive = sorted(b.naive_se for b in bms if not math.isnan(b.se))
+    return f"{_fmt(sorted(se)[len(se) // 2])} / {_fmt(naive[len(naive) // 2])}"
+
+
+def _terms(terms: list[Term]) -> list[list[str]]:
+    return [[html.escape(t.name), _fmt(t.df), _fmt(t.ss), _fmt(t.f), _p(t.p),
+             _fmt(t.partial_eta2)] for t in terms]
+
+
+def render_factorial(fa: Factorial) -> str:
+    """The factorial ANOVA: terms with interactions, assumption checks, the rank-based
+    table, and each factor's effect within each level of the others."""
+    head = ["term", "df", "sum of squares", "F", "p", "partial eta^2"]
+    parts = ["<h2>Factors (factorial ANOVA)</h2>",
+             f"<p class='note'>Model: response ~ {html.escape(' * '.join(fa.factors))} (every "
+             f"interaction), type II sums of squares, n = {fa.n}. Read: "
+             f"<b>{html.escape(fa.method)}</b>.</p>",
+             _table(head, _terms(fa.terms)),
+             "<h3>Assumption checks</h3>",
+             _table(["assumption", "test", "statistic", "p", "holds (p > 0.05)"],
+                    [[c.assumption, c.test, _fmt(c.statistic), _p(c.p),
+                      "yes" if c.ok else "<b>no</b>"] for c in fa.checks]),
+             "<h3>Rank-transform ANOVA (same model on the ranks)</h3>",
+             _table(head, _terms(fa.rank_terms))]
+    if fa.simple:
+        parts.append("<h3>Effect of each factor within each level of the others</h3>")
+        parts.append(_table(["factor", "within", "n", "ANOVA F", "p", "eta^2",
+                             "Kruskal-Wallis p", "epsilon^2"],
+                            [[html.escape(e.factor), html.escape(e.within), str(e.n),
+                              _fmt(e.anova_f), _p(e.anova_p), _fmt(e.eta2), _p(e.kruskal_p),
+                              _fmt(e.epsilon2)] for e in fa.simple]))
+    return "\n".join(parts)
+
+
 def render(c: dict[str, Any], a: Analysis, rows: list[dict[str, Any]], figures: list[Figure],
            steps: list[dict[str, Any]]) -> str:
     k = a.counts
@@ -202,21 +273,37 @@ def render(c: dict[str, Any], a: Analysis, rows: list[dict[str, Any]], figures: 
              f"planned, {k['kept']} kept, {k['warmup']} warm-up (dropped), {k['failed']} "
              f"failed, {k['pending']} not run. Outlier rule: a trial more than "
              f"{OUTLIER_SD:g} sample sd from its cell's mean is flagged (drawn as a dot), not "
-             "removed. CI: 95 % percentile bootstrap of the median (seeded). Factor tests pool "
-             "the other factors; pairwise p values are Holm-corrected per test family.</p>"]
+             "removed. CI of the median: between two order statistics, its exact coverage "
+             "(binomial, any continuous distribution) printed beside it; a cell with too few "
+             "trials for 95 % is marked '!'. CI of the mean: Student t. Within a trial, the "
+             "per-second throughput's SE is by batch means (per-second samples are "
+             "autocorrelated). " + ("Factors: multi-way ANOVA with interactions. " if
+                                    a.factorial else "Factor tests pool the other factors "
+                                    "(" + html.escape(a.factorial_note) + "). ") +
+             "Pairwise p values are Holm-corrected per test family.</p>"]
     parts.append("<h2>Cells</h2>")
+    within = any(cs.within for cs in a.cells)
     parts.append(_table(
-        ["cell", "n", "median", "q1", "q3", "mean", "sd", "95 % CI (median)", "min", "max",
-         "outliers"],
+        ["cell", "n", "median", "q1", "q3", "mean", "sd",
+         "95 % CI (median, order statistics)", "coverage", "95 % CI (mean, t)", "min", "max",
+         "outliers"] + (["per-second ops/s SE in a trial (batch means / naive)"]
+                        if within else []),
         [[html.escape(cs.key) + (f" <small>(ran at {html.escape(cs.as_run)})</small>"
                                  if cs.as_run else ""),
           str(cs.stats.n), _fmt(cs.stats.median), _fmt(cs.stats.q1),
           _fmt(cs.stats.q3), _fmt(cs.stats.mean), _fmt(cs.stats.sd),
-          f"{_fmt(cs.stats.ci_low)} - {_fmt(cs.stats.ci_high)}", _fmt(cs.stats.minimum),
-          _fmt(cs.stats.maximum), str(cs.stats.outliers)] for cs in a.cells]))
+          f"{_fmt(cs.stats.ci_low)} - {_fmt(cs.stats.ci_high)}", _coverage(cs.stats),
+          f"{_fmt(cs.stats.mean_ci_low)} - {_fmt(cs.stats.mean_ci_high)}",
+          _fmt(cs.stats.minimum), _fmt(cs.stats.maximum), str(cs.stats.outliers)]
+         + ([_within(cs.within)] if within else []) for cs in a.cells]))
     parts.append(f"<p>Values in {html.escape(a.unit)}.</p>")
+    parts.append(_short_cells(a))
+    if a.factorial:
+        parts.append(render_factorial(a.factorial))
     if a.factors:
-        parts.append("<h2>Factors</h2>")
+        parts.append("<h2>Factors</h2>" if not a.factorial else
+                     "<h3>One-way tests per factor (other factors pooled; read the "
+                     "factorial table above)</h3>")
         frows = []
         for f in a.factors:
             for t in (f.anova, f.kruskal):

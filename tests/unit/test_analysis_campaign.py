@@ -1,0 +1,42 @@
+"""analyze() picks the factorial ANOVA only when >= 2 factors vary and every cell is
+replicated; otherwise the one-way path with the reason."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from casslab.analysis.campaign import analyze
+
+FACTORS = [{"name": "nodes", "levels": [1, 3]}, {"name": "workload", "levels": ["a", "b"]}]
+
+
+def rows(per_cell: int, factors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for n in factors[0]["levels"]:
+        for w in (factors[1]["levels"] if len(factors) > 1 else [None]):
+            params = {"nodes": n} | ({"workload": w} if w else {})
+            for t in range(per_cell):
+                tid = len(out) + 1
+                out.append({"trial_id": tid, "status": "done", "warmup": 0, "cell": str(params),
+                            "cell_idx": len(out) // per_cell, "cell_params": params,
+                            "params": params,
+                            "runtime_s": 2.0 + n + (w == "b") * n + 0.1 * (t % 3)})
+    return out
+
+
+def test_replicated_two_factor_design_gets_the_interaction() -> None:
+    a = analyze(rows(3, FACTORS), FACTORS, "runtime_s", per_second={1: [1.0, 2.0, 3.0, 4.0]})
+    assert a.factorial is not None and not a.factorial_note
+    inter = next(t for t in a.factorial.terms if t.name == "nodes x workload")
+    assert inter.p < 0.001  # workload b adds n: the nodes effect depends on the workload
+    assert len(a.cells[0].within) == 1 and a.cells[1].within == []
+    assert a.cells[0].stats.ci_coverage == 0.75
+
+
+def test_unreplicated_or_one_factor_designs_stay_one_way() -> None:
+    a = analyze(rows(1, FACTORS), FACTORS, "runtime_s")
+    assert a.factorial is None and "no interaction can be estimated" in a.factorial_note
+    assert [f.anova.test for f in a.factors] == ["ANOVA", "ANOVA"]
+    one = [FACTORS[0]]
+    b = analyze(rows(3, one), one, "runtime_s")
+    assert b.factorial is None and b.factorial_note.startswith("one varied factor")
