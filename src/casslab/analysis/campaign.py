@@ -1,8 +1,8 @@
 """A campaign's trials (rows of the results database) turned into statistics.
 
-Pure: `analyze` takes the rows `Store.trials_with_summary()` returns and the factor
-list, and returns tables of numbers; nothing here touches a database or a lab.
-Only trials with status 'done' that are not warm-ups enter the statistics.
+Pure: `analyze` takes the trials `Results.trials()` returns and the factor list, and
+returns tables of numbers; nothing here touches a database or a lab. Only kept trials
+(`TrialRow.kept`: done, not warm-ups) enter the statistics.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from casslab.analysis.stats import (
     pairwise,
     scaling_curve,
 )
+from casslab.store.results import TrialRow
 
 UNITS = {"runtime_s": "s", "ops_s": "ops/s", "mean_ms": "ms", "p50_ms": "ms", "p95_ms": "ms",
          "p99_ms": "ms", "p999_ms": "ms"}
@@ -79,43 +80,37 @@ class Analysis:
         return f"{TITLES.get(self.response, self.response)} ({self.unit})"
 
 
-def kept(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [r for r in rows if r["status"] == "done" and not r["warmup"]
-            and r.get("runtime_s") is not None]
-
-
-def analyze(rows: list[dict[str, Any]], factors: list[dict[str, Any]], response: str, *,
+def analyze(rows: list[TrialRow], factors: list[dict[str, Any]], response: str, *,
             seed: int = 1, n_boot: int = 2000) -> Analysis:
     """Per-cell descriptives, per-factor tests and pairwise comparisons, scaling curves."""
-    good = kept(rows)
+    good = [r for r in rows if r.kept]
     counts = {"planned": len(rows), "kept": len(good),
-              "warmup": sum(1 for r in rows if r["warmup"] and r["status"] == "done"),
-              "failed": sum(1 for r in rows if r["status"] == "failed"),
-              "pending": sum(1 for r in rows if r["status"] in ("planned", "running",
-                                                                "interrupted"))}
-    by_cell: dict[str, list[dict[str, Any]]] = {}
+              "warmup": sum(1 for r in rows if r.warmup and r.status == "done"),
+              "failed": sum(1 for r in rows if r.status == "failed"),
+              "pending": sum(1 for r in rows if r.status in ("planned", "running",
+                                                             "interrupted"))}
+    by_cell: dict[str, list[TrialRow]] = {}
     order: dict[str, int] = {}
     for r in good:
-        by_cell.setdefault(r["cell"], []).append(r)
-        order[r["cell"]] = r["cell_idx"]
+        by_cell.setdefault(r.cell, []).append(r)
+        order[r.cell] = r.cell_idx
     cells = []
     for key in sorted(by_cell, key=lambda k: order[k]):
         rs = by_cell[key]
-        vals = [float(r[response]) for r in rs]
-        rel = {k for k, v in rs[0]["cell_params"].items() if isinstance(v, str) and
+        vals = [r.response(response) for r in rs]
+        rel = {k for k, v in rs[0].cell_params.items() if isinstance(v, str) and
                v.endswith("%")}
-        as_run = ", ".join(f"{k}={level_label(rs[0]['params'].get(k))}" for k in sorted(rel))
-        cells.append(CellStats(key, rs[0]["cell_params"], describe(vals, seed=seed, n_boot=n_boot),
-                               vals, [int(r["trial_id"]) for r in rs], outlier_mask(vals),
-                               as_run))
+        as_run = ", ".join(f"{k}={level_label(rs[0].params.get(k))}" for k in sorted(rel))
+        cells.append(CellStats(key, rs[0].cell_params, describe(vals, seed=seed, n_boot=n_boot),
+                               vals, [r.trial_id for r in rs], outlier_mask(vals), as_run))
     fstats = []
     for f in factors:
         name = f["name"]
         levels = [level_label(v) for v in f["levels"]]
         groups: dict[str, list[float]] = {lv: [] for lv in levels}
         for r in good:
-            lv = level_label(r["cell_params"].get(name))
-            groups.setdefault(lv, []).append(float(r[response]))
+            lv = level_label(r.cell_params.get(name))
+            groups.setdefault(lv, []).append(r.response(response))
         present = {k: v for k, v in groups.items() if v}
         fstats.append(FactorStats(name, levels, groups, anova_oneway(list(present.values())),
                                   kruskal(list(present.values())), pairwise(present)))
@@ -128,7 +123,7 @@ def numeric_factor(f: dict[str, Any]) -> bool:
         isinstance(v, int | float) and not isinstance(v, bool) for v in f["levels"])
 
 
-def curves(good: list[dict[str, Any]], factors: list[dict[str, Any]],
+def curves(good: list[TrialRow], factors: list[dict[str, Any]],
            response: str) -> list[Curve]:
     """For each numeric factor: one curve per combination of the other factors."""
     out = []
@@ -138,10 +133,10 @@ def curves(good: list[dict[str, Any]], factors: list[dict[str, Any]],
             continue
         lines: dict[str, dict[float, list[float]]] = {}
         for r in good:
-            p = r["cell_params"]
+            p = r.cell_params
             by = ", ".join(f"{n}={level_label(p.get(n))}" for n in names if n != f["name"])
             lines.setdefault(by, {}).setdefault(float(p[f["name"]]), []).append(
-                float(r[response]))
+                r.response(response))
         for by, pts in lines.items():
             out.append(Curve(f["name"], by, scaling_curve(pts)))
     return out

@@ -4,10 +4,9 @@ campaign's results database."""
 from __future__ import annotations
 
 import html
-import json
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,8 @@ from casslab.analysis.campaign import Analysis, analyze, representative
 from casslab.analysis.stats import OUTLIER_SD
 from casslab.experiment.search import Step, find_knee
 from casslab.report import plots
-from casslab.store.db import Store, StoreError
+from casslab.store.db import StoreError
+from casslab.store.results import Campaign, Results, TrialRow
 
 REPORT_NAME = "report.html"
 
@@ -61,7 +61,7 @@ def _table(headers: list[str], rows: list[list[str]], cls: str = "") -> str:
     return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def collect_series(store: Store, a: Analysis) -> dict[str, Any]:
+def collect_series(results: Results, a: Analysis) -> dict[str, Any]:
     """Time series of each cell's representative trial (closest to the cell median)."""
     cpu: dict[str, dict[str, list[tuple[float, float]]]] = {}
     disk: dict[str, dict[str, list[tuple[float, float]]]] = {}
@@ -72,45 +72,40 @@ def collect_series(store: Store, a: Analysis) -> dict[str, Any]:
         tid = representative(c)
         if tid is None:
             continue
-        nodes = store.query("SELECT t_s, node, cpu_user_pct, cpu_sys_pct, write_kb_s, "
-                            "read_kb_s, data_mib FROM node_metrics WHERE trial_id=? ORDER BY "
-                            "t_s", (tid,))
+        nodes = results.node_metrics(tid)
         for r in nodes:
-            cpu.setdefault(c.key, {}).setdefault(r["node"], []).append(
-                (r["t_s"], (r["cpu_user_pct"] or 0) + (r["cpu_sys_pct"] or 0)))
-            disk.setdefault(c.key, {}).setdefault(r["node"] + " write", []).append(
-                (r["t_s"], r["write_kb_s"] or 0))
-            disk.setdefault(c.key, {}).setdefault(r["node"] + " read", []).append(
-                (r["t_s"], r["read_kb_s"] or 0))
+            cpu.setdefault(c.key, {}).setdefault(r.node, []).append(
+                (r.t_s, (r.cpu_user_pct or 0) + (r.cpu_sys_pct or 0)))
+            disk.setdefault(c.key, {}).setdefault(r.node + " write", []).append(
+                (r.t_s, r.write_kb_s or 0))
+            disk.setdefault(c.key, {}).setdefault(r.node + " read", []).append(
+                (r.t_s, r.read_kb_s or 0))
         by_t: dict[float, float] = {}
         for r in nodes:
-            by_t[r["t_s"]] = by_t.get(r["t_s"], 0.0) + (r["data_mib"] or 0.0)
+            by_t[r.t_s] = by_t.get(r.t_s, 0.0) + (r.data_mib or 0.0)
         space[c.key] = sorted(by_t.items())
-        ivs = store.query("SELECT t_s, ops_s, interval_s FROM intervals WHERE trial_id=? "
-                          "AND recorded=1 ORDER BY t_s", (tid,))
+        ivs = results.intervals(tid)
         # The run's last interval is cut short: its rate is noise, leave it out.
-        full = max((r["interval_s"] or 0.0 for r in ivs), default=0.0)
-        tput[c.key] = [(r["t_s"], r["ops_s"]) for r in ivs
-                       if (r["interval_s"] or 0.0) >= 0.5 * full]
-        host[c.key] = [(r["t_s"], r["u"]) for r in store.query(
-            "SELECT t_s, cpu_user_pct + cpu_sys_pct AS u FROM host_metrics WHERE trial_id=? "
-            "ORDER BY t_s", (tid,))]
+        full = max((iv.interval_s or 0.0 for iv in ivs), default=0.0)
+        tput[c.key] = [(iv.t_s, iv.ops_s) for iv in ivs
+                       if (iv.interval_s or 0.0) >= 0.5 * full]
+        host[c.key] = [(h.t_s, (h.cpu_user_pct or 0.0) + (h.cpu_sys_pct or 0.0))
+                       for h in results.host_metrics(tid)]
     return {"cpu": cpu, "disk": disk, "tput": tput, "space": space, "host": host}
 
 
 def build_report(directory: Path, out: Path | None = None) -> Report:
     """Analyse the campaign in `directory` and write its HTML report (default
     DIR/report.html). Raises StoreError when there is no results database."""
-    with Store(directory, create=False) as store:
-        camp = store.query("SELECT * FROM campaigns ORDER BY id LIMIT 1")
-        if not camp:
+    store, results = Results.open(directory)
+    with store:
+        c = results.campaign()
+        if c is None:
             raise StoreError(f"{directory} has a results database but no campaign")
-        c = camp[0]
-        factors = json.loads(c["factors_json"])
-        rows = store.trials_with_summary()
-        a = analyze(rows, factors, c["response"])
-        series = collect_series(store, a)
-        steps = store.query("SELECT * FROM search_steps ORDER BY group_key, step")
+        rows = results.trials()
+        a = analyze(rows, c.factors, c.response)
+        series = collect_series(results, a)
+        steps = [asdict(s) for s in results.search_steps()]
     figures = make_figures(a, series, steps)
     page = render(c, a, rows, figures, steps)
     path = out or directory / REPORT_NAME
@@ -189,15 +184,15 @@ pre{background:#f4f4f4;padding:10px;font-size:12px;overflow:auto}
 """
 
 
-def render(c: dict[str, Any], a: Analysis, rows: list[dict[str, Any]], figures: list[Figure],
+def render(c: Campaign, a: Analysis, rows: list[TrialRow], figures: list[Figure],
            steps: list[dict[str, Any]]) -> str:
     k = a.counts
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>casslab report: "
-             f"{html.escape(c['name'])}</title><style>{CSS}</style></head><body>",
-             f"<h1>casslab campaign: {html.escape(c['name'])}</h1>",
+             f"{html.escape(c.name)}</title><style>{CSS}</style></head><body>",
+             f"<h1>casslab campaign: {html.escape(c.name)}</h1>",
              f"<p class='sub'>generated {time.strftime('%Y-%m-%d %H:%M:%S')} · casslab "
-             f"{html.escape(c['casslab_version'])} · host {html.escape(c['host'])} · spec "
-             f"digest {c['spec_digest']}</p>",
+             f"{html.escape(c.casslab_version)} · host {html.escape(c.host)} · spec "
+             f"digest {c.spec_digest}</p>",
              f"<p class='note'>Response: <b>{html.escape(a.title)}</b>. Trials: {k['planned']} "
              f"planned, {k['kept']} kept, {k['warmup']} warm-up (dropped), {k['failed']} "
              f"failed, {k['pending']} not run. Outlier rule: a trial more than "
@@ -254,12 +249,12 @@ def render(c: dict[str, Any], a: Analysis, rows: list[dict[str, Any]], figures: 
         parts.append(f"<figure id='fig-{html.escape(fig.id)}'><img alt='{html.escape(fig.title)}'"
                      f" src='data:image/png;base64,{fig.png_b64}'><figcaption>"
                      f"{html.escape(fig.caption)}</figcaption></figure>")
-    bad = [r for r in rows if r["status"] in ("failed", "interrupted")]
+    bad = [r for r in rows if r.status in ("failed", "interrupted")]
     if bad:
         parts.append("<h2>Trials that did not finish</h2>")
         parts.append(_table(["seq", "cell", "trial", "status", "error"],
-                            [[str(r["seq"]), html.escape(r["cell"]), str(r["trial_no"]),
-                              r["status"], html.escape(r["error"] or "")] for r in bad]))
-    parts.append("<h2>Spec</h2><pre>" + html.escape(c["spec_yaml"]) + "</pre>")
+                            [[str(r.seq), html.escape(r.cell), str(r.trial_no),
+                              r.status, html.escape(r.error or "")] for r in bad]))
+    parts.append("<h2>Spec</h2><pre>" + html.escape(c.spec_yaml) + "</pre>")
     parts.append("</body></html>")
     return "\n".join(parts)
