@@ -16,6 +16,7 @@ from casslab.experiment.search import Step, find_knee
 from casslab.report import plots
 from casslab.store.db import StoreError
 from casslab.store.results import Campaign, Results, TrialRow
+from casslab.store.schema import V1_MEAN_MAX
 
 REPORT_NAME = "report.html"
 
@@ -199,6 +200,12 @@ def render(c: Campaign, a: Analysis, rows: list[TrialRow], figures: list[Figure]
              f"{OUTLIER_SD:g} sample sd from its cell's mean is flagged (drawn as a dot), not "
              "removed. CI: 95 % percentile bootstrap of the median (seeded). Factor tests pool "
              "the other factors; pairwise p values are Holm-corrected per test family.</p>"]
+    old = sum(1 for r in rows if r.kept and r.pct_source == V1_MEAN_MAX)
+    if old:
+        parts.append(f"<p class='note'>{old} kept trials were written by schema 1: their "
+                     "p50 and mean are ops-weighted means over operation types and their "
+                     "p95/p99/p99.9 the worst type's, not percentiles of all operations "
+                     "(there are no histograms to recompute them).</p>")
     parts.append("<h2>Cells</h2>")
     parts.append(_table(
         ["cell", "n", "median", "q1", "q3", "mean", "sd", "95 % CI (median)", "min", "max",
