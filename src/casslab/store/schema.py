@@ -112,6 +112,7 @@ def open_schema(conn: sqlite3.Connection) -> int:
         for statement in SCHEMA.split(";"):
             if statement.strip():
                 conn.execute(statement)
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
-                     (str(SCHEMA_VERSION),))
+        if found != SCHEMA_VERSION:
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
+                         (str(SCHEMA_VERSION),))
     return found if found is not None else SCHEMA_VERSION
