@@ -2,7 +2,8 @@
 
 Every finished trial is written in ONE transaction (its summary, interval series and
 metrics, and status 'done'), so a campaign killed at any moment keeps exactly the
-trials that finished. The schema is documented in docs/results-schema.md.
+trials that finished. This module writes; results.py answers questions; schema.py holds
+the tables and migrations (documented in docs/results-schema.md).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class Store:
         self.conn.execute("PRAGMA synchronous=FULL")
         self.conn.execute("PRAGMA foreign_keys=ON")
         try:
+            # The version the file had when opened; it has been migrated if older.
             self.schema_found = open_schema(self.conn)
         except ValueError as exc:
             self.conn.close()
