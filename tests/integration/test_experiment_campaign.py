@@ -19,6 +19,7 @@ import yaml
 from casslab.core.paths import default_cache, default_home
 from casslab.experiment.runner import CampaignRunner, Event
 from casslab.experiment.spec import parse_spec
+from casslab.store.results import Results
 
 from labtools import casslab, leftovers
 
@@ -71,6 +72,21 @@ def test_example_campaign_end_to_end(tmp_path: Path) -> None:
     assert conn.execute("SELECT max(data_mib) FROM node_metrics").fetchone()[0] > 0
     assert conn.execute("SELECT count(*) FROM search_steps").fetchone()[0] == len(peak.steps)
     conn.close()
+    store, repo = Results.open(results)
+    with store:
+        kept = repo.kept_trials()
+        assert len(kept) == 4
+        for t in kept:
+            # One operation type ran (stress-write): casslab-load's merged 'all' histogram
+            # is that type's, so the ALL row must equal it, and both carry histograms.
+            *ops, total = repo.op_summaries(t.trial_id)
+            assert total.op == "ALL" and total.pct_source == "histogram"
+            assert total.ops == sum(o.ops for o in ops)
+            [live] = [o for o in ops if o.ops > 0]
+            assert [total.p50_ms, total.p99_ms] == [live.p50_ms, live.p99_ms]
+            assert total.latency_hist and total.service_hist and live.latency_hist
+            ivs = [iv for iv in repo.intervals(t.trial_id) if iv.ops > 0]
+            assert ivs and all(iv.pct_source == "histogram" and iv.p99_ms for iv in ivs)
 
     exp = casslab("experiment", "export", str(results), "--format", "parquet")
     assert exp.returncode == 0, exp.stderr

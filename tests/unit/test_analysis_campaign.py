@@ -6,21 +6,26 @@ from __future__ import annotations
 from typing import Any
 
 from casslab.analysis.campaign import analyze
+from casslab.store.results import TrialRow
 
 FACTORS = [{"name": "nodes", "levels": [1, 3]}, {"name": "workload", "levels": ["a", "b"]}]
 
 
-def rows(per_cell: int, factors: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+def rows(per_cell: int, factors: list[dict[str, Any]]) -> list[TrialRow]:
+    out: list[TrialRow] = []
     for n in factors[0]["levels"]:
         for w in (factors[1]["levels"] if len(factors) > 1 else [None]):
             params = {"nodes": n} | ({"workload": w} if w else {})
             for t in range(per_cell):
                 tid = len(out) + 1
-                out.append({"trial_id": tid, "status": "done", "warmup": 0, "cell": str(params),
-                            "cell_idx": len(out) // per_cell, "cell_params": params,
-                            "params": params,
-                            "runtime_s": 2.0 + n + (w == "b") * n + 0.1 * (t % 3)})
+                runtime = 2.0 + n + (w == "b") * n + 0.1 * (t % 3)
+                out.append(TrialRow(
+                    trial_id=tid, seq=tid, trial_no=t, warmup=False, status="done", error=None,
+                    started_at=None, ended_at=None, ended_by=None, cell=str(params),
+                    cell_idx=len(out) // per_cell, params=params, cell_params=params,
+                    runtime_s=runtime, ops=100, ops_s=100 / runtime, errors=0, mean_ms=1.0,
+                    p50_ms=1.0, p95_ms=1.0, p99_ms=1.0, p999_ms=1.0, max_ms=1.0,
+                    pct_source="histogram"))
     return out
 
 

@@ -54,3 +54,22 @@ def test_summary_line_becomes_typed_values() -> None:
     s = RunSummary.from_json(raw)
     assert s.ops_s == 5.0 and s.by_op[0].latency.p99_us == 3
     assert s.by_op[0].first_errors == ("timeout",) and s.by_op[0].retries == 2
+    assert s.overall is None  # a casslab-load without the `all` block
+
+
+def test_summary_all_block_becomes_the_overall_summary() -> None:
+    def pct(us: int) -> dict[str, float]:
+        return {"mean_us": us, "p50_us": us, "p95_us": us, "p99_us": us, "p999_us": us,
+                "max_us": us}
+
+    raw = {"workload": "ycsb-a", "ended_by": "completed", "elapsed_s": 1.0, "ops": 3,
+           "ops_s": 3.0, "errors": 0,
+           "by_op": {"read": {"ops": 2, "ops_s": 2.0, "errors": 0, "latency": pct(1000),
+                              "service": pct(900)},
+                     "update": {"ops": 1, "ops_s": 1.0, "errors": 0, "latency": pct(100000),
+                                "service": pct(90000)}},
+           "all": {"ops": 3, "ops_s": 3.0, "errors": 0, "latency": pct(1000),
+                   "service": pct(900)}}
+    s = RunSummary.from_json(raw)
+    assert s.overall is not None
+    assert (s.overall.name, s.overall.ops, s.overall.latency.p50_us) == ("ALL", 3, 1000)

@@ -128,3 +128,19 @@ def screenshot(html: Path, png: Path, height: int = 4000) -> None:
                         f"--user-data-dir={profile}", f"--screenshot={png}",
                         f"--window-size=1280,{height}", f"file://{html}"],
                        check=True, capture_output=True, timeout=120)
+
+
+def test_report_of_a_schema_1_database_says_its_percentiles_are_not_merged(
+        tmp_path: Path) -> None:
+    fixture = Path(__file__).parent.parent / "fixtures" / "results_v1.db"
+    shutil.copy(fixture, tmp_path / "results.db")
+    rep = build_report(tmp_path)
+    page = rep.path.read_text()
+    assert "3 kept trials were written by schema 1" in page
+    assert [c.key for c in rep.analysis.cells] == ["nodes=1", "nodes=3"]
+    assert rep.analysis.cells[1].values == [40.6]  # p50 response, as schema 1 stored it
+
+
+def test_report_of_merged_percentiles_has_no_schema_1_note(tmp_path: Path) -> None:
+    fabricate(tmp_path, with_search=False)
+    assert "written by schema 1" not in build_report(tmp_path).path.read_text()

@@ -12,6 +12,7 @@ import pytest
 
 from casslab.metrics.samples import HostSample, NodeSample, SstableSample, TrialMetrics
 from casslab.store.db import TABLES, Store, StoreError, export
+from casslab.store.results import Results
 
 
 def fake_summary(ops_s: float, runtime_s: float) -> dict[str, Any]:
@@ -24,13 +25,20 @@ def fake_summary(ops_s: float, runtime_s: float) -> dict[str, Any]:
             "by_op": {"read": {"ops": 10, "ops_s": ops_s / 2, "errors": 0, "latency": pct(1000),
                                "service": pct(900)},
                       "update": {"ops": 10, "ops_s": ops_s / 2, "errors": 0,
-                                 "latency": pct(2000), "service": pct(1800)}}}
+                                 "latency": pct(2000), "service": pct(1800)}},
+            # casslab-load's merge of both types' histograms (not derived from the above)
+            "all": {"ops": 20, "ops_s": ops_s, "errors": 0, "latency": pct(1500),
+                    "service": pct(1300),
+                    "hist": {"latency": "HISTlat", "service": "HISTsvc"}}}
 
 
 def fake_intervals(n: int, ops_s: float) -> list[dict[str, Any]]:
     return [{"type": "interval", "stage": "run", "recorded": True, "t_s": float(i + 1),
              "interval_s": 1.0, "ops": int(ops_s), "ops_s": ops_s, "errors": 0,
-             "by_op": {"read": {"latency": {"p50_us": 1000, "p99_us": 3000}}}}
+             "by_op": {"read": {"latency": {"p50_us": 1000, "p99_us": 3000}},
+                       "update": {"latency": {"p50_us": 2000, "p99_us": 5000}}},
+             "all": {"latency": {"p50_us": 1200, "p99_us": 4000},
+                     "hist": {"latency": f"L{i}", "service": f"S{i}"}}}
             for i in range(n)]
 
 
@@ -77,17 +85,73 @@ def test_plan_commit_and_resume(tmp_path: Path) -> None:
     assert (cid2, resumed) == (cid, True)
     status = store.ensure_plan(cid, PLAN)  # idempotent
     assert [status[s][1] for s in (1, 2, 3)] == ["running", "done", "planned"]
-    rows = store.trials_with_summary()
-    done = next(r for r in rows if r["status"] == "done")
-    assert done["runtime_s"] == 2.0 and done["ops_s"] == 500
-    assert done["p99_ms"] == pytest.approx(6.0)  # worst of read 3 ms, update 6 ms
-    assert done["mean_ms"] == pytest.approx((1.1 + 2.2) / 2)
-    assert len(store.query("SELECT * FROM intervals")) == 3
-    assert len(store.query("SELECT * FROM node_metrics")) == 3
+    results = Results(store)
+    done = next(r for r in results.trials() if r.status == "done")
+    assert done.runtime_s == 2.0 and done.ops_s == 500
+    assert done.p99_ms == pytest.approx(4.5)  # the 'all' block's, not the worst type's 6
+    assert done.mean_ms == pytest.approx(1.65)
+    assert len(results.intervals(tid)) == 3
+    assert len(results.node_metrics(tid)) == 3
     # recommitting a trial replaces its rows, never duplicates them
     store.commit_trial(tid, summary=fake_summary(400, 2.5), intervals=fake_intervals(2, 400),
                        metrics=fake_metrics(2), command=["casslab-load"])
-    assert len(store.query("SELECT * FROM intervals")) == 2
+    assert len(results.intervals(tid)) == 2
+    assert len(results.node_metrics(tid)) == 2
+    store.close()
+
+
+def test_all_row_and_intervals_take_the_merged_histograms_percentiles(tmp_path: Path) -> None:
+    """Reads of 1 ms, writes of 100 ms: casslab-load's 'all' block (the merged
+    histograms, see StatsSet::all) gives the ALL row and each interval their percentiles;
+    neither the mean of the types' p50s nor the worst type's p99."""
+    store, cid = open_store(tmp_path)
+    tid = store.ensure_plan(cid, PLAN)[2][0]
+    store.commit_trial(tid, summary=fake_summary(500, 2.0), intervals=fake_intervals(3, 500),
+                       metrics=fake_metrics(1), command=[])
+    results = Results(store)
+    by_op = {o.op: o for o in results.op_summaries(tid)}
+    assert list(by_op) == ["read", "update", "ALL"]
+    a = by_op["ALL"]
+    assert (a.p50_ms, a.p99_ms, a.p999_ms, a.max_ms) == (1.5, 4.5, 6.0, 7.5)
+    assert (a.service_p50_ms, a.service_p99_ms) == (1.3, 3.9)
+    assert (a.latency_hist, a.service_hist, a.pct_source) == ("HISTlat", "HISTsvc",
+                                                              "histogram")
+    assert by_op["read"].p99_ms == 3.0  # per-operation rows stay
+    ivs = results.intervals(tid)
+    assert [(iv.p50_ms, iv.p99_ms) for iv in ivs] == [(1.2, 4.0)] * 3
+    store.close()
+
+
+def test_one_operation_type_is_its_own_all_and_several_need_the_block(
+        tmp_path: Path) -> None:
+    store, cid = open_store(tmp_path)
+    status = store.ensure_plan(cid, PLAN)
+    one = fake_summary(500, 2.0)
+    del one["all"], one["by_op"]["update"]
+    store.commit_trial(status[2][0], summary=one, intervals=[], metrics=fake_metrics(1),
+                       command=[])
+    all_row = Results(store).op_summaries(status[2][0])[-1]
+    assert (all_row.op, all_row.p99_ms) == ("ALL", 3.0)
+    two = fake_summary(500, 2.0)
+    del two["all"]
+    with pytest.raises(StoreError, match="2 operation types and no 'all' block"):
+        store.commit_trial(status[3][0], summary=two, intervals=[], metrics=fake_metrics(1),
+                           command=[])
+    assert Results(store).op_summaries(status[3][0]) == []  # nothing half-written
+    store.close()
+
+
+def test_kept_trials_and_trial_order(tmp_path: Path) -> None:
+    store, cid = open_store(tmp_path)
+    status = store.ensure_plan(cid, PLAN)
+    for seq in (1, 2):
+        store.commit_trial(status[seq][0], summary=fake_summary(100.0 * seq, 2.0),
+                           intervals=[], metrics=fake_metrics(1), command=[])
+    store.mark_ended(status[3][0], "failed", "boom")
+    results = Results(store)
+    assert [t.seq for t in results.kept_trials()] == [2]  # seq 1 is a warm-up
+    order = results.trial_order("ops_s")
+    assert [(p.seq, p.warmup, p.value) for p in order] == [(1, True, 100.0), (2, False, 200.0)]
     store.close()
 
 

@@ -1,8 +1,8 @@
 """A campaign's trials (rows of the results database) turned into statistics.
 
-Pure: `analyze` takes the rows `Store.trials_with_summary()` returns and the factor
-list, and returns tables of numbers; nothing here touches a database or a lab.
-Only trials with status 'done' that are not warm-ups enter the statistics.
+Pure: `analyze` takes the trials `Results.trials()` returns and the factor list, and
+returns tables of numbers; nothing here touches a database or a lab. Only kept trials
+(`TrialRow.kept`: done, not warm-ups) enter the statistics.
 Designs with >= 2 varied factors and >= 2 trials in every cell get the factorial ANOVA
 (interactions, assumption checks, simple effects); the one-way tests per factor are kept
 for one-factor designs and for the pairwise tables and plots.
@@ -29,6 +29,7 @@ from casslab.analysis.stats import (
     pairwise,
     scaling_curve,
 )
+from casslab.store.results import TrialRow
 
 UNITS = {"runtime_s": "s", "ops_s": "ops/s", "mean_ms": "ms", "p50_ms": "ms", "p95_ms": "ms",
          "p99_ms": "ms", "p999_ms": "ms"}
@@ -89,37 +90,36 @@ class Analysis:
         return f"{TITLES.get(self.response, self.response)} ({self.unit})"
 
 
-def kept(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [r for r in rows if r["status"] == "done" and not r["warmup"]
-            and r.get("runtime_s") is not None]
+def kept(rows: list[TrialRow]) -> list[TrialRow]:
+    return [r for r in rows if r.kept]
 
 
-def analyze(rows: list[dict[str, Any]], factors: list[dict[str, Any]], response: str, *,
+def analyze(rows: list[TrialRow], factors: list[dict[str, Any]], response: str, *,
             per_second: Mapping[int, list[float]] | None = None) -> Analysis:
     """Per-cell descriptives, per-factor tests and pairwise comparisons, the factorial
     ANOVA when the design allows it, scaling curves. `per_second`: trial id -> its
     per-second throughput samples, for the batch-means SE within each trial."""
     good = kept(rows)
     counts = {"planned": len(rows), "kept": len(good),
-              "warmup": sum(1 for r in rows if r["warmup"] and r["status"] == "done"),
-              "failed": sum(1 for r in rows if r["status"] == "failed"),
-              "pending": sum(1 for r in rows if r["status"] in ("planned", "running",
-                                                                "interrupted"))}
-    by_cell: dict[str, list[dict[str, Any]]] = {}
+              "warmup": sum(1 for r in rows if r.warmup and r.status == "done"),
+              "failed": sum(1 for r in rows if r.status == "failed"),
+              "pending": sum(1 for r in rows if r.status in ("planned", "running",
+                                                             "interrupted"))}
+    by_cell: dict[str, list[TrialRow]] = {}
     order: dict[str, int] = {}
     for r in good:
-        by_cell.setdefault(r["cell"], []).append(r)
-        order[r["cell"]] = r["cell_idx"]
+        by_cell.setdefault(r.cell, []).append(r)
+        order[r.cell] = r.cell_idx
     cells = []
     for key in sorted(by_cell, key=lambda k: order[k]):
         rs = by_cell[key]
-        vals = [float(r[response]) for r in rs]
-        rel = {k for k, v in rs[0]["cell_params"].items() if isinstance(v, str) and
+        vals = [r.response(response) for r in rs]
+        rel = {k for k, v in rs[0].cell_params.items() if isinstance(v, str) and
                v.endswith("%")}
-        as_run = ", ".join(f"{k}={level_label(rs[0]['params'].get(k))}" for k in sorted(rel))
-        ids = [int(r["trial_id"]) for r in rs]
+        as_run = ", ".join(f"{k}={level_label(rs[0].params.get(k))}" for k in sorted(rel))
+        ids = [r.trial_id for r in rs]
         within = [batch_means(per_second[i]) for i in ids if per_second and per_second.get(i)]
-        cells.append(CellStats(key, rs[0]["cell_params"], describe(vals), vals, ids,
+        cells.append(CellStats(key, rs[0].cell_params, describe(vals), vals, ids,
                                outlier_mask(vals), as_run, within))
     fstats = []
     for f in factors:
@@ -127,8 +127,8 @@ def analyze(rows: list[dict[str, Any]], factors: list[dict[str, Any]], response:
         levels = [level_label(v) for v in f["levels"]]
         groups: dict[str, list[float]] = {lv: [] for lv in levels}
         for r in good:
-            lv = level_label(r["cell_params"].get(name))
-            groups.setdefault(lv, []).append(float(r[response]))
+            lv = level_label(r.cell_params.get(name))
+            groups.setdefault(lv, []).append(r.response(response))
         present = {k: v for k, v in groups.items() if v}
         fstats.append(FactorStats(name, levels, groups, anova_oneway(list(present.values())),
                                   kruskal(list(present.values())), pairwise(present)))
@@ -137,13 +137,13 @@ def analyze(rows: list[dict[str, Any]], factors: list[dict[str, Any]], response:
                     curves(good, factors, response), counts, fac, note)
 
 
-def factorial(good: list[dict[str, Any]], factors: list[dict[str, Any]],
+def factorial(good: list[TrialRow], factors: list[dict[str, Any]],
               response: str) -> tuple[Factorial | None, str]:
     """The factorial ANOVA over the varied factors, or None and the reason."""
     names = [f["name"] for f in factors if len(f["levels"]) > 1]
     if len(names) < 2:
         return None, "one varied factor: one-way tests"
-    data = [(tuple(level_label(r["cell_params"].get(n)) for n in names), float(r[response]))
+    data = [(tuple(level_label(r.cell_params.get(n)) for n in names), r.response(response))
             for r in good]
     if not replicated(full_grid(names, data)):
         return None, ("not every cell of the factor grid has >= 2 kept trials: no "
@@ -156,7 +156,7 @@ def numeric_factor(f: dict[str, Any]) -> bool:
         isinstance(v, int | float) and not isinstance(v, bool) for v in f["levels"])
 
 
-def curves(good: list[dict[str, Any]], factors: list[dict[str, Any]],
+def curves(good: list[TrialRow], factors: list[dict[str, Any]],
            response: str) -> list[Curve]:
     """For each numeric factor: one curve per combination of the other factors."""
     out = []
@@ -166,10 +166,10 @@ def curves(good: list[dict[str, Any]], factors: list[dict[str, Any]],
             continue
         lines: dict[str, dict[float, list[float]]] = {}
         for r in good:
-            p = r["cell_params"]
+            p = r.cell_params
             by = ", ".join(f"{n}={level_label(p.get(n))}" for n in names if n != f["name"])
             lines.setdefault(by, {}).setdefault(float(p[f["name"]]), []).append(
-                float(r[response]))
+                r.response(response))
         for by, pts in lines.items():
             out.append(Curve(f["name"], by, scaling_curve(pts)))
     return out

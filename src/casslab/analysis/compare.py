@@ -16,10 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from casslab.analysis.campaign import TITLES, UNITS, kept
+from casslab.analysis.campaign import TITLES, UNITS
 from casslab.analysis.stats import holm, welch
 from casslab.core.errors import UsageError
 from casslab.store.db import Store
+from casslab.store.results import Results
 
 ALPHA = 0.01
 # What a trial's summary holds, in the order a reader looks for it.
@@ -95,15 +96,15 @@ def load_side(directory: Path, cell: str | None = None) -> Side:
     or a directory without kept trials.
     """
     with Store(directory, create=False) as store:
-        rows = kept(store.trials_with_summary())
+        rows = Results(store).kept_trials()
     if cell is not None:
-        cells = list(dict.fromkeys(r["cell"] for r in rows))
+        cells = list(dict.fromkeys(r.cell for r in rows))
         if cell not in cells:
             raise UsageError(f"cell '{cell}' is not in {directory}; its cells: "
                              f"{', '.join(cells) or 'none with kept trials'}")
-        rows = [r for r in rows if r["cell"] == cell]
+        rows = [r for r in rows if r.cell == cell]
     if not rows:
         raise UsageError(f"{directory} has no finished trials to compare")
-    values = {name: [float(r[name]) for r in rows if r.get(name) is not None]
+    values = {name: [v for r in rows if not math.isnan(v := r.response(name))]
               for name in RESPONSES}
     return Side(f"{directory}" + (f" [{cell}]" if cell is not None else ""), values)

@@ -51,15 +51,20 @@ class RunSummary:
     errors: int
     by_op: tuple[OpSummary, ...]
     raw: dict[str, Any]
+    # Every operation type's histograms merged by casslab-load (None from a casslab-load
+    # without the `all` block): the run's overall percentiles.
+    overall: OpSummary | None = None
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> RunSummary:
-        ops = tuple(
-            OpSummary(name, int(o["ops"]), float(o["ops_s"]), int(o.get("not_found", 0)),
-                      int(o["errors"]), int(o.get("retries", 0)),
-                      Percentiles.from_json(o["latency"]), Percentiles.from_json(o["service"]),
-                      tuple(o.get("first_errors", [])))
-            for name, o in d["by_op"].items()
-        )
+        ops = tuple(_op(name, o) for name, o in d["by_op"].items())
+        overall = _op("ALL", d["all"]) if "all" in d else None
         return cls(str(d["workload"]), str(d["ended_by"]), float(d["elapsed_s"]), int(d["ops"]),
-                   float(d["ops_s"]), int(d["errors"]), ops, d)
+                   float(d["ops_s"]), int(d["errors"]), ops, d, overall)
+
+
+def _op(name: str, o: dict[str, Any]) -> OpSummary:
+    return OpSummary(name, int(o["ops"]), float(o["ops_s"]), int(o.get("not_found", 0)),
+                     int(o["errors"]), int(o.get("retries", 0)),
+                     Percentiles.from_json(o["latency"]), Percentiles.from_json(o["service"]),
+                     tuple(o.get("first_errors", [])))

@@ -25,7 +25,8 @@ import yaml
 
 from casslab.core.errors import UsageError
 from casslab.plan.spec import PlanSpec, ResultsSource
-from casslab.store.db import DB_NAME, Store, StoreError
+from casslab.store.db import DB_NAME, StoreError
+from casslab.store.results import Results
 
 
 class ModelError(UsageError):
@@ -112,21 +113,20 @@ def results_rows(src: ResultsSource) -> list[dict[str, Any]]:
     come from the campaign's spec (lab.nodes, lab.profile, workload.name)."""
     directory = src.path.parent if src.path.name == DB_NAME else src.path
     try:
-        with Store(directory, create=False) as store:
-            camp = store.query("SELECT spec_yaml FROM campaigns ORDER BY id LIMIT 1")
-            trials = store.trials_with_summary()
+        store, results = Results.open(directory)
+        with store:
+            camp = results.campaign()
+            trials = results.kept_trials()
     except StoreError as exc:
         raise ModelError(f"throughput_from.results: {exc}") from None
-    defaults = _spec_defaults(camp[0]["spec_yaml"] if camp else "")
+    defaults = _spec_defaults(camp.spec_yaml if camp else "")
     rows = []
     for t in trials:
-        if t["status"] != "done" or t["warmup"] or t["ops_s"] is None:
-            continue
-        params = {**defaults, **t["cell_params"], **t["params"]}
+        params = {**defaults, **t.cell_params, **t.params}
         rows.append({"workload": params.get(src.workload_factor, defaults["workload"]),
                      "vm_type": params.get(src.vm_factor, defaults["profile"]),
                      "nodes": params.get(src.nodes_factor, defaults["nodes"]),
-                     "ops_s": t["ops_s"]})
+                     "ops_s": t.ops_s})
     return rows
 
 

@@ -4,10 +4,9 @@ campaign's results database."""
 from __future__ import annotations
 
 import html
-import json
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,9 @@ from casslab.analysis.intervals import BatchMeans, min_n_for_median
 from casslab.analysis.stats import OUTLIER_SD
 from casslab.experiment.search import Step, find_knee
 from casslab.report import plots
-from casslab.store.db import Store, StoreError
+from casslab.store.db import StoreError
+from casslab.store.results import Campaign, Results, TrialRow
+from casslab.store.schema import V1_MEAN_MAX
 
 REPORT_NAME = "report.html"
 
@@ -63,7 +64,7 @@ def _table(headers: list[str], rows: list[list[str]], cls: str = "") -> str:
     return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def collect_series(store: Store, a: Analysis) -> dict[str, Any]:
+def collect_series(results: Results, a: Analysis) -> dict[str, Any]:
     """Time series of each cell's representative trial (closest to the cell median)."""
     cpu: dict[str, dict[str, list[tuple[float, float]]]] = {}
     disk: dict[str, dict[str, list[tuple[float, float]]]] = {}
@@ -74,61 +75,45 @@ def collect_series(store: Store, a: Analysis) -> dict[str, Any]:
         tid = representative(c)
         if tid is None:
             continue
-        nodes = store.query("SELECT t_s, node, cpu_user_pct, cpu_sys_pct, write_kb_s, "
-                            "read_kb_s, data_mib FROM node_metrics WHERE trial_id=? ORDER BY "
-                            "t_s", (tid,))
+        nodes = results.node_metrics(tid)
         for r in nodes:
-            cpu.setdefault(c.key, {}).setdefault(r["node"], []).append(
-                (r["t_s"], (r["cpu_user_pct"] or 0) + (r["cpu_sys_pct"] or 0)))
-            disk.setdefault(c.key, {}).setdefault(r["node"] + " write", []).append(
-                (r["t_s"], r["write_kb_s"] or 0))
-            disk.setdefault(c.key, {}).setdefault(r["node"] + " read", []).append(
-                (r["t_s"], r["read_kb_s"] or 0))
+            cpu.setdefault(c.key, {}).setdefault(r.node, []).append(
+                (r.t_s, (r.cpu_user_pct or 0) + (r.cpu_sys_pct or 0)))
+            disk.setdefault(c.key, {}).setdefault(r.node + " write", []).append(
+                (r.t_s, r.write_kb_s or 0))
+            disk.setdefault(c.key, {}).setdefault(r.node + " read", []).append(
+                (r.t_s, r.read_kb_s or 0))
         by_t: dict[float, float] = {}
         for r in nodes:
-            by_t[r["t_s"]] = by_t.get(r["t_s"], 0.0) + (r["data_mib"] or 0.0)
+            by_t[r.t_s] = by_t.get(r.t_s, 0.0) + (r.data_mib or 0.0)
         space[c.key] = sorted(by_t.items())
-        ivs = store.query("SELECT t_s, ops_s, interval_s FROM intervals WHERE trial_id=? "
-                          "AND recorded=1 ORDER BY t_s", (tid,))
+        ivs = results.intervals(tid)
         # The run's last interval is cut short: its rate is noise, leave it out.
-        full = max((r["interval_s"] or 0.0 for r in ivs), default=0.0)
-        tput[c.key] = [(r["t_s"], r["ops_s"]) for r in ivs
-                       if (r["interval_s"] or 0.0) >= 0.5 * full]
-        host[c.key] = [(r["t_s"], r["u"]) for r in store.query(
-            "SELECT t_s, cpu_user_pct + cpu_sys_pct AS u FROM host_metrics WHERE trial_id=? "
-            "ORDER BY t_s", (tid,))]
+        full = max((iv.interval_s or 0.0 for iv in ivs), default=0.0)
+        tput[c.key] = [(iv.t_s, iv.ops_s) for iv in ivs
+                       if (iv.interval_s or 0.0) >= 0.5 * full]
+        host[c.key] = [(h.t_s, (h.cpu_user_pct or 0.0) + (h.cpu_sys_pct or 0.0))
+                       for h in results.host_metrics(tid)]
     return {"cpu": cpu, "disk": disk, "tput": tput, "space": space, "host": host}
 
 
 def build_report(directory: Path, out: Path | None = None) -> Report:
     """Analyse the campaign in `directory` and write its HTML report (default
     DIR/report.html). Raises StoreError when there is no results database."""
-    with Store(directory, create=False) as store:
-        camp = store.query("SELECT * FROM campaigns ORDER BY id LIMIT 1")
-        if not camp:
+    store, results = Results.open(directory)
+    with store:
+        c = results.campaign()
+        if c is None:
             raise StoreError(f"{directory} has a results database but no campaign")
-        c = camp[0]
-        factors = json.loads(c["factors_json"])
-        rows = store.trials_with_summary()
-        a = analyze(rows, factors, c["response"], per_second=per_second_throughput(store))
-        series = collect_series(store, a)
-        steps = store.query("SELECT * FROM search_steps ORDER BY group_key, step")
+        rows = results.trials()
+        a = analyze(rows, c.factors, c.response, per_second=results.per_second_throughput())
+        series = collect_series(results, a)
+        steps = [asdict(s) for s in results.search_steps()]
     figures = make_figures(a, series, steps)
     page = render(c, a, rows, figures, steps)
     path = out or directory / REPORT_NAME
     path.write_text(page)
     return Report(path, figures, a)
-
-
-def per_second_throughput(store: Store) -> dict[int, list[float]]:
-    """Each trial's recorded per-interval throughput, the run's cut-short last interval
-    left out (its rate is noise)."""
-    out: dict[int, list[tuple[float, float]]] = {}
-    for r in store.query("SELECT trial_id, ops_s, interval_s FROM intervals WHERE recorded=1 "
-                         "ORDER BY trial_id, t_s"):
-        out.setdefault(int(r["trial_id"]), []).append((r["ops_s"], r["interval_s"] or 0.0))
-    return {t: [v for v, iv in xs if iv >= 0.5 * max(i for _, i in xs)]
-            for t, xs in out.items()}
 
 
 def search_groups(steps: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -260,15 +245,15 @@ def render_factorial(fa: Factorial) -> str:
     return "\n".join(parts)
 
 
-def render(c: dict[str, Any], a: Analysis, rows: list[dict[str, Any]], figures: list[Figure],
+def render(c: Campaign, a: Analysis, rows: list[TrialRow], figures: list[Figure],
            steps: list[dict[str, Any]]) -> str:
     k = a.counts
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>casslab report: "
-             f"{html.escape(c['name'])}</title><style>{CSS}</style></head><body>",
-             f"<h1>casslab campaign: {html.escape(c['name'])}</h1>",
+             f"{html.escape(c.name)}</title><style>{CSS}</style></head><body>",
+             f"<h1>casslab campaign: {html.escape(c.name)}</h1>",
              f"<p class='sub'>generated {time.strftime('%Y-%m-%d %H:%M:%S')} · casslab "
-             f"{html.escape(c['casslab_version'])} · host {html.escape(c['host'])} · spec "
-             f"digest {c['spec_digest']}</p>",
+             f"{html.escape(c.casslab_version)} · host {html.escape(c.host)} · spec "
+             f"digest {c.spec_digest}</p>",
              f"<p class='note'>Response: <b>{html.escape(a.title)}</b>. Trials: {k['planned']} "
              f"planned, {k['kept']} kept, {k['warmup']} warm-up (dropped), {k['failed']} "
              f"failed, {k['pending']} not run. Outlier rule: a trial more than "
@@ -281,6 +266,12 @@ def render(c: dict[str, Any], a: Analysis, rows: list[dict[str, Any]], figures: 
                                     a.factorial else "Factor tests pool the other factors "
                                     "(" + html.escape(a.factorial_note) + "). ") +
              "Pairwise p values are Holm-corrected per test family.</p>"]
+    old = sum(1 for r in rows if r.kept and r.pct_source == V1_MEAN_MAX)
+    if old:
+        parts.append(f"<p class='note'>{old} kept trials were written by schema 1: their "
+                     "p50 and mean are ops-weighted means over operation types and their "
+                     "p95/p99/p99.9 the worst type's, not percentiles of all operations "
+                     "(there are no histograms to recompute them).</p>")
     parts.append("<h2>Cells</h2>")
     within = any(cs.within for cs in a.cells)
     parts.append(_table(
@@ -341,12 +332,12 @@ def render(c: dict[str, Any], a: Analysis, rows: list[dict[str, Any]], figures: 
         parts.append(f"<figure id='fig-{html.escape(fig.id)}'><img alt='{html.escape(fig.title)}'"
                      f" src='data:image/png;base64,{fig.png_b64}'><figcaption>"
                      f"{html.escape(fig.caption)}</figcaption></figure>")
-    bad = [r for r in rows if r["status"] in ("failed", "interrupted")]
+    bad = [r for r in rows if r.status in ("failed", "interrupted")]
     if bad:
         parts.append("<h2>Trials that did not finish</h2>")
         parts.append(_table(["seq", "cell", "trial", "status", "error"],
-                            [[str(r["seq"]), html.escape(r["cell"]), str(r["trial_no"]),
-                              r["status"], html.escape(r["error"] or "")] for r in bad]))
-    parts.append("<h2>Spec</h2><pre>" + html.escape(c["spec_yaml"]) + "</pre>")
+                            [[str(r.seq), html.escape(r.cell), str(r.trial_no),
+                              r.status, html.escape(r.error or "")] for r in bad]))
+    parts.append("<h2>Spec</h2><pre>" + html.escape(c.spec_yaml) + "</pre>")
     parts.append("</body></html>")
     return "\n".join(parts)

@@ -2,7 +2,8 @@
 
 Every finished trial is written in ONE transaction (its summary, interval series and
 metrics, and status 'done'), so a campaign killed at any moment keeps exactly the
-trials that finished. The schema is documented in docs/results-schema.md.
+trials that finished. This module writes; results.py answers questions; schema.py holds
+the tables and migrations (documented in docs/results-schema.md).
 """
 
 from __future__ import annotations
@@ -19,59 +20,9 @@ from typing import Any
 from casslab import __version__
 from casslab.core.errors import CasslabError
 from casslab.metrics.samples import TrialMetrics
+from casslab.store.schema import FROM_HISTOGRAM, open_schema
 
 DB_NAME = "results.db"
-SCHEMA_VERSION = 1
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS campaigns (
-  id INTEGER PRIMARY KEY, name TEXT NOT NULL, spec_digest TEXT NOT NULL, spec_yaml TEXT NOT NULL,
-  response TEXT NOT NULL, factors_json TEXT NOT NULL, created_at REAL NOT NULL,
-  casslab_version TEXT NOT NULL, host TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS cells (
-  id INTEGER PRIMARY KEY, campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
-  idx INTEGER NOT NULL, key TEXT NOT NULL, params_json TEXT NOT NULL,
-  UNIQUE (campaign_id, idx));
-CREATE TABLE IF NOT EXISTS trials (
-  id INTEGER PRIMARY KEY, campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
-  cell_id INTEGER NOT NULL REFERENCES cells(id), seq INTEGER NOT NULL,
-  trial_no INTEGER NOT NULL, warmup INTEGER NOT NULL, status TEXT NOT NULL,
-  reset TEXT, params_json TEXT, started_at REAL, ended_at REAL, error TEXT, attempts INTEGER
-  NOT NULL DEFAULT 0, ended_by TEXT, command TEXT, UNIQUE (campaign_id, seq));
-CREATE TABLE IF NOT EXISTS summaries (
-  trial_id INTEGER NOT NULL REFERENCES trials(id), op TEXT NOT NULL, runtime_s REAL NOT NULL,
-  ops INTEGER NOT NULL, ops_s REAL NOT NULL, errors INTEGER NOT NULL, mean_ms REAL NOT NULL,
-  p50_ms REAL NOT NULL, p95_ms REAL NOT NULL, p99_ms REAL NOT NULL, p999_ms REAL NOT NULL,
-  max_ms REAL NOT NULL, service_p50_ms REAL NOT NULL, service_p99_ms REAL NOT NULL,
-  PRIMARY KEY (trial_id, op));
-CREATE TABLE IF NOT EXISTS intervals (
-  trial_id INTEGER NOT NULL REFERENCES trials(id), t_s REAL NOT NULL, stage TEXT,
-  recorded INTEGER NOT NULL, ops INTEGER NOT NULL, ops_s REAL NOT NULL, errors INTEGER NOT NULL,
-  p50_ms REAL, p99_ms REAL, interval_s REAL);
-CREATE TABLE IF NOT EXISTS node_metrics (
-  trial_id INTEGER NOT NULL REFERENCES trials(id), t_s REAL NOT NULL, node TEXT NOT NULL,
-  cpu_user_pct REAL, cpu_sys_pct REAL, read_kb_s REAL, write_kb_s REAL, rss_mib REAL,
-  data_mib REAL, compactions_active INTEGER, compactions_pending INTEGER);
-CREATE TABLE IF NOT EXISTS host_metrics (
-  trial_id INTEGER NOT NULL REFERENCES trials(id), t_s REAL NOT NULL, cpu_user_pct REAL,
-  cpu_sys_pct REAL, cpu_iowait_pct REAL, read_kb_s REAL, write_kb_s REAL);
-CREATE TABLE IF NOT EXISTS sstables (
-  trial_id INTEGER NOT NULL REFERENCES trials(id), t_s REAL NOT NULL, node TEXT NOT NULL,
-  keyspace TEXT NOT NULL, tbl TEXT NOT NULL, sstables INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS table_metrics (
-  trial_id INTEGER NOT NULL REFERENCES trials(id), t_s REAL NOT NULL, node TEXT NOT NULL,
-  keyspace TEXT NOT NULL, tbl TEXT NOT NULL, kind TEXT NOT NULL, count INTEGER,
-  per_second REAL, p50_ms REAL, p99_ms REAL);
-CREATE TABLE IF NOT EXISTS search_steps (
-  campaign_id INTEGER NOT NULL REFERENCES campaigns(id), group_key TEXT NOT NULL,
-  step INTEGER NOT NULL, vary TEXT NOT NULL, level REAL NOT NULL, ops_s REAL NOT NULL,
-  p99_ms REAL NOT NULL, trials INTEGER NOT NULL, stopped_by TEXT,
-  PRIMARY KEY (campaign_id, group_key, step));
-CREATE INDEX IF NOT EXISTS intervals_trial ON intervals(trial_id);
-CREATE INDEX IF NOT EXISTS node_metrics_trial ON node_metrics(trial_id);
-CREATE INDEX IF NOT EXISTS host_metrics_trial ON host_metrics(trial_id);
-"""
 
 # Tables exported by `experiment export`, in that order.
 TABLES = ("campaigns", "cells", "trials", "summaries", "intervals", "node_metrics",
@@ -96,13 +47,12 @@ class Store:
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=FULL")
         self.conn.execute("PRAGMA foreign_keys=ON")
-        self.conn.executescript(SCHEMA)
-        # Databases written before intervals.interval_s existed (same schema version).
-        cols = {r[1] for r in self.conn.execute("PRAGMA table_info(intervals)")}
-        if "interval_s" not in cols:
-            self.conn.execute("ALTER TABLE intervals ADD COLUMN interval_s REAL")
-        self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
-                          (str(SCHEMA_VERSION),))
+        try:
+            # The version the file had when opened; it has been migrated if older.
+            self.schema_found = open_schema(self.conn)
+        except ValueError as exc:
+            self.conn.close()
+            raise StoreError(f"{self.path}: {exc}") from None
 
     def close(self) -> None:
         self.conn.close()
@@ -182,10 +132,10 @@ class Store:
             self.conn.execute("BEGIN")
             self._clear(trial_id)
             self.conn.executemany(
-                "INSERT INTO summaries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO summaries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 summary_rows(trial_id, summary))
             self.conn.executemany(
-                "INSERT INTO intervals VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO intervals VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 interval_rows(trial_id, intervals))
             self.conn.executemany(
                 "INSERT INTO node_metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -222,58 +172,62 @@ class Store:
                               "?, ?)", (campaign_id, group_key, step, vary, level, ops_s, p99_ms,
                                         trials, stopped_by))
 
-    # ---- reading ----------------------------------------------------------------------
+def _pct_ms(p: dict[str, Any]) -> tuple[float, ...]:
+    return (p["mean_us"] / 1000, p["p50_us"] / 1000, p["p95_us"] / 1000, p["p99_us"] / 1000,
+            p["p999_us"] / 1000, p["max_us"] / 1000)
 
-    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-        return [dict(r) for r in self.conn.execute(sql, params).fetchall()]
 
-    def trials_with_summary(self) -> list[dict[str, Any]]:
-        """One dict per trial: its fields, `params` (dict) and the 'ALL' summary columns."""
-        rows = self.query(
-            "SELECT t.id AS trial_id, t.seq, t.trial_no, t.warmup, t.status, t.error, "
-            "t.started_at, t.ended_at, t.ended_by, c.key AS cell, c.idx AS cell_idx, "
-            "t.params_json, c.params_json AS cell_params_json, s.runtime_s, s.ops, s.ops_s, "
-            "s.errors, s.mean_ms, s.p50_ms, "
-            "s.p95_ms, s.p99_ms, s.p999_ms, s.max_ms FROM trials t JOIN cells c ON "
-            "c.id = t.cell_id LEFT JOIN summaries s ON s.trial_id = t.id AND s.op = 'ALL' "
-            "ORDER BY t.seq")
-        for r in rows:
-            r["params"] = json.loads(r.pop("params_json") or "{}")
-            r["cell_params"] = json.loads(r.pop("cell_params_json") or "{}")
-        return rows
+def _hists(o: dict[str, Any]) -> tuple[str | None, str | None]:
+    h = o.get("hist") or {}
+    return h.get("latency"), h.get("service")
+
+
+def merged(by_op: dict[str, Any], block: dict[str, Any] | None, where: str) -> dict[str, Any]:
+    """The `all` block of a casslab-load summary or interval line: every operation type's
+    histograms merged, so its percentiles are those of all operations (casslab-load's
+    StatsSet::all is the one place they are computed). A line with one operation type
+    is its own `all`. Raises StoreError for several types and no `all` block."""
+    if block is not None:
+        return block
+    if len(by_op) == 1:
+        return next(iter(by_op.values()))
+    raise StoreError(f"{where}: {len(by_op)} operation types and no 'all' block (percentiles "
+                     "of all operations); this casslab-load is older than casslab's store, "
+                     "rebuild it (cargo build --release)")
 
 
 def summary_rows(trial_id: int, s: dict[str, Any]) -> list[tuple[Any, ...]]:
-    """One row per operation type plus 'ALL' (ops-weighted means, worst percentiles)."""
+    """One row per operation type plus 'ALL', whose percentiles come from the histogram
+    of all operations (not from the per-type percentiles)."""
     rows: list[tuple[Any, ...]] = []
     runtime = float(s["elapsed_s"])
     for name, o in s["by_op"].items():
-        lat, svc = o["latency"], o["service"]
         rows.append((trial_id, name, runtime, int(o["ops"]), float(o["ops_s"]),
-                     int(o["errors"]), lat["mean_us"] / 1000, lat["p50_us"] / 1000,
-                     lat["p95_us"] / 1000, lat["p99_us"] / 1000, lat["p999_us"] / 1000,
-                     lat["max_us"] / 1000, svc["p50_us"] / 1000, svc["p99_us"] / 1000))
-    live = [r for r in rows if r[3] > 0] or rows
-    total = sum(r[3] for r in live) or 1
-
-    def weighted(i: int) -> float:
-        return sum(r[i] * r[3] for r in live) / total if live and total else 0.0
-
-    worst = [max((r[i] for r in live), default=0.0) for i in range(6, 14)]
+                     int(o["errors"]), *_pct_ms(o["latency"]), o["service"]["p50_us"] / 1000,
+                     o["service"]["p99_us"] / 1000, FROM_HISTOGRAM, *_hists(o)))
+    if not s["by_op"]:
+        return rows
+    a = merged(s["by_op"], s.get("all"), "summary")
     rows.append((trial_id, "ALL", runtime, int(s["ops"]), float(s["ops_s"]), int(s["errors"]),
-                 weighted(6), weighted(7), *worst[2:6], weighted(12), worst[7]))
+                 *_pct_ms(a["latency"]), a["service"]["p50_us"] / 1000,
+                 a["service"]["p99_us"] / 1000, FROM_HISTOGRAM, *_hists(a)))
     return rows
 
 
 def interval_rows(trial_id: int, intervals: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """One row per interval; p50 and p99 of all operations finished in it."""
     out = []
     for iv in intervals:
-        ops = iv.get("by_op", {}).values()
-        p50 = max((o["latency"]["p50_us"] for o in ops), default=0) / 1000
-        p99 = max((o["latency"]["p99_us"] for o in ops), default=0) / 1000
+        by_op = iv.get("by_op", {})
+        p50 = p99 = 0.0
+        hists: tuple[str | None, str | None] = (None, None)
+        if by_op or iv.get("all"):
+            a = merged(by_op, iv.get("all"), f"interval at t_s={iv['t_s']}")
+            p50, p99 = a["latency"]["p50_us"] / 1000, a["latency"]["p99_us"] / 1000
+            hists = _hists(a)
         out.append((trial_id, float(iv["t_s"]), iv.get("stage"), int(iv.get("recorded", True)),
                     int(iv["ops"]), float(iv["ops_s"]), int(iv["errors"]), p50, p99,
-                    float(iv.get("interval_s", 0.0))))
+                    float(iv.get("interval_s", 0.0)), FROM_HISTOGRAM, *hists))
     return out
 
 

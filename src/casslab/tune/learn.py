@@ -19,7 +19,7 @@ from casslab.core.errors import UsageError
 from casslab.experiment.runner import CampaignRunner, Event
 from casslab.experiment.spec import CampaignSpec, parse_spec
 from casslab.load.options import IotOptions, Warmup
-from casslab.store.db import Store
+from casslab.store.results import Results, TrialRow
 from casslab.tune.compaction import strategy_of
 from casslab.tune.rules import RulePoint, RulesTable
 
@@ -141,7 +141,7 @@ def _map_options(text: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in loaded.items()} if isinstance(loaded, dict) else {}
 
 
-def _alternative(opts: dict[str, str], trials: list[dict[str, Any]],
+def _alternative(opts: dict[str, str], trials: list[TrialRow],
                  peaks: dict[int, float]) -> dict[str, Any]:
     """One compaction setting of a cell: its options and what its trials measured."""
     if strategy_of(opts.get("class", "")) == "ucs":
@@ -150,31 +150,25 @@ def _alternative(opts: dict[str, str], trials: list[dict[str, Any]],
         setting = {"compaction_window_size": int(opts["compaction_window_size"]),
                    "compaction_window_unit": opts.get("compaction_window_unit", "MINUTES"),
                    "min_threshold": int(opts.get("min_threshold", 4))}
-    ops = [float(t["ops_s"]) for t in trials]
-    disk = [d for d in (peaks.get(int(t["trial_id"])) for t in trials) if d is not None]
+    ops = [t.response("ops_s") for t in trials]
+    disk = [d for d in (peaks.get(t.trial_id) for t in trials) if d is not None]
     return {**setting,
             "ops_s": round(statistics.mean(ops), 1),
             "ops_s_sd": round(statistics.stdev(ops), 1) if len(ops) > 1 else None,
-            "mean_ms": round(statistics.mean(float(t["mean_ms"]) for t in trials), 3),
-            "p99_ms": round(statistics.mean(float(t["p99_ms"]) for t in trials), 3),
+            "mean_ms": round(statistics.mean(t.response("mean_ms") for t in trials), 3),
+            "p99_ms": round(statistics.mean(t.response("p99_ms") for t in trials), 3),
             "disk_peak_mib": round(max(disk), 1) if disk else None,
             "trials": len(trials)}
 
 
-def _served_counts(store: Store) -> dict[int, tuple[int, int]]:
+def _served_counts(results: Results) -> dict[int, tuple[int, int]]:
     """Per trial, the coordinator reads and writes its node metrics saw (count deltas of
     system_views coordinator_*_latency, summed over nodes and tables)."""
-    rows = store.query(
-        "SELECT trial_id, kind, SUM(n) AS n FROM (SELECT trial_id, node, keyspace, tbl, kind, "
-        "MAX(count) - MIN(count) AS n FROM table_metrics GROUP BY trial_id, node, keyspace, "
-        "tbl, kind) GROUP BY trial_id, kind")
-    by: dict[int, dict[str, int]] = {}
-    for r in rows:
-        by.setdefault(int(r["trial_id"]), {})[str(r["kind"])] = int(r["n"] or 0)
-    return {tid: (k.get("read", 0), k.get("write", 0)) for tid, k in by.items()}
+    return {tid: (k.get("read", 0), k.get("write", 0))
+            for tid, k in results.coordinator_requests().items()}
 
 
-def served_share(trials: list[dict[str, Any]], served: dict[int, tuple[int, int]]) -> float | None:
+def served_share(trials: list[TrialRow], served: dict[int, tuple[int, int]]) -> float | None:
     """The read share the nodes served in these trials, in the tuner's own terms: read and
     write requests counted at the coordinator. This is not the workload mix: on this lab
     the node counts ~1.4 read requests per iot read operation after a minute, more as
@@ -182,7 +176,7 @@ def served_share(trials: list[dict[str, Any]], served: dict[int, tuple[int, int]
     is served as 14 % reads, and points labelled by the mix would be looked up wrongly."""
     reads = writes = 0
     for t in trials:
-        r, w = served.get(int(t["trial_id"]), (0, 0))
+        r, w = served.get(t.trial_id, (0, 0))
         reads, writes = reads + r, writes + w
     return round(reads / (reads + writes), 4) if reads + writes else None
 
@@ -194,22 +188,20 @@ def rules_from_results(results: Path, *, interpolate: bool = False) -> RulesTabl
     """For each (TTL, read share) and strategy swept, the compaction that did the most
     operations per second (ties: lower mean latency), with every alternative's
     measurements."""
-    with Store(results, create=False) as store:
-        rows = [r for r in store.trials_with_summary()
-                if r["status"] == "done" and not r["warmup"] and r["ops_s"] is not None]
-        peaks = {int(r["trial_id"]): r["peak"] for r in store.query(
-            "SELECT trial_id, MAX(total) AS peak FROM (SELECT trial_id, t_s, SUM(data_mib) "
-            "AS total FROM node_metrics GROUP BY trial_id, t_s) GROUP BY trial_id")}
-        served = _served_counts(store)
+    store, repo = Results.open(results)
+    with store:
+        rows = repo.kept_trials()
+        peaks = repo.peak_data_mib()
+        served = _served_counts(repo)
     if not rows:
         raise UsageError(f"{results}: no finished trials to learn from")
-    cells: dict[tuple[str, float, float], dict[str, list[dict[str, Any]]]] = {}
+    cells: dict[tuple[str, float, float], dict[str, list[TrialRow]]] = {}
     options: dict[str, dict[str, str]] = {}  # each compaction map parsed once
     # One served share per mix level (over every trial with that mix), so the points stay
     # on a grid (interpolation needs one) and each share rests on many trials.
-    by_mix: dict[float, list[dict[str, Any]]] = {}
+    by_mix: dict[float, list[TrialRow]] = {}
     for r in rows:
-        p = r["cell_params"]
+        p = r.cell_params
         comp = str(p["compaction"])
         opts = options.setdefault(comp, _map_options(comp))
         key = (strategy_of(opts.get("class", "")),

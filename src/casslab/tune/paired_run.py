@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from casslab.cassandra.cql import CqlClient
-from casslab.core.errors import CasslabError
+from casslab.core.errors import CasslabError, UsageError
 from casslab.lab import Lab, LabOptions
 from casslab.load import LoadResult, LoadSpec, run_load
 from casslab.metrics.sampler import NodeTarget, Sampler
@@ -326,11 +326,15 @@ def stage_options(load_options: dict[str, Any], stages_file: Path, rep: int,
 def stage_result(plan: StagePlan, result: LoadResult, metrics: TrialMetrics,
                  compaction: dict[str, str], load_avg_1m: float) -> StageResult:
     s = result.summary
+    # The merged histogram of every operation type, as the store's 'ALL' row (a p99 of
+    # all operations; never a mean or max of per-type percentiles).
     live = [o for o in s.by_op if o.ops > 0]
-    total = sum(o.ops for o in live) or 1
-    # Ops-weighted mean and worst p99 over operation types, as the store's 'ALL' row.
-    mean_ms = sum(o.latency.mean_us * o.ops for o in live) / total / 1000
-    p99_ms = max((o.latency.p99_us for o in live), default=0) / 1000
+    overall = s.overall or (live[0] if len(live) == 1 else None)
+    if overall is None:
+        raise UsageError("casslab-load printed no 'all' block: rebuild it (cargo build "
+                         "--release)")
+    mean_ms = overall.latency.mean_us / 1000
+    p99_ms = overall.latency.p99_us / 1000
     return StageResult(plan.stage, plan.ttl_s, plan.read_share, round(s.elapsed_s, 1), s.ops,
                        round(s.ops_s, 1), round(mean_ms, 3), round(p99_ms, 3), s.errors,
                        round(disk_peak_mib(metrics), 1), compaction, round(load_avg_1m, 2))

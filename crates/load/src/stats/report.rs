@@ -56,17 +56,30 @@ fn op_json(o: &OpStats, elapsed_s: f64, retries: u64, full: bool) -> Value {
         m.insert("first_errors".into(), json!(o.first_errors));
     }
     if full {
-        m.insert(
-            "hist".into(),
-            json!({
-                "encoding": "hdrhistogram-v2-deflate-base64",
-                "unit": "us",
-                "latency": histogram_base64(&o.latency),
-                "service": histogram_base64(&o.service),
-            }),
-        );
+        m.insert("hist".into(), hist_json(o));
     }
     Value::Object(m)
+}
+
+/// Both histograms of `o`, encoded, so that runs and clients can be merged later.
+fn hist_json(o: &OpStats) -> Value {
+    json!({
+        "encoding": "hdrhistogram-v2-deflate-base64",
+        "unit": "us",
+        "latency": histogram_base64(&o.latency),
+        "service": histogram_base64(&o.service),
+    })
+}
+
+/// The `all` block: every operation type merged (percentiles of all operations),
+/// always with its encoded histograms.
+fn all_json(stats: &StatsSet, elapsed_s: f64, retries: &[u64]) -> Value {
+    let all = stats.all();
+    let mut v = op_json(&all, elapsed_s, retries.iter().sum(), false);
+    if let Value::Object(m) = &mut v {
+        m.insert("hist".into(), hist_json(&all));
+    }
+    v
 }
 
 fn rate(n: u64, secs: f64) -> f64 {
@@ -118,6 +131,7 @@ pub fn interval_json(info: &IntervalInfo, names: &[String], stats: &StatsSet) ->
         "errors": errors,
         "retries": info.retries.iter().sum::<u64>(),
         "by_op": by_op,
+        "all": all_json(stats, info.interval_s, info.retries),
     })
 }
 
@@ -191,6 +205,7 @@ pub fn summary_json(info: &SummaryInfo, names: &[String], stats: &StatsSet) -> V
         "errors": errors,
         "retries": info.retries.iter().sum::<u64>(),
         "by_op": by_op,
+        "all": all_json(stats, info.recorded_s, info.retries),
         "parts": parts,
         "stages": info.stages,
         "config": info.config,
@@ -310,6 +325,11 @@ mod tests {
         assert_eq!(v["retries"], 2);
         assert_eq!(v["by_op"]["read"]["service"]["max_us"], 100);
         assert!(v["by_op"]["read"]["latency"]["p99_us"].as_u64().unwrap() >= 196);
+        // 101 reads up to 200 us and one rmw of 300 us: p99 of all is a read's.
+        assert_eq!(v["all"]["ops"], 102);
+        assert_eq!(v["all"]["latency"]["max_us"], 300);
+        assert!(v["all"]["latency"]["p99_us"].as_u64().unwrap() < 300);
+        assert!(v["all"]["hist"]["latency"].as_str().unwrap().len() > 10);
     }
 
     #[test]
@@ -339,6 +359,9 @@ mod tests {
             .unwrap();
         assert_eq!(h.len(), 101);
         assert_eq!(h.max(), s.ops[0].latency.max());
+        assert_eq!(v["all"]["ops"], 102);
+        assert_eq!(v["all"]["ops_s"], 51.0);
+        assert_eq!(v["all"]["latency"]["max_us"], 300);
     }
 
     #[test]

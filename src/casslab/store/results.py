@@ -1,0 +1,277 @@
+"""The results repository: the questions report, analysis, tune and plan ask of a
+campaign's results database, answered as dataclasses. With db.py (the writer) and
+schema.py, the only code that knows the SQL schema.
+
+`TrialRow.kept` is THE rule for which trials count: finished ('done'), not a warm-up,
+and with a summary.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from casslab.store.db import Store
+
+# Responses a campaign can analyse: TrialRow fields holding the ALL row's numbers.
+RESPONSES = ("runtime_s", "ops_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms")
+
+
+@dataclass(frozen=True)
+class Campaign:
+    id: int
+    name: str
+    spec_digest: str
+    spec_yaml: str
+    response: str
+    factors: list[dict[str, Any]]
+    created_at: float
+    casslab_version: str
+    host: str
+
+
+@dataclass(frozen=True)
+class TrialRow:
+    """One planned trial and, when it finished, its ALL summary (None otherwise).
+    Latencies in ms from the intended start; `pct_source` says how the percentiles were
+    computed (see docs/results-schema.md)."""
+
+    trial_id: int
+    seq: int
+    trial_no: int
+    warmup: bool
+    status: str
+    error: str | None
+    started_at: float | None
+    ended_at: float | None
+    ended_by: str | None
+    cell: str
+    cell_idx: int
+    params: dict[str, Any]
+    cell_params: dict[str, Any]
+    runtime_s: float | None
+    ops: int | None
+    ops_s: float | None
+    errors: int | None
+    mean_ms: float | None
+    p50_ms: float | None
+    p95_ms: float | None
+    p99_ms: float | None
+    p999_ms: float | None
+    max_ms: float | None
+    pct_source: str | None
+
+    @property
+    def kept(self) -> bool:
+        """Whether this trial enters statistics, models and rules."""
+        return self.status == "done" and not self.warmup and self.runtime_s is not None
+
+    def response(self, name: str) -> float:
+        """The value of response `name` (one of RESPONSES); NaN when it has none."""
+        v = getattr(self, name)
+        return float("nan") if v is None else float(v)
+
+
+@dataclass(frozen=True)
+class OpSummary:
+    """One operation type's (or 'ALL') summary of a trial; ms and ops/s."""
+
+    trial_id: int
+    op: str
+    runtime_s: float
+    ops: int
+    ops_s: float
+    errors: int
+    mean_ms: float
+    p50_ms: float
+    p95_ms: float
+    p99_ms: float
+    p999_ms: float
+    max_ms: float
+    service_p50_ms: float
+    service_p99_ms: float
+    pct_source: str
+    latency_hist: str | None
+    service_hist: str | None
+
+
+@dataclass(frozen=True)
+class IntervalRow:
+    """One reporting interval of the load generator (t_s: its end, s since the run
+    started); p50/p99 over all operations of the interval, ms."""
+
+    t_s: float
+    stage: str | None
+    recorded: bool
+    ops: int
+    ops_s: float
+    errors: int
+    p50_ms: float | None
+    p99_ms: float | None
+    interval_s: float | None
+    pct_source: str
+
+
+@dataclass(frozen=True)
+class NodeMetricRow:
+    t_s: float
+    node: str
+    cpu_user_pct: float | None
+    cpu_sys_pct: float | None
+    read_kb_s: float | None
+    write_kb_s: float | None
+    rss_mib: float | None
+    data_mib: float | None
+    compactions_active: int | None
+    compactions_pending: int | None
+
+
+@dataclass(frozen=True)
+class HostMetricRow:
+    t_s: float
+    cpu_user_pct: float | None
+    cpu_sys_pct: float | None
+    cpu_iowait_pct: float | None
+    read_kb_s: float | None
+    write_kb_s: float | None
+
+
+@dataclass(frozen=True)
+class SearchStepRow:
+    group_key: str
+    step: int
+    vary: str
+    level: float
+    ops_s: float
+    p99_ms: float
+    trials: int
+    stopped_by: str | None
+
+
+@dataclass(frozen=True)
+class TrialOrderPoint:
+    """A finished trial's response in run order (for a trial-order plot)."""
+
+    seq: int
+    trial_id: int
+    cell: str
+    warmup: bool
+    value: float
+
+
+_TRIALS = (
+    "SELECT t.id AS trial_id, t.seq, t.trial_no, t.warmup, t.status, t.error, t.started_at, "
+    "t.ended_at, t.ended_by, c.key AS cell, c.idx AS cell_idx, t.params_json, "
+    "c.params_json AS cell_params_json, s.runtime_s, s.ops, s.ops_s, s.errors, s.mean_ms, "
+    "s.p50_ms, s.p95_ms, s.p99_ms, s.p999_ms, s.max_ms, s.pct_source FROM trials t "
+    "JOIN cells c ON c.id = t.cell_id LEFT JOIN summaries s ON s.trial_id = t.id AND "
+    "s.op = 'ALL' ORDER BY t.seq")
+
+
+class Results:
+    """Read-only questions to one campaign's results database."""
+
+    def __init__(self, store: Store) -> None:
+        self._conn = store.conn
+
+    @classmethod
+    def open(cls, directory: Path) -> tuple[Store, Results]:
+        """The store of `directory` (close it) and its repository; raises StoreError
+        when there is no results database."""
+        store = Store(directory, create=False)
+        return store, cls(store)
+
+    def campaign(self) -> Campaign | None:
+        r = self._conn.execute("SELECT * FROM campaigns ORDER BY id LIMIT 1").fetchone()
+        if r is None:
+            return None
+        return Campaign(int(r["id"]), r["name"], r["spec_digest"], r["spec_yaml"],
+                        r["response"], json.loads(r["factors_json"]), float(r["created_at"]),
+                        r["casslab_version"], r["host"])
+
+    def trials(self) -> list[TrialRow]:
+        """Every planned trial in run order, with its ALL summary when it has one."""
+        out = []
+        for r in self._conn.execute(_TRIALS).fetchall():
+            d = dict(r)
+            d["warmup"] = bool(d["warmup"])
+            d["params"] = json.loads(d.pop("params_json") or "{}")
+            d["cell_params"] = json.loads(d.pop("cell_params_json") or "{}")
+            out.append(TrialRow(**d))
+        return out
+
+    def kept_trials(self) -> list[TrialRow]:
+        """The trials that count (TrialRow.kept), in run order."""
+        return [t for t in self.trials() if t.kept]
+
+    def trial_order(self, response: str) -> list[TrialOrderPoint]:
+        """Every finished trial's `response` in run order, warm-ups marked."""
+        return [TrialOrderPoint(t.seq, t.trial_id, t.cell, t.warmup, t.response(response))
+                for t in self.trials() if t.status == "done" and t.runtime_s is not None]
+
+    def op_summaries(self, trial_id: int) -> list[OpSummary]:
+        """A trial's summary per operation type, then 'ALL'."""
+        rows = self._conn.execute("SELECT * FROM summaries WHERE trial_id=? ORDER BY "
+                                  "op = 'ALL', op", (trial_id,)).fetchall()
+        return [OpSummary(**dict(r)) for r in rows]
+
+    def intervals(self, trial_id: int, *, recorded_only: bool = True) -> list[IntervalRow]:
+        """A trial's load intervals in time order (warm-up stages left out by default)."""
+        rows = self._conn.execute(
+            "SELECT t_s, stage, recorded, ops, ops_s, errors, p50_ms, p99_ms, interval_s, "
+            "pct_source FROM intervals WHERE trial_id=? AND recorded >= ? ORDER BY t_s",
+            (trial_id, int(recorded_only))).fetchall()
+        return [IntervalRow(**{**dict(r), "recorded": bool(r["recorded"])}) for r in rows]
+
+    def per_second_throughput(self) -> dict[int, list[float]]:
+        """Each trial's recorded per-interval throughput (ops/s), the run's cut-short last
+        interval left out (its rate is noise)."""
+        out: dict[int, list[tuple[float, float]]] = {}
+        for r in self._conn.execute("SELECT trial_id, ops_s, interval_s FROM intervals "
+                                    "WHERE recorded=1 ORDER BY trial_id, t_s").fetchall():
+            out.setdefault(int(r["trial_id"]), []).append((r["ops_s"], r["interval_s"] or 0.0))
+        return {t: [v for v, iv in xs if iv >= 0.5 * max(i for _, i in xs)]
+                for t, xs in out.items()}
+
+    def node_metrics(self, trial_id: int) -> list[NodeMetricRow]:
+        """A trial's per-node samples in time order."""
+        rows = self._conn.execute(
+            "SELECT t_s, node, cpu_user_pct, cpu_sys_pct, read_kb_s, write_kb_s, rss_mib, "
+            "data_mib, compactions_active, compactions_pending FROM node_metrics WHERE "
+            "trial_id=? ORDER BY t_s, node", (trial_id,)).fetchall()
+        return [NodeMetricRow(**dict(r)) for r in rows]
+
+    def host_metrics(self, trial_id: int) -> list[HostMetricRow]:
+        """A trial's whole-machine samples in time order."""
+        rows = self._conn.execute(
+            "SELECT t_s, cpu_user_pct, cpu_sys_pct, cpu_iowait_pct, read_kb_s, write_kb_s "
+            "FROM host_metrics WHERE trial_id=? ORDER BY t_s", (trial_id,)).fetchall()
+        return [HostMetricRow(**dict(r)) for r in rows]
+
+    def peak_data_mib(self) -> dict[int, float]:
+        """Per trial, the largest data size of all nodes together at one sample (MiB)."""
+        rows = self._conn.execute(
+            "SELECT trial_id, MAX(total) AS peak FROM (SELECT trial_id, t_s, SUM(data_mib) "
+            "AS total FROM node_metrics GROUP BY trial_id, t_s) GROUP BY trial_id").fetchall()
+        return {int(r["trial_id"]): float(r["peak"]) for r in rows if r["peak"] is not None}
+
+    def coordinator_requests(self) -> dict[int, dict[str, int]]:
+        """Per trial and kind (read, write), the requests the nodes coordinated during it:
+        count deltas of system_views coordinator_*_latency, summed over nodes and tables."""
+        rows = self._conn.execute(
+            "SELECT trial_id, kind, SUM(n) AS n FROM (SELECT trial_id, node, keyspace, tbl, "
+            "kind, MAX(count) - MIN(count) AS n FROM table_metrics GROUP BY trial_id, node, "
+            "keyspace, tbl, kind) GROUP BY trial_id, kind").fetchall()
+        by: dict[int, dict[str, int]] = {}
+        for r in rows:
+            by.setdefault(int(r["trial_id"]), {})[str(r["kind"])] = int(r["n"] or 0)
+        return by
+
+    def search_steps(self) -> list[SearchStepRow]:
+        """Every peak-search step, by group then step."""
+        rows = self._conn.execute(
+            "SELECT group_key, step, vary, level, ops_s, p99_ms, trials, stopped_by FROM "
+            "search_steps ORDER BY group_key, step").fetchall()
+        return [SearchStepRow(**dict(r)) for r in rows]

@@ -1,0 +1,90 @@
+"""A results database written by schema-1 code (tests/fixtures/results_v1.db, see
+make_results_v1.py) opens, migrates to the current schema, and answers the questions."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from casslab.metrics.samples import TrialMetrics
+from casslab.store.db import Store, StoreError
+from casslab.store.results import Results
+from casslab.store.schema import SCHEMA_VERSION, V1_MAX, V1_MEAN_MAX
+
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "results_v1.db"
+
+
+@pytest.fixture
+def v1_dir(tmp_path: Path) -> Path:
+    shutil.copy(FIXTURE, tmp_path / "results.db")
+    return tmp_path
+
+
+def test_v1_database_migrates_and_answers(v1_dir: Path) -> None:
+    store, results = Results.open(v1_dir)
+    with store:
+        assert store.schema_found == 1
+        camp = results.campaign()
+        assert camp is not None and camp.name == "fixture"
+        assert camp.factors[0]["levels"] == [1, 3]
+        trials = results.trials()
+        assert [t.status for t in trials] == ["done"] * 5 + ["failed"]
+        kept = results.kept_trials()
+        assert [(t.seq, t.cell) for t in kept] == [(3, "nodes=1"), (4, "nodes=3"),
+                                                   (5, "nodes=1")]
+        # Schema 1's ALL numbers stay (no histograms to redo them), marked as such.
+        assert kept[0].p50_ms == pytest.approx(1.495) and kept[0].pct_source == V1_MEAN_MAX
+        ops = results.op_summaries(kept[0].trial_id)
+        assert [(o.op, o.pct_source) for o in ops] == [
+            ("read", "histogram"), ("update", "histogram"), ("ALL", V1_MEAN_MAX)]
+        assert ops[-1].latency_hist is None
+        ivs = results.intervals(kept[0].trial_id)
+        assert len(ivs) == 10 and {iv.pct_source for iv in ivs} == {V1_MAX}
+        assert len(results.node_metrics(kept[0].trial_id)) == 3
+        assert len(results.host_metrics(kept[0].trial_id)) == 3
+        assert results.peak_data_mib()[kept[0].trial_id] == pytest.approx(12.0)
+        assert results.coordinator_requests()[kept[0].trial_id] == {"read": 200,
+                                                                    "write": 2000}
+        assert [p.warmup for p in results.trial_order("p50_ms")] == [True, True] + [False] * 3
+        assert results.search_steps()[0].level == 100.0
+    raw = sqlite3.connect(v1_dir / "results.db")
+    version = raw.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
+    raw.close()
+    assert int(version) == SCHEMA_VERSION
+
+
+def test_migrated_database_takes_new_trials_and_reopens_without_migrating(
+        v1_dir: Path) -> None:
+    with Store(v1_dir) as store:
+        store.mark_running(6, {"nodes": 3}, "none")
+        store.commit_trial(6, summary={
+            "elapsed_s": 1.0, "ops": 2, "ops_s": 2.0, "errors": 0, "ended_by": "completed",
+            "by_op": {"read": {"ops": 2, "ops_s": 2.0, "errors": 0,
+                               "latency": _pct(1000), "service": _pct(900)}}},
+            intervals=[], metrics=_empty(), command=[])
+    store, results = Results.open(v1_dir)
+    with store:
+        assert store.schema_found == SCHEMA_VERSION
+        six = next(t for t in results.trials() if t.trial_id == 6)
+        assert six.kept and six.p50_ms == 1.0 and six.pct_source == "histogram"
+
+
+def test_newer_schema_is_refused(v1_dir: Path) -> None:
+    raw = sqlite3.connect(v1_dir / "results.db")
+    raw.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+    raw.commit()
+    raw.close()
+    with pytest.raises(StoreError, match="schema_version 99: this casslab reads up to"):
+        Store(v1_dir, create=False)
+
+
+def _pct(us: int) -> dict[str, float]:
+    return {"mean_us": us, "p50_us": us, "p95_us": us, "p99_us": us, "p999_us": us,
+            "max_us": us}
+
+
+def _empty() -> TrialMetrics:
+    return TrialMetrics()
