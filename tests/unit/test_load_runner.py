@@ -73,3 +73,27 @@ def test_summary_all_block_becomes_the_overall_summary() -> None:
     s = RunSummary.from_json(raw)
     assert s.overall is not None
     assert (s.overall.name, s.overall.ops, s.overall.latency.p50_us) == ("ALL", 3, 1000)
+
+
+def test_all_ops_is_the_merged_block_or_the_only_type_never_a_mix() -> None:
+    from casslab.load.summary import RunSummary
+
+    def pct(us: int) -> dict[str, int]:
+        return {"mean_us": us, "p50_us": us, "p95_us": us, "p99_us": us, "p999_us": us,
+                "max_us": us}
+
+    def op(us: int, ops: int) -> dict[str, object]:
+        return {"ops": ops, "ops_s": ops, "errors": 0, "latency": pct(us), "service": pct(us)}
+
+    base = {"workload": "ycsb-a", "ended_by": "ops", "elapsed_s": 1.0, "ops": 10,
+            "ops_s": 10.0, "errors": 0}
+    two = RunSummary.from_json({**base, "by_op": {"read": op(1000, 5), "update": op(9000, 5)}})
+    assert two.all_ops() is None
+    merged = RunSummary.from_json({**base, "by_op": {"read": op(1000, 5),
+                                                     "update": op(9000, 5)},
+                                   "all": op(5000, 10)})
+    got = merged.all_ops()
+    assert got is not None and got.latency.p99_us == 5000
+    one = RunSummary.from_json({**base, "by_op": {"read": op(1000, 10), "update": op(9, 0)}})
+    got = one.all_ops()
+    assert got is not None and got.name == "read"

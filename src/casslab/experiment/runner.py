@@ -9,6 +9,7 @@ trial in progress (not kept), takes the lab down and keeps every finished trial.
 from __future__ import annotations
 
 import contextlib
+import math
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -382,8 +383,9 @@ class CampaignRunner:
                                 f"({i + 1}/{s.trials})", done, total, key))
                 result, _ = self._measure(trial_params, s.stop, self.spec.design.seed)
                 ops.append(result.summary.ops_s)
-                p99.append(max((o.latency.p99_us for o in result.summary.by_op if o.ops),
-                               default=0) / 1000)
+                # The p99 of all operations (merged histograms), never the worst type's.
+                overall = result.summary.all_ops()
+                p99.append(overall.latency.p99_us / 1000 if overall else math.nan)
             search.record(level, ops, p99)
             step = search.steps[-1]
             store.add_search_step(cid, key, len(search.steps), s.vary, level, step.ops_s,

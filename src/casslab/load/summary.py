@@ -62,6 +62,15 @@ class RunSummary:
         return cls(str(d["workload"]), str(d["ended_by"]), float(d["elapsed_s"]), int(d["ops"]),
                    float(d["ops_s"]), int(d["errors"]), ops, d, overall)
 
+    def all_ops(self) -> OpSummary | None:
+        """Percentiles of all operations: the merged block, or the one type that ran;
+        None when several types ran and casslab-load sent no merged block (percentiles
+        of different types can't be combined)."""
+        if self.overall is not None:
+            return self.overall
+        live = [o for o in self.by_op if o.ops > 0]
+        return live[0] if len(live) == 1 else None
+
 
 def _op(name: str, o: dict[str, Any]) -> OpSummary:
     return OpSummary(name, int(o["ops"]), float(o["ops_s"]), int(o.get("not_found", 0)),

@@ -328,8 +328,7 @@ def stage_result(plan: StagePlan, result: LoadResult, metrics: TrialMetrics,
     s = result.summary
     # The merged histogram of every operation type, as the store's 'ALL' row (a p99 of
     # all operations; never a mean or max of per-type percentiles).
-    live = [o for o in s.by_op if o.ops > 0]
-    overall = s.overall or (live[0] if len(live) == 1 else None)
+    overall = s.all_ops()
     if overall is None:
         raise UsageError("casslab-load printed no 'all' block: rebuild it (cargo build "
                          "--release)")
