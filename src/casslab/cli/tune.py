@@ -13,12 +13,13 @@ from casslab.cassandra.cql import CqlClient
 from casslab.cli.common import err, errors_to_exit, open_lab, out
 from casslab.core.errors import CasslabError, UsageError
 from casslab.core.paths import default_cache, default_home
+from casslab.core.units import parse_duration_s
 from casslab.experiment.runner import Event
 from casslab.system.process import is_same_process
 from casslab.tune.audit import AuditLog
 from casslab.tune.decide import Policy
 from casslab.tune.learn import LearnSpec, learn
-from casslab.tune.loop import Outcome, SignalStop, Tuner, parse_duration_s, stop_on_signals
+from casslab.tune.loop import Outcome, SignalStop, Tuner, stop_on_signals
 from casslab.tune.observe import RATE_SOURCES, cluster_hosts
 from casslab.tune.rules import RulesTable, dump_rules, load_rules, seed003_rules
 

@@ -21,8 +21,12 @@ from typing import Any
 import yaml
 
 from casslab.net.errors import NetSpecError
-from casslab.net.profiles import LinkConditions, conditions_from_mapping, resolve_profile
-from casslab.net.units import parse_ms
+from casslab.net.profiles import (
+    LinkConditions,
+    conditions_from_mapping,
+    parse_delay_ms,
+    resolve_profile,
+)
 
 Link = tuple[str, str]
 Table = dict[Link, LinkConditions]
@@ -84,7 +88,8 @@ def parse_delay_list(text: str | list[Any] | tuple[Any, ...], count: int, field_
                      what: str) -> list[float]:
     """`10ms,20ms,30ms` (or a YAML list) -> one delay in ms per link; one value = all."""
     items = [s for s in text.split(",")] if isinstance(text, str) else list(text)
-    values = [parse_ms(v.strip() if isinstance(v, str) else v, field_) for v in items]
+    # The field names carry ms (client_delay_ms), so a bare number is ms here.
+    values = [parse_delay_ms(v, field_, bare_ms=True) for v in items]
     if len(values) == 1:
         return values * count
     if len(values) != count:
