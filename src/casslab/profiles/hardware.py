@@ -26,7 +26,8 @@ from typing import Any
 
 import yaml
 
-from casslab.core.errors import ProfileError
+from casslab.core.errors import ProfileError, UsageError
+from casslab.core.units import parse_rate_bit_s
 
 MIB = 1024 * 1024
 
@@ -44,7 +45,8 @@ class HardwareProfile:
     memory_mib: memory limit of the node's cgroup (None: unlimited).
     heap_mib: JVM -Xms/-Xmx; None means Cassandra's rule on memory_mib, or on
       this machine's memory when memory_mib is None.
-    disk_read_mbps / disk_write_mbps: bandwidth limit in MB/s (10^6 bytes/s).
+    disk_read_mb_s / disk_write_mb_s: bandwidth limit in MB/s (10^6 bytes/s); a
+      profile file may also write `disk_read: 40MB/s` (or `320Mbit`, `38MiB/s`, ...).
     isolated: give the node a cgroup even without limits (accounting, `container`).
     """
 
@@ -52,8 +54,8 @@ class HardwareProfile:
     cpu_cores: float | None
     memory_mib: int | None
     heap_mib: int | None
-    disk_read_mbps: float | None
-    disk_write_mbps: float | None
+    disk_read_mb_s: float | None
+    disk_write_mb_s: float | None
     isolated: bool = True
     source: str = ""
 
@@ -68,7 +70,7 @@ class HardwareProfile:
     def has_limits(self) -> bool:
         return any(
             v is not None
-            for v in (self.cpu_cores, self.memory_mib, self.disk_read_mbps, self.disk_write_mbps)
+            for v in (self.cpu_cores, self.memory_mib, self.disk_read_mb_s, self.disk_write_mb_s)
         )
 
 
@@ -128,9 +130,13 @@ _FIELDS = {
     "cpu_cores": float,
     "memory_mib": int,
     "heap_mib": int,
-    "disk_read_mbps": float,
-    "disk_write_mbps": float,
+    "disk_read_mb_s": float,
+    "disk_write_mb_s": float,
 }
+# Disk bandwidth with its unit in the value (`disk_read: 40MB/s`) -> the MB/s field.
+_RATE_FIELDS = {"disk_read": "disk_read_mb_s", "disk_write": "disk_write_mb_s"}
+# Names that said `mbps`, which people read as megabits as often as megabytes.
+_AMBIGUOUS = {"disk_read_mbps": "disk_read", "disk_write_mbps": "disk_write"}
 
 
 def load_profiles_file(path: Path) -> dict[str, HardwareProfile]:
@@ -171,13 +177,35 @@ def _parse_profile(path: Path, name: str, body: Any) -> HardwareProfile:
         if key == "isolated":
             values[key] = bool(value)
             continue
+        if key in _AMBIGUOUS:
+            short = _AMBIGUOUS[key]
+            raise ProfileError(
+                f"{where}: field '{key}' is ambiguous (megabits or megabytes?): write "
+                f"{short}_mb_s: {value} or {short}: {value}MB/s for megabytes/s, or "
+                f"{short}: {value}Mbit for megabits/s"
+            )
+        if key in _RATE_FIELDS:
+            values[_RATE_FIELDS[key]] = _disk_rate_mb_s(where, key, value)
+            continue
         if key not in _FIELDS:
             raise ProfileError(
                 f"{where}: unknown field '{key}' (valid: base, source, isolated, "
-                f"{', '.join(_FIELDS)})"
+                f"{', '.join(_FIELDS)}, {', '.join(_RATE_FIELDS)})"
             )
         values[key] = _positive(where, key, value, _FIELDS[key])
     return replace(base, name=name, source=str(body.get("source", f"user file {path}")), **values)
+
+
+def _disk_rate_mb_s(where: str, key: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        out = parse_rate_bit_s(value, f"{where}: field '{key}'") / 8e6
+    except UsageError as exc:
+        raise ProfileError(str(exc)) from None
+    if out <= 0:
+        raise ProfileError(f"{where}: field '{key}' must be > 0, got {value!r}")
+    return out
 
 
 def _positive(where: str, key: str, value: Any, kind: type) -> float | int | None:
