@@ -64,6 +64,12 @@ def test_non_numbers_are_refused_by_name(value: Any) -> None:
         parse_duration_s(value, "delay_ms", bare="ms")
 
 
+def test_a_fraction_may_exceed_one_when_the_caller_lifts_the_bound() -> None:
+    assert parse_fraction("150%", "rate", at_most=None) == 1.5
+    with pytest.raises(UsageError, match="rate: 150% is over 100%"):
+        parse_fraction("150%", "rate")
+
+
 def test_unknown_kind_names_the_valid_ones() -> None:
     with pytest.raises(UsageError, match="valid: duration, size, rate, percent"):
         parse("speed", "1", "x")

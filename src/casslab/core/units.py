@@ -81,11 +81,13 @@ def parse_rate_bit_s(value: str | float, field: str, *, bare: str | None = None)
     return _parse(value, field, "rate", bare)
 
 
-def parse_fraction(value: str | float, field: str, *, bare: str | None = None) -> float:
-    """A fraction from a percentage `1%` -> 0.01 (0 % .. 100 %); raises UsageError."""
+def parse_fraction(value: str | float, field: str, *, bare: str | None = None,
+                   at_most: float | None = 1.0) -> float:
+    """A fraction from a percentage `1%` -> 0.01, at most `at_most` (default 100 %; None:
+    no upper bound, e.g. a rate relative to a measured peak); raises UsageError."""
     out = _parse(value, field, "percent", bare)
-    if out > 1.0:
-        raise UsageError(f"{field}: {_show(value)} is over 100%")
+    if at_most is not None and out > at_most:
+        raise UsageError(f"{field}: {_show(value)} is over {100 * at_most:g}%")
     return out
 
 

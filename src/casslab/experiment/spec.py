@@ -17,6 +17,7 @@ import yaml
 
 from casslab.cassandra.cql import CONSISTENCY_LEVELS
 from casslab.core.errors import UsageError
+from casslab.core.units import parse_fraction
 from casslab.load.runner import WORKLOADS
 from casslab.profiles import BUILTIN_PROFILES
 
@@ -148,7 +149,7 @@ def is_relative(value: Any) -> bool:
 
 
 def relative_fraction(value: str) -> float:
-    return float(value.strip().rstrip("%")) / 100.0
+    return parse_fraction(value, "relative level", at_most=None)
 
 
 # ---- YAML with line numbers ---------------------------------------------------------------
