@@ -80,8 +80,8 @@ bench-tune: setup
 # Rules learned here for the scenario's points (TTL x read share of its stages), on one
 # core as each lab of the side-by-side comparison has; then the comparison with them.
 bench-tune-learned: setup
-	taskset -c 0 $(VENV)/bin/casslab tune learn --windows 1,2 --min-thresholds 6,10 \
-	  --ttls 180,360,540 --read-shares 0.03,0.1,0.3 --duration 60s --lab tlearn \
+	taskset -c 0 $(VENV)/bin/casslab tune learn --windows 1m,2m --min-thresholds 6,10 \
+	  --ttls 180s,360s,540s --read-shares 0.03,0.1,0.3 --duration 60s --lab tlearn \
 	  --results results/tune-learn-scenario -o results/tune-rules-scenario.yaml
 	$(PY) scripts/bench_tune.py --reps 3 --stage-scale 0.025 \
 	  --rules results/tune-rules-scenario.yaml

@@ -24,7 +24,9 @@ from labtools import casslab, leftovers
         (["--name", "Bad Name"], "error: lab name 'Bad Name' is invalid"),
         (["--set", "oops"], "error: --set 'oops': expected key=value"),
         (["--cassandra-version", "five"], "error: cassandra version 'five' is not of the form"),
-        (["--timeout", "0"], "error: --timeout 0.0: must be > 0 seconds"),
+        (["--timeout", "0s"], "error: --timeout 0.0: must be > 0 seconds"),
+        (["--timeout", "300"], "error: --timeout: bare number 300 is ambiguous: add a unit, "
+                               "e.g. 300ms or 300s"),
         (["--heap-mib", "100"], "error: --heap-mib 100: Cassandra needs at least 256 MiB"),
         (["--net", "dialup"], "error: unknown link profile 'dialup'"),
     ],

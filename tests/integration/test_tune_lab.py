@@ -189,7 +189,7 @@ def test_learn_sweeps_twcs_and_ucs_then_the_tuner_applies_the_learned_ucs_point(
     import yaml
 
     rules = tmp_path / "rules.yaml"
-    r = casslab("tune", "learn", "--windows", "1", "--ucs", "T4,L4", "--ttls", "120",
+    r = casslab("tune", "learn", "--windows", "1m", "--ucs", "T4,L4", "--ttls", "120s",
                 "--read-shares", "0.1", "--duration", "8s", "--warmup", "2s", "--devices", "20",
                 "--lab", "it-learn", "--results", str(tmp_path / "res"), "-o", str(rules),
                 timeout_s=900)

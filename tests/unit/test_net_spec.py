@@ -14,6 +14,7 @@ from casslab.net.profiles import (
     BUILTIN_PROFILES,
     LinkConditions,
     load_profiles_file,
+    parse_field,
     resolve_profile,
 )
 from casslab.net.spec import (
@@ -23,25 +24,38 @@ from casslab.net.spec import (
     parse_link_name,
     parse_link_option,
 )
-from casslab.net.units import parse_mbit, parse_ms, parse_pct
 
 ADDR = {"client": "127.0.0.1", "node1": "127.0.1.1", "node2": "127.0.1.2",
         "node3": "127.0.1.3"}
 
 
-def test_units() -> None:
-    assert parse_ms("10ms", "d") == 10
-    assert parse_ms("1.5s", "d") == 1500
-    assert parse_ms("250us", "d") == 0.25
-    assert parse_ms(3, "d") == 3
-    assert parse_mbit("7.21mbit", "r") == 7.21
-    assert parse_mbit("1gbit", "r") == 1000
-    assert parse_mbit("750kbit", "r") == 0.75
-    assert parse_pct("0.5%", "l") == 0.5
-    for bad, fn in (("10 parsecs", parse_ms), ("fast", parse_mbit), ("101%", parse_pct),
-                    ("-1ms", parse_ms)):
-        with pytest.raises(NetSpecError):
-            fn(bad, "x")
+def test_condition_fields_in_their_units() -> None:
+    assert parse_field("delay", "10ms", "") == ("delay_ms", 10)
+    assert parse_field("delay", "1.5s", "") == ("delay_ms", 1500)
+    assert parse_field("jitter", "250us", "") == ("jitter_ms", 0.25)
+    assert parse_field("delay_ms", 3, "") == ("delay_ms", 3)
+    assert parse_field("rate", "7.21mbit", "") == ("rate_mbit", pytest.approx(7.21))
+    assert parse_field("rate", "1gbit", "") == ("rate_mbit", 1000)
+    assert parse_field("rate", "750kbit", "") == ("rate_mbit", 0.75)
+    assert parse_field("rate", "5MB/s", "") == ("rate_mbit", 40)
+    assert parse_field("rate_mbit", 100, "") == ("rate_mbit", 100)
+    assert parse_field("loss", "0.5%", "") == ("loss_pct", 0.5)
+    assert parse_field("loss_pct", 2, "") == ("loss_pct", 2)
+    for name, bad in (("delay", "10 parsecs"), ("rate", "fast"), ("loss", "101%"),
+                      ("delay", "-1ms"), ("delay", "61s"), ("rate", "1kbit")):
+        with pytest.raises(NetSpecError, match=f"^x: {name}: "):
+            parse_field(name, bad, "x")
+
+
+@pytest.mark.parametrize(("name", "value", "hint"), [
+    ("delay", "10", "add a unit, e.g. 10ms or 10s"),
+    ("loss", "1", "add a unit, e.g. 1%"),
+    ("rate", "10", "add a unit, e.g. 10Mbit or 10MB/s"),
+    ("rate", "10mbps", "write Mbit for bits/s or MB/s for bytes/s"),
+])
+def test_short_names_refuse_bare_numbers_and_mbps(name: str, value: str, hint: str) -> None:
+    with pytest.raises(NetSpecError, match=f"link node1-node2: {name}: .*{hint}"):
+        NetSpec(links=(("node1-node2", {name: value}),)).resolve(3)
 
 
 def test_error_names_field_and_valid_values() -> None:
@@ -76,7 +90,7 @@ def test_user_profiles_yaml(tmp_path: Path) -> None:
     assert p.source == "my field test"
     f.write_text("profiles:\n  bad:\n    delay_ms: -3\n")
     with pytest.raises(NetSpecError,
-                       match=r"links.yaml:3: profiles.bad.delay_ms: -3 is out of range"):
+                       match=r"links.yaml:3: profiles.bad.delay_ms: -3 is negative"):
         load_profiles_file(f)
 
 
@@ -228,7 +242,7 @@ NET_BAD = [
      ":3: links.node1-node2.delay_ms: .nan is not a finite number"),
     ("links:\n  node1-node2:\n    dealy_ms: 3\n",
      ":3: links.node1-node2.dealy_ms: unknown field (did you mean delay_ms?)"),
-    ("all:\n  loss_pct: 150\n", ":2: all.loss_pct: 150 is out of range"),
+    ("all:\n  loss_pct: 150\n", ":2: all.loss_pct: 150 is over 100%"),
     ("links:\n  node1-node2: 5\n", ":2: links.node1-node2: must be a mapping of fields"),
     ("client_delay_ms: [1ms, soon]\n", ":1: client_delay_ms[1]: 'soon' is not a duration"),
     ("profile: wifi\nprofile: 4g\n", ":2: profile: is given twice"),

@@ -16,7 +16,7 @@ from casslab.core.errors import CqlError, UsageError
 from casslab.tune.audit import AuditLog
 from casslab.tune.decide import Policy
 from casslab.tune.learn import LearnSpec, build_spec, mix_for, share_of
-from casslab.tune.loop import SignalStop, Tuner, parse_duration_s, stop_on_signals
+from casslab.tune.loop import SignalStop, Tuner, stop_on_signals
 from casslab.tune.observe import KeyspaceError
 from casslab.tune.rules import seed003_rules
 
@@ -126,15 +126,6 @@ def test_run_stops_on_event() -> None:
 
     assert t.run(interval_s=0.01, stop=stop, on_step=on_step) == 2
     assert t.run(interval_s=0.01, stop=threading.Event(), iterations=3) == 3
-
-
-def test_parse_duration() -> None:
-    assert parse_duration_s("30s") == 30
-    assert parse_duration_s("5m") == 300
-    assert parse_duration_s("500ms") == 0.5
-    assert parse_duration_s("2") == 2
-    with pytest.raises(UsageError, match="is not a duration"):
-        parse_duration_s("soon")
 
 
 def test_learn_spec_and_mix() -> None:

@@ -2,12 +2,11 @@
 //! Everything here is `Serialize` so the full configuration goes into the
 //! summary line (the password comes from the environment and never appears).
 
-use crate::exec::stages::parse_duration;
+use crate::units::Dur;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 use std::path::PathBuf;
 use std::str::FromStr;
-use std::time::Duration;
 
 /// casslab-load: a native Cassandra load generator (YCSB, cassandra-stress,
 /// IoT and user-profile workloads) with coordinated-omission-corrected
@@ -29,23 +28,6 @@ pub enum Command {
     Stress(StressCommand),
     Iot(IotCommand),
     User(UserCommand),
-}
-
-/// A duration given as `500ms`, `30s`, `2m`, `1h` (bare number = seconds).
-#[derive(Clone, Debug)]
-pub struct Dur(pub Duration, String);
-
-impl FromStr for Dur {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        parse_duration(s).map(|d| Dur(d, s.to_string()))
-    }
-}
-
-impl Serialize for Dur {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.1)
-    }
 }
 
 /// Warm-up length: a duration (`10s`) or a bare op count (`5000`).
@@ -415,6 +397,7 @@ pub struct UserCommand {
 mod tests {
     use super::*;
     use clap::CommandFactory;
+    use std::time::Duration;
 
     #[test]
     fn cli_is_consistent() {
@@ -453,6 +436,11 @@ mod tests {
         .unwrap();
         assert_eq!(j["command"]["stress"]["run"]["warmup"]["time"], "10s");
         assert!(Cli::try_parse_from(["casslab-load", "ycsb", "-w", "z"]).is_err());
+        // A bare number is no duration (it was seconds here and ms elsewhere).
+        let e = Cli::try_parse_from(["casslab-load", "stress", "write", "--duration", "60"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("add a unit, e.g. 60ms or 60s"), "{e}");
         assert!(
             Cli::try_parse_from(["casslab-load", "stress", "read", "--cl-read", "most"]).is_err()
         );

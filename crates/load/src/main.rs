@@ -12,6 +12,7 @@ mod exec;
 mod generator;
 mod stats;
 mod tls;
+mod units;
 mod workload;
 
 use clap::Parser;

@@ -15,6 +15,7 @@ from casslab.cassandra.cql import CONSISTENCY_LEVELS
 from casslab.cassandra.distribution import DEFAULT_VERSION
 from casslab.cli.common import err, errors_to_exit, open_lab, out
 from casslab.core.paths import default_home
+from casslab.core.units import parse_duration_s
 from casslab.lab import LabOptions, list_labs
 from casslab.lab.cluster import DEFAULT_TIMEOUT_S
 
@@ -37,8 +38,8 @@ def up(
     set_: Annotated[list[str] | None, typer.Option("--set", help="cassandra.yaml key=value "
                                                     "(repeatable; a.b=1 for nested keys).")]
     = None,
-    timeout: Annotated[float, typer.Option(help="Seconds to wait for every node to be UN.")]
-    = DEFAULT_TIMEOUT_S,
+    timeout: Annotated[str, typer.Option(help="How long to wait for every node to be UN, "
+                                         "e.g. 180s, 5m.")] = f"{DEFAULT_TIMEOUT_S:g}s",
     netns: Annotated[bool, typer.Option(help="Own network namespace (--no-netns: nodes on "
                                         "loopback aliases reachable from this host).")] = True,
     heap_mib: Annotated[int | None, typer.Option(help="JVM heap in MiB (default: the "
@@ -51,9 +52,11 @@ def up(
 
     Example: casslab lab up --nodes 3 --profile rpi3 --net wifi --set concurrent_writes=16
     """
+    with errors_to_exit():
+        timeout_s = parse_duration_s(timeout, "--timeout")
     options = LabOptions(nodes=nodes, profile=profile, profiles_file=profiles_file,
                          cassandra_version=cassandra_version, overrides=set_ or [],
-                         timeout_s=timeout, own_namespace=netns, net=net_, heap_mib=heap_mib)
+                         timeout_s=timeout_s, own_namespace=netns, net=net_, heap_mib=heap_mib)
     started = time.monotonic()
     with errors_to_exit(), err.status("starting lab") as spinner:
         state = open_lab(name).up(options, progress=lambda msg: spinner.update(msg))
@@ -207,12 +210,13 @@ def stop(
 def start(
     node: Annotated[str, typer.Argument(help="Node number, name or address.")],
     name: NameOpt = "default",
-    timeout: Annotated[float, typer.Option(help="Seconds to wait for UN.")] = DEFAULT_TIMEOUT_S,
+    timeout: Annotated[str, typer.Option(help="How long to wait for UN, e.g. 180s.")]
+    = f"{DEFAULT_TIMEOUT_S:g}s",
 ) -> None:
     """Start a stopped node again and wait until it is UN.
 
     Example: casslab lab start 3 --name edge
     """
     with errors_to_exit(), err.status(f"starting node {node}"):
-        n = open_lab(name).start_node(node, timeout_s=timeout)
+        n = open_lab(name).start_node(node, timeout_s=parse_duration_s(timeout, "--timeout"))
     out.print(f"{n.name} ({n.address}) up")

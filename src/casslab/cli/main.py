@@ -56,8 +56,8 @@ def profiles(
             items.update(load_profiles_file(profiles_file))
     for p in items.values():
         heap = p.heap_mib or (p.effective_heap_mib(0) if p.memory_mib else None)
-        disk = ("-" if p.disk_read_mbps is None and p.disk_write_mbps is None
-                else f"{p.disk_read_mbps or '-'}/{p.disk_write_mbps or '-'}")
+        disk = ("-" if p.disk_read_mb_s is None and p.disk_write_mb_s is None
+                else f"{p.disk_read_mb_s or '-'}/{p.disk_write_mb_s or '-'}")
         table.add_row(p.name, _fmt(p.cpu_cores), _fmt(p.memory_mib),
                       _fmt(heap) if heap else "Cassandra's rule", disk, p.source)
     out.print(table)

@@ -11,6 +11,7 @@ from rich.table import Table
 from casslab import net
 from casslab.cli.common import err, errors_to_exit, open_lab, out
 from casslab.core.errors import LabStateError
+from casslab.core.units import parse_duration_s, parse_fraction, parse_rate_bit_s
 from casslab.lab.state import LabState
 from casslab.net.profiles import BUILTIN_PROFILES, LinkConditions, load_profiles_file
 from casslab.net.spec import CONGESTION_CONTROLS, NetSpec, link_label, parse_link_option
@@ -112,6 +113,8 @@ def set_(
       casslab net set --name edge --link client-to-node3:profile=4g
     """
     with errors_to_exit():
+        _check_units(delay=delay, jitter=jitter, loss=loss, rate=rate,
+                     client_delay=client_delay, node_delay=node_delay)
         lab = _lab_state(name)
         n = len(lab.nodes)
         request = NetSpec.from_yaml(spec) if spec else NetSpec()
@@ -128,6 +131,22 @@ def set_(
     for w in state.warnings:
         err.print(f"[yellow]warning:[/] {w}", highlight=False)
     _print_table(name, state)
+
+
+def _check_units(**options: str | None) -> None:
+    """Refuse a bare number or unknown unit in an option, naming the option (--delay)."""
+    for key, value in options.items():
+        if value is None:
+            continue
+        opt = "--" + key.replace("_", "-")
+        if key == "loss":
+            parse_fraction(value, opt)
+        elif key == "rate":
+            if value.lower() not in ("none", "unlimited"):
+                parse_rate_bit_s(value, opt)
+        else:  # delay, jitter and the comma lists of delays
+            for item in value.split(","):
+                parse_duration_s(item, opt)
 
 
 @app.command()

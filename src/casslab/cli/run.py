@@ -11,6 +11,7 @@ from rich.table import Table
 
 from casslab.cli.common import errors_to_exit, open_lab, out
 from casslab.core.errors import UsageError
+from casslab.core.units import parse_duration_s
 from casslab.load import LoadSpec, RunSummary, run_load
 from casslab.load.runner import WORKLOADS
 from casslab.system.process import is_same_process
@@ -58,6 +59,7 @@ def run(
                                "workers": workers, "in-flight": in_flight, "cl-read": cl_read,
                                "cl-write": cl_write, "rf": rf, "seed": seed}
     with errors_to_exit():
+        _check_units(duration, warmup)
         # Checked by casslab-load's rules before the lab is touched; errors name the flag.
         spec = LoadSpec.of(workload, options, list(ctx.args), where="")
         targets, prefix = _targets(name, hosts)
@@ -65,6 +67,14 @@ def run(
     print_summary(summary)
     if summary.ended_by != "completed":
         raise typer.Exit(1)
+
+
+def _check_units(duration: str | None, warmup: str | None) -> None:
+    """Refuse what casslab-load would refuse, as a one-line error before anything starts."""
+    if duration is not None:
+        parse_duration_s(duration, "--duration")
+    if warmup is not None and not warmup.strip().isdigit():  # digits alone: an op count
+        parse_duration_s(warmup, "--warmup")
 
 
 def _targets(name: str, hosts: str | None) -> tuple[list[str], list[str]]:

@@ -13,12 +13,13 @@ from casslab.cassandra.cql import CqlClient
 from casslab.cli.common import err, errors_to_exit, open_lab, out
 from casslab.core.errors import CasslabError, UsageError
 from casslab.core.paths import default_cache, default_home
+from casslab.core.units import parse_duration_s
 from casslab.experiment.runner import Event
 from casslab.system.process import is_same_process
 from casslab.tune.audit import AuditLog
 from casslab.tune.decide import Policy
 from casslab.tune.learn import LearnSpec, learn
-from casslab.tune.loop import Outcome, SignalStop, Tuner, parse_duration_s, stop_on_signals
+from casslab.tune.loop import Outcome, SignalStop, Tuner, stop_on_signals
 from casslab.tune.observe import RATE_SOURCES, cluster_hosts
 from casslab.tune.rules import RulesTable, dump_rules, load_rules, seed003_rules
 
@@ -175,6 +176,17 @@ def _ints(text: str, what: str) -> tuple[int, ...]:
         raise UsageError(f"{what} {text!r}: give integers like 1,3") from None
 
 
+def _whole(text: str, what: str, unit_s: float, unit: str) -> tuple[int, ...]:
+    """Durations like `1m,3m` as whole numbers of `unit` (TWCS and TTLs take integers)."""
+    out = []
+    for item in (v for v in text.split(",") if v.strip()):
+        count = parse_duration_s(item, what) / unit_s
+        if abs(count - round(count)) > 1e-9:
+            raise UsageError(f"{what}: {item.strip()} is not a whole number of {unit}")
+        out.append(round(count))
+    return tuple(out)
+
+
 def _floats(text: str, what: str) -> tuple[float, ...]:
     try:
         return tuple(float(v) for v in text.split(",") if v.strip())
@@ -188,8 +200,10 @@ def learn_cmd(
     = Path("tune-rules.yaml"),
     results: Annotated[Path, typer.Option(help="Campaign results directory (resumes).")]
     = Path("results/tune-learn"),
-    windows: Annotated[str, typer.Option(help="TWCS window sizes in minutes.")] = "1,3",
-    ttls: Annotated[str, typer.Option(help="Table TTLs in seconds.")] = "120,300",
+    windows: Annotated[str, typer.Option(help="TWCS window sizes, whole minutes, e.g. "
+                                         "1m,3m.")] = "1m,3m",
+    ttls: Annotated[str, typer.Option(help="Table TTLs, whole seconds, e.g. 2m,300s.")]
+    = "120s,300s",
     read_shares: Annotated[str, typer.Option(help="Read shares (fractions).")] = "0.03,0.3",
     min_thresholds: Annotated[str, typer.Option(help="TWCS min_threshold levels.")] = "4",
     ucs: Annotated[str, typer.Option(
@@ -209,12 +223,13 @@ def learn_cmd(
     lab and write the rules table that is optimal on this hardware, with the measurements
     behind each point.
 
-    Example: casslab tune learn --windows 1,3 --ttls 120,300 --read-shares 0.03,0.3 -o rules.yaml
+    Example: casslab tune learn --windows 1m,3m --ttls 2m,5m --read-shares 0.03,0.3 -o rules.yaml
 
-    Example: casslab tune learn --windows 1 --ucs T4,L4 --ttls 300 --read-shares 0.1 -o rules.yaml
+    Example: casslab tune learn --windows 1m --ucs T4,L4 --ttls 5m --read-shares 0.1 -o rules.yaml
     """
     with errors_to_exit():
-        ls = LearnSpec(windows_min=_ints(windows, "--windows"), ttls_s=_ints(ttls, "--ttls"),
+        ls = LearnSpec(windows_min=_whole(windows, "--windows", 60.0, "minutes"),
+                       ttls_s=_whole(ttls, "--ttls", 1.0, "seconds"),
                        read_shares=_floats(read_shares, "--read-shares"),
                        min_thresholds=_ints(min_thresholds, "--min-thresholds"),
                        ucs_scaling=tuple(v.strip() for v in ucs.split(",") if v.strip()),

@@ -18,6 +18,7 @@ from casslab.core import specio
 from casslab.core.specio import Doc as _Doc
 from casslab.core.specio import Path_, fmt_path
 from casslab.core.specio import V as _V
+from casslab.core.units import parse_fraction
 from casslab.load.options import CONSISTENCY_LEVELS, OptionError
 from casslab.load.runner import WORKLOADS
 from casslab.profiles import BUILTIN_PROFILES
@@ -158,7 +159,7 @@ def is_relative(value: Any) -> bool:
 
 
 def relative_fraction(value: str) -> float:
-    return float(value.strip().rstrip("%")) / 100.0
+    return parse_fraction(value, "relative level", at_most=None)
 
 
 # ---- YAML with line numbers: casslab.core.specio ------------------------------------------

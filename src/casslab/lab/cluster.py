@@ -290,7 +290,7 @@ class Lab:
             layout = cgroups.detect_layout()
             state.cgroup_version = layout.version
         device = cgroups.block_device_of(self.directory) if layout else None
-        if layout and device is None and (profile.disk_read_mbps or profile.disk_write_mbps):
+        if layout and device is None and (profile.disk_read_mb_s or profile.disk_write_mb_s):
             state.warnings.append(f"{self.directory} is not on a block device: disk bandwidth "
                                   "limits are not applied")
         for n in state.nodes:

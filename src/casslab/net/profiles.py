@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from casslab.core import specio
+from casslab.core.errors import UsageError
+from casslab.core.units import parse_duration_s, parse_fraction, parse_rate_bit_s
 from casslab.net.errors import NetSpecError
-from casslab.net.units import parse_burst, parse_mbit, parse_ms, parse_pct
 
 
 @dataclass(frozen=True)
@@ -48,21 +49,68 @@ ALIASES = {"delay": "delay_ms", "jitter": "jitter_ms", "loss": "loss_pct",
 
 
 def parse_field(name: str, value: Any, where: str) -> tuple[str, float | None]:
-    """Validate one condition field; returns (canonical name, value in its unit)."""
+    """Validate one condition field; returns (canonical name, value in its unit).
+
+    A bare number takes the unit of a name that carries one (`delay_ms: 5`); the short
+    names (`delay=5`) need a unit in the value (`delay=5ms`).
+    """
     key = ALIASES.get(name, name)
     label = f"{where}: {name}" if where else name
-    if key == "delay_ms" or key == "jitter_ms":
-        return key, parse_ms(value, label)
-    if key == "loss_pct":
-        return key, parse_pct(value, label)
-    if key == "loss_burst":
-        return key, parse_burst(value, label)
-    if key == "rate_mbit":
-        if value is None or str(value).lower() in ("none", "unlimited"):
-            return key, None
-        return key, parse_mbit(value, label)
+    named = key == name  # the canonical names carry their unit
+    try:
+        if key == "delay_ms" or key == "jitter_ms":
+            return key, _delay_ms(value, label, named)
+        if key == "loss_pct":
+            return key, 100 * parse_fraction(value, label, bare="%" if named else None)
+        if key == "loss_burst":
+            return key, parse_burst(value, label)
+        if key == "rate_mbit":
+            if value is None or str(value).lower() in ("none", "unlimited"):
+                return key, None
+            return key, _rate_mbit(value, label, named)
+    except NetSpecError:
+        raise
+    except UsageError as exc:
+        raise NetSpecError(str(exc)) from None
     valid = ", ".join(FIELDS + tuple(ALIASES))
     raise NetSpecError(f"{label}: unknown field (valid: {valid})")
+
+
+def parse_delay_ms(value: Any, label: str, bare_ms: bool) -> float:
+    """A one-way delay in ms (0 .. 60 s); `bare_ms`: a bare number is ms."""
+    try:
+        return _delay_ms(value, label, bare_ms)
+    except NetSpecError:
+        raise
+    except UsageError as exc:
+        raise NetSpecError(str(exc)) from None
+
+
+def _delay_ms(value: Any, label: str, bare_ms: bool) -> float:
+    out = 1000 * parse_duration_s(value, label, bare="ms" if bare_ms else None)
+    if out > 60_000:
+        raise NetSpecError(f"{label}: {value} is out of range (0 ms .. 60 s)")
+    return out
+
+
+def _rate_mbit(value: Any, label: str, bare_mbit: bool) -> float:
+    out = parse_rate_bit_s(value, label, bare="Mbit" if bare_mbit else None) / 1e6
+    if out < 0.01 or out > 10_000:
+        raise NetSpecError(f"{label}: {value} is out of range (10 kbit .. 10 Gbit)")
+    return out
+
+
+def parse_burst(value: Any, field: str) -> float:
+    """Mean loss burst length in packets (>= 1; 1 = independent loss)."""
+    if isinstance(value, bool):
+        raise NetSpecError(f"{field}: {value!r} is not a number of packets (>= 1)")
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise NetSpecError(f"{field}: '{value}' is not a number of packets (>= 1)") from None
+    if not 1 <= out <= 1000:
+        raise NetSpecError(f"{field}: {value} is out of range (1 .. 1000 packets)")
+    return out
 
 
 def conditions_from_mapping(raw: dict[str, Any], where: str,

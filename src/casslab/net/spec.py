@@ -25,10 +25,10 @@ from casslab.net.profiles import (
     FIELDS,
     LinkConditions,
     conditions_from_mapping,
+    parse_delay_ms,
     parse_field,
     resolve_profile,
 )
-from casslab.net.units import parse_ms
 
 Link = tuple[str, str]
 Table = dict[Link, LinkConditions]
@@ -92,7 +92,8 @@ def parse_delay_list(text: str | list[Any] | tuple[Any, ...], count: int, field_
                      what: str) -> list[float]:
     """`10ms,20ms,30ms` (or a YAML list) -> one delay in ms per link; one value = all."""
     items = [s for s in text.split(",")] if isinstance(text, str) else list(text)
-    values = [parse_ms(v.strip() if isinstance(v, str) else v, field_) for v in items]
+    # The field names carry ms (client_delay_ms), so a bare number is ms here.
+    values = [parse_delay_ms(v, field_, bare_ms=True) for v in items]
     if len(values) == 1:
         return values * count
     if len(values) != count:
@@ -258,7 +259,7 @@ def _check_doc(doc: specio.Doc) -> None:
         items = value if isinstance(value, list) else [] if value is None else [value]
         for i, item in enumerate(items):
             try:
-                parse_ms(item, key)
+                parse_delay_ms(item, key, bare_ms=True)
             except NetSpecError as exc:
                 where = (key, i) if isinstance(value, list) else (key,)
                 raise doc.error(where, _after_label(str(exc))) from None

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from casslab.core import specio
+from casslab.core import specio, units
 from casslab.core.errors import UsageError
 from casslab.core.specio import Doc as _Doc
 from casslab.core.specio import Path_, SpecError
@@ -342,12 +342,11 @@ def _results(v: _V, err: Any, raw: Any, base_dir: Path | None) -> ResultsSource 
 
 
 def parse_duration_s(value: str, what: str = "--time-limit") -> float:
-    """Seconds from '60s', '2m', '500ms', '1h' or a bare number of seconds (> 0)."""
-    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*(ms|s|m|min|h)?\s*", value)
-    if not m or float(m.group(1)) <= 0:
-        raise UsageError(f"{what} {value!r}: expected a positive duration like 60s, 2m, 500ms")
-    scale = {"ms": 0.001, "s": 1.0, None: 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
-    return float(m.group(1)) * scale[m.group(2)]
+    """Seconds (> 0) from '60s', '2m', '500ms', '1h' (casslab.core.units' grammar)."""
+    out = units.parse_duration_s(value, what)
+    if out <= 0:
+        raise UsageError(f"{what}: {value.strip()} must be > 0, e.g. 60s")
+    return out
 
 
 def json_schema() -> specio.JsonSchema:

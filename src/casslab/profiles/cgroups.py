@@ -97,8 +97,8 @@ def limit_files(
         cpu = str(max(1000, round(profile.cpu_cores * CFS_PERIOD_US)))
     if profile.memory_mib is not None:
         memory = str(profile.memory_mib * MIB)
-    rbps = None if profile.disk_read_mbps is None else str(round(profile.disk_read_mbps * 1e6))
-    wbps = None if profile.disk_write_mbps is None else str(round(profile.disk_write_mbps * 1e6))
+    rbps = None if profile.disk_read_mb_s is None else str(round(profile.disk_read_mb_s * 1e6))
+    wbps = None if profile.disk_write_mb_s is None else str(round(profile.disk_write_mb_s * 1e6))
     if device is not None and (rbps or wbps):
         io = (rbps, wbps)
     if version == 1:

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from casslab.core import specio
-from casslab.core.errors import ProfileError
+from casslab.core.errors import ProfileError, UsageError
+from casslab.core.units import parse_rate_bit_s
 
 MIB = 1024 * 1024
 
@@ -42,7 +43,8 @@ class HardwareProfile:
     memory_mib: memory limit of the node's cgroup (None: unlimited).
     heap_mib: JVM -Xms/-Xmx; None means Cassandra's rule on memory_mib, or on
       this machine's memory when memory_mib is None.
-    disk_read_mbps / disk_write_mbps: bandwidth limit in MB/s (10^6 bytes/s).
+    disk_read_mb_s / disk_write_mb_s: bandwidth limit in MB/s (10^6 bytes/s); a
+      profile file may also write `disk_read: 40MB/s` (or `320Mbit`, `38MiB/s`, ...).
     isolated: give the node a cgroup even without limits (accounting, `container`).
     """
 
@@ -50,8 +52,8 @@ class HardwareProfile:
     cpu_cores: float | None
     memory_mib: int | None
     heap_mib: int | None
-    disk_read_mbps: float | None
-    disk_write_mbps: float | None
+    disk_read_mb_s: float | None
+    disk_write_mb_s: float | None
     isolated: bool = True
     source: str = ""
 
@@ -66,7 +68,7 @@ class HardwareProfile:
     def has_limits(self) -> bool:
         return any(
             v is not None
-            for v in (self.cpu_cores, self.memory_mib, self.disk_read_mbps, self.disk_write_mbps)
+            for v in (self.cpu_cores, self.memory_mib, self.disk_read_mb_s, self.disk_write_mb_s)
         )
 
 
@@ -127,16 +129,21 @@ _FIELDS: dict[str, tuple[type, float]] = {
     "cpu_cores": (float, 4096.0),
     "memory_mib": (int, 2**30),
     "heap_mib": (int, 2**30),
-    "disk_read_mbps": (float, 1e6),
-    "disk_write_mbps": (float, 1e6),
+    "disk_read_mb_s": (float, 1e6),
+    "disk_write_mb_s": (float, 1e6),
 }
-_KEYS = ("base", "source", "isolated", *_FIELDS)
+# Disk bandwidth with its unit in the value (`disk_read: 40MB/s`) -> the MB/s field.
+_RATE_FIELDS = {"disk_read": "disk_read_mb_s", "disk_write": "disk_write_mb_s"}
+# Names that said `mbps`, which people read as megabits as often as megabytes.
+_AMBIGUOUS = {"disk_read_mbps": "disk_read", "disk_write_mbps": "disk_write"}
+_KEYS = ("base", "source", "isolated", *_FIELDS, *_RATE_FIELDS)
 
 
 def load_profiles_file(path: Path) -> dict[str, HardwareProfile]:
     """Read user profiles from YAML: `{name: {cpu_cores: 0.5, memory_mib: 512, ...}}`.
 
-    A user profile may say `base: rpi3` to start from a built-in one.
+    A user profile may say `base: rpi3` to start from a built-in one, and give disk
+    bandwidth as `disk_read_mb_s: 40` or with its unit, `disk_read: 40MB/s`.
     Raises ProfileError as `file:line: name.field: what is valid`.
     """
     text = specio.read_text(path, "profiles file", ProfileError)
@@ -152,6 +159,12 @@ def load_profiles_file(path: Path) -> dict[str, HardwareProfile]:
 def _parse_profile(v: specio.V, path: Path, name: str, body: Any) -> HardwareProfile:
     if not isinstance(body, dict):
         raise v.doc.error((name,), f"expected a mapping of fields ({', '.join(_KEYS)})")
+    for key, value in body.items():
+        if key in _AMBIGUOUS:
+            short = _AMBIGUOUS[key]
+            raise v.doc.error((name, key), f"ambiguous (megabits or megabytes?): write "
+                              f"{short}_mb_s: {value} or {short}: {value}MB/s for "
+                              f"megabytes/s, or {short}: {value}Mbit for megabits/s")
     v.mapping(body, (name,), _KEYS)
     base_name = body.get("base")
     if base_name is not None:
@@ -163,10 +176,26 @@ def _parse_profile(v: specio.V, path: Path, name: str, body: Any) -> HardwarePro
     for key, value in body.items():
         if key == "isolated":
             values[key] = v.boolean(value, (name, key))
+        elif key in _RATE_FIELDS:
+            values[_RATE_FIELDS[key]] = _disk_rate_mb_s(v, (name, key), value)
         elif key in _FIELDS:
             values[key] = _positive(v, (name, key), value, *_FIELDS[key])
     source = body.get("source", f"user file {path}")
     return replace(base, name=name, source=str(source), **values)
+
+
+def _disk_rate_mb_s(v: specio.V, where: specio.Path_, value: Any) -> float | None:
+    """MB/s (10^6 bytes/s) from a rate with its unit (`40MB/s`, `320Mbit`)."""
+    if value is None:
+        return None
+    try:
+        out = parse_rate_bit_s(value, specio.fmt_path(where)) / 8e6
+    except UsageError as exc:
+        raise v.doc.error(where, str(exc).split(": ", 1)[-1]) from None
+    if not 0 < out <= _FIELDS["disk_read_mb_s"][1]:
+        raise v.doc.error(where, f"{value!r} must be > 0 and at most "
+                          f"{_FIELDS['disk_read_mb_s'][1]:g} MB/s")
+    return out
 
 
 def _positive(v: specio.V, where: specio.Path_, value: Any, kind: type,
@@ -202,5 +231,8 @@ def json_schema() -> specio.JsonSchema:
         limit = (specio.schema_integer(1, int(hi)) if kind is int
                  else specio.schema_number(0, hi, lo_open=True))
         props[key] = {"oneOf": [limit, {"type": "null", "description": "unlimited"}]}
+    for key in _RATE_FIELDS:
+        props[key] = {"type": "string", "description": "disk bandwidth with its unit, e.g. "
+                      "40MB/s or 320Mbit"}
     return specio.schema_document("casslab hardware profiles", specio.schema_map(
         specio.schema_object(props), "profile name -> limits"))

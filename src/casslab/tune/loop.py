@@ -179,21 +179,6 @@ class Tuner:
         return done
 
 
-def parse_duration_s(text: str, what: str = "duration") -> float:
-    """Seconds from `30s`, `5m`, `1h`, `500ms` or a bare number of seconds."""
-    t = str(text).strip()
-    units = {"ms": 0.001, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
-    num = t.rstrip("abcdefghijklmnopqrstuvwxyz")
-    unit = t[len(num):] or "s"
-    try:
-        value = float(num) * units[unit]
-    except (ValueError, KeyError):
-        raise UsageError(f"{what} {text!r} is not a duration like 30s, 5m, 1h, 500ms") from None
-    if value < 0:
-        raise UsageError(f"{what} {text!r} must not be negative")
-    return value
-
-
 @contextlib.contextmanager
 def stop_on_signals(stop: SignalStop) -> Iterator[None]:
     """Set `stop` on SIGINT or SIGTERM while inside (main thread only; elsewhere a no-op)."""

@@ -20,38 +20,10 @@
 
 use super::{OpMix, Phase, StagePlan};
 use crate::error::{LoadError, Result};
+use crate::units::parse_duration;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::Duration;
-
-/// Parses `500ms`, `30s`, `2m`, `1h`, `1.5s`; a bare number means seconds.
-pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration like 500ms, 30s, 2m, 1h"))?;
-    let secs = match unit.trim() {
-        "" | "s" | "sec" => v,
-        "ms" => v / 1e3,
-        "us" => v / 1e6,
-        "m" | "min" => v * 60.0,
-        "h" => v * 3600.0,
-        other => {
-            return Err(format!(
-                "unknown unit {other:?} in {text:?} (use ms, s, m, h)"
-            ))
-        }
-    };
-    if !secs.is_finite() || secs < 0.0 {
-        return Err(format!("{text:?} is not a non-negative duration"));
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
 
 #[derive(Deserialize)]
 #[serde(untagged)]
@@ -154,19 +126,24 @@ pub fn parse_stages(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn names() -> Vec<String> {
         vec!["read".into(), "update".into()]
     }
 
     #[test]
-    fn durations() {
-        assert_eq!(parse_duration("60s").unwrap(), Duration::from_secs(60));
-        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
-        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
-        assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
-        assert!(parse_duration("5 parsecs").is_err());
-        assert!(parse_duration("").is_err());
+    fn stage_durations_need_a_unit() {
+        let mix = OpMix::from_weights(&[1.0, 1.0]).unwrap();
+        let d = StageDefaults {
+            rate_ops_s: None,
+            mix: &mix,
+            ttl_s: None,
+        };
+        let e = parse_stages("[{duration: '30'}]", Path::new("s.yaml"), &names(), &d)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("duration: bare number 30 is ambiguous"), "{e}");
     }
 
     #[test]
