@@ -5,15 +5,16 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import typer
 from rich.console import Console
 
 from casslab.core.errors import CasslabError, NodeStartError
 from casslab.core.paths import default_cache, default_home
-from casslab.lab import Lab
-from casslab.testbed import open_lab as open_testbed_lab
+
+if TYPE_CHECKING:
+    from casslab.lab import Lab
 
 # Tables of numbers are unreadable folded at 80 columns: when output goes to a file or
 # pipe (CI logs, `| tee`), lay them out 140 wide.
@@ -24,6 +25,9 @@ T = TypeVar("T")
 
 
 def open_lab(name: str) -> Lab:
+    # Imported here: commands that never open a lab (help, report, plan) skip the lab stack.
+    from casslab.testbed import open_lab as open_testbed_lab
+
     return open_testbed_lab(name, home=default_home(), cache=default_cache())
 
 

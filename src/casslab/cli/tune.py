@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -13,14 +13,15 @@ from casslab.cassandra.cql import CqlClient
 from casslab.cli.common import err, errors_to_exit, open_lab, out
 from casslab.core.errors import CasslabError, UsageError
 from casslab.core.paths import default_cache, default_home
-from casslab.experiment.runner import Event
 from casslab.system.process import is_same_process
 from casslab.tune.audit import AuditLog
 from casslab.tune.decide import Policy
-from casslab.tune.learn import LearnSpec, learn
 from casslab.tune.loop import Outcome, SignalStop, Tuner, parse_duration_s, stop_on_signals
 from casslab.tune.observe import RATE_SOURCES, cluster_hosts
 from casslab.tune.rules import RulesTable, dump_rules, load_rules, seed003_rules
+
+if TYPE_CHECKING:
+    from casslab.experiment.runner import Event
 
 app = typer.Typer(invoke_without_command=True)
 
@@ -213,6 +214,9 @@ def learn_cmd(
 
     Example: casslab tune learn --windows 1 --ucs T4,L4 --ttls 300 --read-shares 0.1 -o rules.yaml
     """
+    # The campaign runner behind learn is imported only by this command (start-up time).
+    from casslab.tune.learn import LearnSpec, learn
+
     with errors_to_exit():
         ls = LearnSpec(windows_min=_ints(windows, "--windows"), ttls_s=_ints(ttls, "--ttls"),
                        read_shares=_floats(read_shares, "--read-shares"),

@@ -1,0 +1,138 @@
+"""`make bench` (start-up part): wall time of light `casslab` commands, and what they import.
+
+Each command runs REPEATS times in a fresh process (hyperfine-style: one warm-up run, then
+min / median / max of the wall time), next to `python -c pass`, the floor any Python
+command pays. The heaviest imports come from `python -X importtime -c "import
+casslab.cli.main"`, and the check that none of scipy, matplotlib, highspy, pyarrow or numpy
+is loaded by those commands. The results replace the start-up section of BENCHMARKS.md,
+with the machine and date.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmd import ROOT, machine, today, write_section
+
+HEAVY = ("scipy", "matplotlib", "highspy", "pyarrow", "numpy", "statsmodels")
+BUDGET_S = 0.3
+
+
+def casslab_argv() -> list[str]:
+    """The installed console script when it is there (what users run), else `-m`."""
+    script = Path(sys.executable).parent / "casslab"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "casslab.cli.main"]
+
+
+# Typer parses options through pydantic (~0.1 s of imports): a one-command Typer app's
+# `--help` is the floor of any Typer CLI here, so it is timed too.
+MINIMAL_TYPER = """
+from typing import Annotated
+import typer
+app = typer.Typer()
+@app.command()
+def go(n: Annotated[int, typer.Option(help="n")] = 1) -> None:
+    print(n)
+app()
+"""
+
+COMMANDS: list[tuple[str, list[str]]] = [
+    ("python -c pass (floor)", [sys.executable, "-c", "pass"]),
+    ("one-command Typer app --help (floor)", [sys.executable, "-c", MINIMAL_TYPER, "--help"]),
+    ("casslab --help", [*casslab_argv(), "--help"]),
+    ("casslab lab list", [*casslab_argv(), "lab", "list"]),
+    ("casslab net --help", [*casslab_argv(), "net", "--help"]),
+    ("casslab run --help", [*casslab_argv(), "run", "--help"]),
+]
+
+
+def env() -> dict[str, str]:
+    """Our source first on sys.path; an empty CASSLAB_HOME so `lab list` reads no labs."""
+    e = dict(os.environ)
+    e["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + e.get("PYTHONPATH", "")
+    return e
+
+
+def time_once(argv: list[str], environ: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(argv, env=environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   check=True)
+    return time.perf_counter() - t0
+
+
+def time_command(argv: list[str], environ: dict[str, str], repeats: int) -> list[float]:
+    time_once(argv, environ)  # warm-up: page cache, .pyc files
+    return [time_once(argv, environ) for _ in range(repeats)]
+
+
+def import_profile(environ: dict[str, str], top: int) -> tuple[list[tuple[int, str]], list[str]]:
+    """(cumulative µs, module) of the slowest top-level imports, and heavy modules loaded."""
+    code = ("import sys, casslab.cli.main; "
+            f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], env=environ,
+                          capture_output=True, text=True, check=True)
+    rows: list[tuple[int, str]] = []
+    for line in proc.stderr.splitlines():
+        parts = line.removeprefix("import time:").split("|")
+        if len(parts) != 3 or not parts[1].strip().isdigit():
+            continue
+        name = parts[2].rstrip().removeprefix(" ")
+        # Two-space indent: a module imported directly by casslab.cli.main.
+        if name.startswith("  ") and not name.startswith("   "):
+            rows.append((int(parts[1]), name.strip()))
+    heavy = [m for m in proc.stdout.strip().split(",") if m]
+    return sorted(rows, reverse=True)[:top], heavy
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeats", type=int, default=20)
+    ap.add_argument("--no-write", action="store_true", help="Print only, leave BENCHMARKS.md.")
+    args = ap.parse_args()
+    if args.repeats < 1:
+        print("error: --repeats must be >= 1", file=sys.stderr)
+        return 2
+    home = Path(tempfile.mkdtemp(prefix="casslab-bench-startup-"))
+    environ = env()
+    environ["CASSLAB_HOME"] = str(home)
+    try:
+        rows = []
+        for label, argv in COMMANDS:
+            ts = time_command(argv, environ, args.repeats)
+            rows.append((label, min(ts), statistics.median(ts), max(ts)))
+            print(f"{label}: min {min(ts) * 1e3:.0f} ms, median "
+                  f"{statistics.median(ts) * 1e3:.0f} ms, max {max(ts) * 1e3:.0f} ms")
+        imports, heavy = import_profile(environ, top=8)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    lines = [f"Machine: {machine()}; {today()}; {args.repeats} runs of each after one "
+             f"warm-up, wall time of the whole process (`scripts/bench_startup.py`).", "",
+             "| command | min (ms) | median (ms) | max (ms) |", "|---|---:|---:|---:|"]
+    lines += [f"| `{label}` | {lo * 1e3:.0f} | {med * 1e3:.0f} | {hi * 1e3:.0f} |"
+              for label, lo, med, hi in rows]
+    over = [label for label, _, med, _ in rows if "(floor)" not in label and med > BUDGET_S]
+    lines += ["", f"Budget {BUDGET_S * 1e3:.0f} ms (median): "
+              + ("met by every command." if not over else f"exceeded by {', '.join(over)}.")]
+    lines += ["", "Slowest imports of `casslab.cli.main` (`python -X importtime`, cumulative):",
+              ""]
+    lines += [f"- `{name}`: {us / 1e3:.1f} ms" for us, name in imports]
+    lines += ["", "Heavy libraries loaded at start-up: "
+              + (", ".join(heavy) if heavy else f"none of {', '.join(HEAVY)}") + "."]
+    print("\n".join(lines))
+    if not args.no_write:
+        write_section("startup", "CLI start-up (`casslab --help`, `lab list`)", lines)
+    return 1 if heavy else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
