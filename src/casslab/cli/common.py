@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sqlite3
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -9,8 +11,9 @@ from typing import TYPE_CHECKING, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
-from casslab.core.errors import CasslabError, NodeStartError
+from casslab.core.errors import CasslabError, NodeStartError, UsageError
 from casslab.core.paths import default_cache, default_home
 
 if TYPE_CHECKING:
@@ -31,21 +34,62 @@ def open_lab(name: str) -> Lab:
     return open_testbed_lab(name, home=default_home(), cache=default_cache())
 
 
+DEBUG_ENV = "CASSLAB_DEBUG"
+
+
+def debug_enabled() -> bool:
+    """`--debug` or CASSLAB_DEBUG=1: errors propagate with their traceback."""
+    return os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
+def one_line(text: str) -> str:
+    """A message on one line whatever it quotes: a value with a newline shows as \\n."""
+    return text.strip().replace("\r", "\\r").replace("\n", "\\n")
+
+
+def print_error(message: str) -> None:
+    """`error: <message>` on stderr; the message is never read as Rich markup."""
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+
+
+def exit_code(exc: BaseException) -> int:
+    """2 for bad input (usage), 1 for a failure while doing the work."""
+    return 2 if isinstance(exc, UsageError) else 1
+
+
+def describe_os_error(exc: OSError | UnicodeDecodeError | sqlite3.DatabaseError) -> str:
+    """One line naming the path (when the error has one) and what went wrong."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not a UTF-8 text file ({exc.reason} at byte {exc.start})"
+    if isinstance(exc, sqlite3.DatabaseError):
+        return f"results database: {exc}"
+    what = exc.strerror or str(exc)
+    paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
+    return f"{' -> '.join(paths)}: {what}" if paths else what
+
+
 @contextmanager
 def errors_to_exit() -> Iterator[None]:
-    """Turn a CasslabError into `error: <one line>` (plus a log tail for node starts)."""
+    """Turn a CasslabError into `error: <one line>` (plus a log tail for node starts),
+    exit 2 for bad input and 1 for failures; with --debug it propagates instead."""
     try:
         yield
     except NodeStartError as exc:
+        if debug_enabled():
+            raise
         first, _, rest = str(exc).partition("\n")
-        err.print(f"[bold red]error:[/] {first}", highlight=False)
+        print_error(first)
         if rest:
             err.print(rest, highlight=False, markup=False)
         raise typer.Exit(1) from None
     except CasslabError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
-        raise typer.Exit(1) from None
+        if debug_enabled():
+            raise
+        print_error(one_line(str(exc)))
+        raise typer.Exit(exit_code(exc)) from None
     except KeyboardInterrupt:
+        if debug_enabled():
+            raise
         err.print("[bold red]interrupted[/]")
         raise typer.Exit(130) from None
 

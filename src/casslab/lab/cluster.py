@@ -18,7 +18,7 @@ from typing import Protocol
 
 from casslab.cassandra import config as cconf
 from casslab.cassandra.cql import CqlClient
-from casslab.cassandra.distribution import DEFAULT_VERSION, Distribution, resolve
+from casslab.cassandra.distribution import DEFAULT_VERSION, Distribution, check_version, resolve
 from casslab.core.errors import (
     CasslabError,
     CgroupError,
@@ -204,6 +204,7 @@ class Lab:
             raise UsageError(f"--heap-mib {options.heap_mib}: Cassandra needs at least 256 MiB")
         if options.timeout_s <= 0:
             raise UsageError(f"--timeout {options.timeout_s}: must be > 0 seconds")
+        check_version(options.cassandra_version)
         for ext in self.extensions:
             ext.check(self, options)
         with lab_lock(self.directory):
@@ -377,6 +378,7 @@ class Lab:
 
         Works from the state file alone, so it also cleans up after a killed casslab.
         """
+        self.state()  # no such lab: say so before a lock file is made for it
         with lab_lock(self.directory):
             state = self.state()
             self._teardown(state, grace_s=grace_s)
@@ -423,6 +425,7 @@ class Lab:
 
     def stop_node(self, ref: str, *, kill: bool = False) -> NodeState:
         """Stop one node (SIGTERM, or SIGKILL when `kill`) for fault experiments."""
+        self.state()  # no such lab: say so before a lock file is made for it
         with lab_lock(self.directory):
             state = self.state()
             n = state.node(ref)
@@ -433,6 +436,7 @@ class Lab:
 
     def start_node(self, ref: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> NodeState:
         """Start a stopped node again and wait until the cluster sees it UN."""
+        self.state()  # no such lab: say so before a lock file is made for it
         with lab_lock(self.directory):
             state = self.state()
             n = state.node(ref)
