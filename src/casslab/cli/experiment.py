@@ -88,7 +88,8 @@ def run(
         columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TextColumn("trials"), TimeElapsedColumn(), TextColumn("ETA"),
                    TimeRemainingColumn()]
-        with Progress(*columns, console=err, transient=False) as progress:
+        # Transient: an error before the first trial is then the only line on stderr.
+        with Progress(*columns, console=err, transient=True) as progress:
             task = progress.add_task("starting", total=None)
 
             def on_event(e: Event) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ from casslab.lab.state import LabState, NodeState, lab_lock, system_name, valida
 from casslab.profiles import cgroups
 from casslab.profiles.hardware import HardwareProfile, resolve_profile
 from casslab.system import netns
-from casslab.system.process import is_same_process, terminate
+from casslab.system.process import is_same_process, signal_process, terminate
 
 MAX_NODES = 32
 # Beyond the heap, a Cassandra JVM needs metaspace, thread stacks and direct buffers.
@@ -415,8 +416,7 @@ class Lab:
     def _stop_all(self, state: LabState, grace_s: float) -> None:
         # SIGTERM all first so the nodes drain in parallel, then wait for each.
         for n in state.nodes:
-            if is_same_process(n.pid, n.start_ticks):
-                os.kill(n.pid, 15)
+            signal_process(n.pid, n.start_ticks, signal.SIGTERM)
         for n in state.nodes:
             terminate(n.pid, n.start_ticks, grace_s=grace_s)
             n.pid, n.start_ticks = 0, None
