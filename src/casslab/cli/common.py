@@ -7,6 +7,7 @@ import sqlite3
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 import typer
@@ -60,12 +61,31 @@ def exit_code(exc: BaseException) -> int:
 def describe_os_error(exc: OSError | UnicodeDecodeError | sqlite3.DatabaseError) -> str:
     """One line naming the path (when the error has one) and what went wrong."""
     if isinstance(exc, UnicodeDecodeError):
-        return f"not a UTF-8 text file ({exc.reason} at byte {exc.start})"
+        what = f"not a UTF-8 text file ({exc.reason} at byte {exc.start})"
+        # The decode error does not know its file: name the argument that is one.
+        values = [a.partition("=")[2] if a.startswith("--") else a for a in sys.argv[1:]]
+        culprits = [v for v in values if v and _undecodable(Path(v))]
+        return f"{', '.join(culprits)}: {what}" if culprits else what
     if isinstance(exc, sqlite3.DatabaseError):
         return f"results database: {exc}"
     what = exc.strerror or str(exc)
+    if isinstance(exc, FileExistsError) and exc.filename is not None and not Path(
+            exc.filename).is_dir():
+        what = "is a file, where a directory is needed"
     paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
     return f"{' -> '.join(paths)}: {what}" if paths else what
+
+
+def _undecodable(path: Path) -> bool:
+    """True for a readable regular file that is not UTF-8 text."""
+    try:
+        if path.is_file():
+            path.read_bytes().decode()
+    except UnicodeDecodeError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 @contextmanager
