@@ -13,9 +13,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
 
-from labtools import casslab
-
 from casslab.core.paths import default_home
+
+from labtools import casslab
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = str(ROOT / "examples" / "000-rpi-iot.yaml")
