@@ -88,8 +88,10 @@ def run(
         columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TextColumn("trials"), TimeElapsedColumn(), TextColumn("ETA"),
                    TimeRemainingColumn()]
-        # Transient: an error before the first trial is then the only line on stderr.
-        with Progress(*columns, console=err, transient=True) as progress:
+        # Transient, and only on a terminal: an error before the first trial is then the
+        # only line on stderr (piped, a finished display leaves a line behind).
+        with Progress(*columns, console=err, transient=True,
+                      disable=not err.is_terminal) as progress:
             task = progress.add_task("starting", total=None)
 
             def on_event(e: Event) -> None:
