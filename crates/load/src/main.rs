@@ -89,6 +89,26 @@ fn one_line(e: &anyhow::Error) -> String {
     line.replace('\n', "; ")
 }
 
+fn real_main(cli: config::Cli, threads: usize) -> anyhow::Result<EndReason> {
+    let rt = if threads <= 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .enable_all()
+            .build()
+    }
+    .map_err(error::LoadError::Runtime)?;
+    let abort = Arc::new(AtomicBool::new(false));
+    let end = rt.block_on(async {
+        app::on_interrupt(abort.clone());
+        app::run(cli, abort).await
+    })?;
+    Ok(end)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,24 +133,4 @@ mod tests {
         assert!(line.starts_with("unexpected argument '--bogus'"), "{line}");
         assert!(!line.contains('\n'));
     }
-}
-
-fn real_main(cli: config::Cli, threads: usize) -> anyhow::Result<EndReason> {
-    let rt = if threads <= 1 {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-    } else {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(threads)
-            .enable_all()
-            .build()
-    }
-    .map_err(error::LoadError::Runtime)?;
-    let abort = Arc::new(AtomicBool::new(false));
-    let end = rt.block_on(async {
-        app::on_interrupt(abort.clone());
-        app::run(cli, abort).await
-    })?;
-    Ok(end)
 }
