@@ -57,10 +57,10 @@ COMMANDS: list[tuple[str, list[str]]] = [
 ]
 
 
-def env() -> dict[str, str]:
-    """Our source first on sys.path; an empty CASSLAB_HOME so `lab list` reads no labs."""
+def env(src: Path) -> dict[str, str]:
+    """`src` first on sys.path (this checkout's by default)."""
     e = dict(os.environ)
-    e["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + e.get("PYTHONPATH", "")
+    e["PYTHONPATH"] = str(src) + os.pathsep + e.get("PYTHONPATH", "")
     return e
 
 
@@ -107,13 +107,18 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--no-write", action="store_true", help="Print only, leave BENCHMARKS.md.")
+    ap.add_argument("--baseline", type=Path, default=None,
+                    help="Also time this casslab source (e.g. the checkout before the "
+                         "lazy imports) for a before/after column.")
+    ap.add_argument("--src", type=Path, default=ROOT / "src",
+                    help="casslab source to time (another checkout, to compare).")
     args = ap.parse_args()
     if args.repeats < 1:
         print("error: --repeats must be >= 1", file=sys.stderr)
         return 2
     home = Path(tempfile.mkdtemp(prefix="casslab-bench-startup-"))
-    environ = env()
-    environ["CASSLAB_HOME"] = str(home)
+    environ = env(args.src)
+    environ["CASSLAB_HOME"] = str(home)  # empty: `lab list` reads no labs
     try:
         rows = []
         for label, argv in COMMANDS:
@@ -123,6 +128,14 @@ def main() -> int:
             print(f"{label}: min {min(ts) * 1e3:.0f} ms, median "
                   f"{statistics.median(ts) * 1e3:.0f} ms, max {max(ts) * 1e3:.0f} ms, CPU "
                   f"median {statistics.median(cpu) * 1e3:.0f} ms")
+        before: dict[str, float] = {}
+        if args.baseline is not None:
+            base_env = env(args.baseline)
+            base_env["CASSLAB_HOME"] = str(home)
+            for label, argv in COMMANDS:
+                if "(floor)" not in label:
+                    ts, _ = time_command(argv, base_env, args.repeats)
+                    before[label] = statistics.median(ts)
         load = os.getloadavg()[0]
         imports, heavy = import_profile(environ, top=8)
     finally:
@@ -130,10 +143,16 @@ def main() -> int:
     lines = [f"Machine: {machine()}; {today()}; load average {load:.1f} at the end; "
              f"{args.repeats} runs of each after one warm-up; wall time of the whole process "
              "and its CPU time (user + system) (`scripts/bench_startup.py`).", "",
-             "| command | wall min (ms) | wall median (ms) | wall max (ms) | CPU median (ms) |",
-             "|---|---:|---:|---:|---:|"]
+             "| command | wall min (ms) | wall median (ms) | wall max (ms) | CPU median (ms) |"
+             + (" wall median before (ms) |" if before else ""),
+             "|---|---:|---:|---:|---:|" + ("---:|" if before else "")]
     lines += [f"| `{label}` | {lo * 1e3:.0f} | {med * 1e3:.0f} | {hi * 1e3:.0f} | "
-              f"{cpu * 1e3:.0f} |" for label, lo, med, hi, cpu in rows]
+              f"{cpu * 1e3:.0f} |"
+              + (f" {before[label] * 1e3:.0f} |" if label in before else " - |" if before
+                 else "") for label, lo, med, hi, cpu in rows]
+    if before:
+        lines += ["", f"Before: the same commands with the source at {args.baseline} "
+                  "(every command imported scipy, matplotlib and the MILP solver)."]
     over = [label for label, _, med, _, _ in rows if "(floor)" not in label and med > BUDGET_S]
     lines += ["", f"Budget {BUDGET_S * 1e3:.0f} ms (wall median): "
               + ("met by every command." if not over else f"exceeded by {', '.join(over)}.")]
@@ -143,7 +162,7 @@ def main() -> int:
     lines += ["", "Heavy libraries loaded at start-up: "
               + (", ".join(heavy) if heavy else f"none of {', '.join(HEAVY)}") + "."]
     print("\n".join(lines))
-    if not args.no_write:
+    if not args.no_write and args.src == ROOT / "src":
         write_section("startup", "CLI start-up (`casslab --help`, `lab list`)", lines)
     return 1 if heavy else 0
 
