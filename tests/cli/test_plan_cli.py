@@ -52,12 +52,12 @@ def test_bad_spec_is_a_one_line_error(tmp_path: Path) -> None:
     bad.write_text(Path(EXAMPLE).read_text().replace("rf: 3, dataset_gb: 0.5}       # YCSB A",
                                                      "rf: many, dataset_gb: 0.5}  # YCSB A"))
     res = casslab("plan", str(bad))
-    assert res.returncode == 1
+    assert res.returncode == 2  # usage error (bad input); no plan also exits 2, with output
     lines = res.stderr.strip().splitlines()
     assert lines == [f"error: {bad}:20: tenants[0].rf: 'many' is not an integer "
                      "(valid: >= 1 and <= 64)"], res.stderr
     res = casslab("plan", EXAMPLE, "--time-limit", "soon")
-    assert res.returncode == 1
+    assert res.returncode == 2
     assert res.stderr.strip().splitlines() == [
         "error: --time-limit: 'soon' is not a duration (e.g. 10ms or 10s)"]
 

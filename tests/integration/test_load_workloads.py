@@ -114,7 +114,7 @@ def test_run_command_prints_a_summary_table(lab1: Lab) -> None:
 
 def test_run_command_rejects_an_unknown_workload(lab1: Lab) -> None:
     res = casslab("run", "ycsb-z", "--name", LAB1)
-    assert res.returncode == 1
+    assert res.returncode == 2
     assert res.stderr.startswith("error: unknown workload 'ycsb-z' (valid: ycsb-a")
 
 

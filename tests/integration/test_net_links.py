@@ -220,10 +220,10 @@ def test_cli_set_show_check_clear(bare: Bare) -> None:
     assert r.returncode == 0, r.stderr
     assert "configured vs measured" in r.stdout and "client->node3" in r.stdout
     r = casslab("net", "set", "--name", name, "--link", "node1-node9:delay=1ms")
-    assert r.returncode == 1
+    assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and "unknown endpoint 'node9'" in r.stderr
     r = casslab("net", "set", "--name", name, "--delay", "fast")
-    assert r.returncode == 1 and "delay: 'fast' is not a duration" in r.stderr
+    assert r.returncode == 2 and "delay: 'fast' is not a duration" in r.stderr
     r = casslab("net", "clear", "--name", name)
     assert r.returncode == 0, r.stderr
     assert net.load(lab_dir) is None

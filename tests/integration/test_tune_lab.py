@@ -153,12 +153,12 @@ def test_cli_iterations_and_bad_input(lab1: Lab, driven: Driven, tmp_path: Path)
     assert "on 1 node(s)" in r.stderr and "#1 tune_it.sensor_data" in r.stdout
 
     r = casslab("tune", "--name", LAB1, "--keyspace", "no_such_ks", "--once", timeout_s=120)
-    assert r.returncode == 1
+    assert r.returncode == 2  # a usage error: the keyspace named does not exist
     assert "error: keyspace 'no_such_ks' does not exist" in r.stderr
     bad = tmp_path / "bad.yaml"
     bad.write_text("twcs:\n  - {ttl_s: 60, read_share: 2, min_threshold: 4}\n")
     r = casslab("tune", "--name", LAB1, "--keyspace", KS, "--rules", str(bad), "--once")
-    assert r.returncode == 1
+    assert r.returncode == 2
     err_lines = [ln for ln in r.stderr.splitlines() if ln.startswith("error:")]
     assert len(err_lines) == 1 and "read_share must be a fraction in 0..1" in err_lines[0]
 

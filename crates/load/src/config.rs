@@ -30,6 +30,16 @@ pub enum Command {
     User(UserCommand),
 }
 
+/// A count of operations: a whole number >= 0, a negative one named as such.
+pub fn parse_count(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    if t.starts_with('-') {
+        return Err(format!("{t} is negative: give a whole number >= 0"));
+    }
+    t.parse()
+        .map_err(|_| format!("{t:?} is not a whole number >= 0"))
+}
+
 /// Warm-up length: a duration (`10s`) or a bare op count (`5000`).
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -157,13 +167,16 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = PhaseArg::Run)]
     pub phase: PhaseArg,
     /// Stop the run phase after this many operations.
-    #[arg(long)]
+    // allow_negative_numbers: `--ops -1` reaches the parser, which names it as negative
+    // (clap alone reports "unexpected argument '-1'").
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_count)]
     pub ops: Option<u64>,
     /// Stop the run phase after this long (e.g. 60s); with --ops, whichever comes first.
-    #[arg(long)]
+    // allow_hyphen_values: `-5s` is not a number to clap, so it takes it as a value only so.
+    #[arg(long, allow_hyphen_values = true)]
     pub duration: Option<Dur>,
     /// Unrecorded warm-up before the run phase: a duration (10s) or an op count (5000).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub warmup: Option<Warmup>,
     /// Concurrent worker tasks.
     #[arg(long, default_value_t = 1)]
@@ -173,7 +186,7 @@ pub struct RunArgs {
     pub in_flight: usize,
     /// Fixed target rate in ops/s over all workers; latency is measured from each
     /// operation's intended start (coordinated-omission corrected).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub rate: Option<f64>,
     /// Scheduler tick with --rate: operations intended within one tick are sent
     /// together at its start (at most one tick early; such an operation's latency
@@ -430,6 +443,16 @@ mod tests {
         assert_eq!(y.conn.cl_read, Some(Cl::LocalQuorum));
         assert!(matches!(y.run.warmup, Some(Warmup::Ops(5000))));
         assert_eq!(y.run.duration.unwrap().0, Duration::from_secs(30));
+    }
+
+    #[test]
+    fn negative_ops_and_durations_are_named_as_negative() {
+        for (opt, value) in [("--ops", "-1"), ("--duration", "-5s"), ("--warmup", "-10s")] {
+            let err = Cli::try_parse_from(["casslab-load", "ycsb", "--workload", "a", opt, value])
+                .unwrap_err();
+            let text = err.to_string();
+            assert!(text.contains("is negative"), "{opt} {value}: {text}");
+        }
         let j = serde_json::to_value(
             Cli::try_parse_from(["casslab-load", "stress", "mixed", "--warmup", "10s"]).unwrap(),
         )

@@ -1,8 +1,9 @@
 //! casslab-load: the casslab load generator. See `casslab-load --help`.
 //!
-//! Exit codes: 0 run completed, 1 error before or around the run (message on
-//! stderr), 2 command-line error (clap), 3 the cluster became unreachable
-//! (summary so far printed), 130 interrupted (summary so far printed).
+//! Exit codes: 0 run completed, 1 error before or around the run (one line
+//! `error: ...` on stderr), 2 command-line error (one line too), 3 the cluster
+//! became unreachable (summary so far printed), 130 interrupted (summary so far
+//! printed). No error prints a backtrace, RUST_BACKTRACE or not.
 
 mod app;
 mod config;
@@ -21,7 +22,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 fn main() {
-    let cli = config::Cli::parse();
+    let cli = parse_cli();
     let threads = match &cli.command {
         config::Command::Ycsb(c) => c.conn.threads,
         config::Command::Stress(c) => c.conn.threads,
@@ -39,10 +40,54 @@ fn main() {
             std::process::exit(3);
         }
         Err(e) => {
-            eprintln!("casslab-load: {e:#}");
+            eprintln!("error: {}", one_line(&e));
             std::process::exit(1);
         }
     }
+}
+
+/// The command line, or exit: help and version as clap prints them, any other
+/// command-line error as one line `error: ...` and exit code 2.
+fn parse_cli() -> config::Cli {
+    use clap::error::ErrorKind;
+    match config::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => match e.kind() {
+            ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+            _ => {
+                eprintln!("error: {}", clap_line(&e.render().to_string()));
+                std::process::exit(2);
+            }
+        },
+    }
+}
+
+/// The first line of a rendered clap error, without clap's own `error: ` prefix.
+fn clap_line(rendered: &str) -> String {
+    let first = rendered.lines().next().unwrap_or("invalid command line");
+    format!(
+        "{} (see --help)",
+        first.trim().trim_start_matches("error: ")
+    )
+}
+
+/// The error and its causes joined by `: `, each text once: a cause that a
+/// message already quotes (thiserror's `{source}`) is not repeated.
+fn one_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line.replace('\n', "; ")
 }
 
 fn real_main(cli: config::Cli, threads: usize) -> anyhow::Result<EndReason> {
@@ -63,4 +108,30 @@ fn real_main(cli: config::Cli, threads: usize) -> anyhow::Result<EndReason> {
         app::run(cli, abort).await
     })?;
     Ok(end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context as _;
+
+    #[test]
+    fn a_cause_quoted_by_its_message_is_not_repeated() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let e = Err::<(), _>(error::LoadError::ReadFile {
+            path: "x.yaml".into(),
+            source: io,
+        })
+        .context("stages")
+        .unwrap_err();
+        assert_eq!(one_line(&e), "stages: cannot read x.yaml: no such file");
+    }
+
+    #[test]
+    fn a_clap_error_becomes_its_first_line() {
+        let err = config::Cli::try_parse_from(["casslab-load", "ycsb", "--bogus"]).unwrap_err();
+        let line = clap_line(&err.render().to_string());
+        assert!(line.starts_with("unexpected argument '--bogus'"), "{line}");
+        assert!(!line.contains('\n'));
+    }
 }

@@ -3,6 +3,9 @@
 //! `casslab-netem run` holds each packet of a configured directed link for its delay
 //! (plus jitter, FIFO per link) and drops the configured share; casslab starts it
 //! inside the lab's network namespace and writes its link config.
+//!
+//! Exit codes: 0 ok, 1 failure (one line `error: ...` on stderr), 2 command-line
+//! error (one line too). No error prints a backtrace, RUST_BACKTRACE or not.
 
 mod config;
 mod error;
@@ -14,8 +17,15 @@ use clap::Parser;
 
 use config::{Cli, Command};
 
-fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
+fn main() {
+    let cli = parse_cli();
+    if let Err(e) = real_main(cli) {
+        eprintln!("error: {}", one_line(&e));
+        std::process::exit(1);
+    }
+}
+
+fn real_main(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Run(cmd) => queue::run(&cmd)?,
         Command::CheckConfig(cmd) => {
@@ -33,4 +43,62 @@ fn main() -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The command line, or exit: help and version as clap prints them, any other
+/// command-line error as one line `error: ...` and exit code 2.
+fn parse_cli() -> Cli {
+    use clap::error::ErrorKind;
+    match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => match e.kind() {
+            ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+            _ => {
+                let rendered = e.render().to_string();
+                let first = rendered.lines().next().unwrap_or("invalid command line");
+                eprintln!(
+                    "error: {} (see --help)",
+                    first.trim().trim_start_matches("error: ")
+                );
+                std::process::exit(2);
+            }
+        },
+    }
+}
+
+/// The error and its causes joined by `: `, each text once: a cause that a
+/// message already quotes (thiserror's `{source}`) is not repeated.
+fn one_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line.replace('\n', "; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cause_quoted_by_its_message_is_not_repeated() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let e = anyhow::Error::new(error::NetemError::ConfigRead {
+            path: "links.json".into(),
+            source: io,
+        });
+        assert_eq!(
+            one_line(&e),
+            "cannot read link config links.json: no such file"
+        );
+    }
 }

@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import select
 import subprocess
 import sys
+import tempfile
+import time
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 from casslab.core.errors import CqlError
 from casslab.system.netns import exec_prefix
 
 CONSISTENCY_LEVELS = ("ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM",
                       "EACH_QUORUM", "LOCAL_ONE", "SERIAL", "LOCAL_SERIAL")
+
+# The worker connects with 15 s connect and control-connection timeouts.
+READY_TIMEOUT_S = 60.0
+# Added to a statement's own timeout before the worker counts as hung.
+RESPONSE_MARGIN_S = 15.0
 
 
 class Cql(Protocol):
@@ -37,18 +47,34 @@ class CqlClient:
     ...     cql.execute("SELECT release_version FROM system.local").rows
     """
 
-    def __init__(self, contacts: list[str], *, netns: str | None) -> None:
+    def __init__(self, contacts: list[str], *, netns: str | None,
+                 worker: list[str] | None = None,
+                 ready_timeout_s: float = READY_TIMEOUT_S,
+                 response_margin_s: float = RESPONSE_MARGIN_S) -> None:
+        """`worker`: the worker command (default: this Python's cql_worker module)."""
         self._contacts = contacts
         self._netns = netns
-        self._proc: subprocess.Popen[str] | None = None
+        self._worker = worker or [sys.executable, "-m", "casslab.cassandra.cql_worker"]
+        self._ready_timeout_s = ready_timeout_s
+        self._response_margin_s = response_margin_s
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._stderr: IO[bytes] | None = None
+        self._buffer = b""
 
     def __enter__(self) -> CqlClient:
         prefix = exec_prefix(self._netns)
-        cmd = [*prefix, sys.executable, "-m", "casslab.cassandra.cql_worker",
-               "--contact", ",".join(self._contacts)]
+        cmd = [*prefix, *self._worker, "--contact", ",".join(self._contacts)]
+        # A file, not a pipe: the driver may log a lot and a full pipe would block the
+        # worker; its tail goes into the error when the worker dies or hangs.
+        self._stderr = tempfile.TemporaryFile(prefix="casslab-cql-worker-")
         self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      stderr=subprocess.DEVNULL, text=True)
-        first = self._read()
+                                      stderr=self._stderr)
+        self._buffer = b""
+        try:
+            first = self._read(self._ready_timeout_s)
+        except CqlError:
+            self.close()
+            raise
         if "error" in first:
             self.close()
             err = first["error"]
@@ -74,29 +100,66 @@ class CqlClient:
         assert self._proc is not None and self._proc.stdin is not None, "use as context manager"
         req = {"query": query, "params": params, "consistency": consistency.upper(),
                "host": host, "timeout_s": timeout_s}
-        self._proc.stdin.write(json.dumps(req) + "\n")
-        self._proc.stdin.flush()
-        resp = self._read()
+        try:
+            self._proc.stdin.write((json.dumps(req) + "\n").encode())
+            self._proc.stdin.flush()
+        except BrokenPipeError:
+            pass  # the worker died: _read reports how, with its stderr
+        # The driver gives up after timeout_s; the margin covers the worker's own work.
+        resp = self._read(timeout_s + self._response_margin_s)
         if "error" in resp:
             raise CqlError(resp["error"]["kind"], resp["error"]["message"])
         return CqlResult(resp["columns"], resp["rows"])
 
-    def _read(self) -> dict[str, Any]:
+    def _read(self, timeout_s: float) -> dict[str, Any]:
+        """The worker's next JSON line; CqlError (with its stderr tail) when it exits or
+        says nothing for `timeout_s` (then it is killed: a late answer would be read as
+        the answer to the next request)."""
         assert self._proc is not None and self._proc.stdout is not None
-        line = self._proc.stdout.readline()
-        if not line:
-            code = self._proc.wait()
-            raise CqlError("WorkerExited", f"CQL worker exited with code {code}")
+        fd = self._proc.stdout.fileno()
+        deadline = time.monotonic() + timeout_s
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([fd], [], [], max(left, 0.0))
+            if not ready:
+                self._kill()
+                raise CqlError("WorkerTimeout", f"CQL worker gave no answer within "
+                               f"{timeout_s:g} s{self._stderr_tail()}")
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                code = self._proc.wait()
+                raise CqlError("WorkerExited", f"CQL worker exited with code {code}"
+                               f"{self._stderr_tail()}")
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
         return json.loads(line)  # type: ignore[no-any-return]
+
+    def _stderr_tail(self) -> str:
+        """`: <last stderr lines>` of the worker, or nothing when it wrote none."""
+        if self._stderr is None:
+            return ""
+        self._stderr.seek(0)
+        lines = self._stderr.read().decode(errors="replace").strip().splitlines()
+        return f": {' | '.join(lines[-3:])}" if lines else ""
+
+    def _kill(self) -> None:
+        assert self._proc is not None
+        self._proc.kill()
+        self._proc.wait()
 
     def close(self) -> None:
         if self._proc is None:
             return
         if self._proc.stdin:
-            self._proc.stdin.close()
+            with contextlib.suppress(BrokenPipeError):
+                self._proc.stdin.close()
         try:
             self._proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
+            self._kill()
+        if self._proc.stdout:
+            self._proc.stdout.close()
         self._proc = None
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None

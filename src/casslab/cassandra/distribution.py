@@ -12,7 +12,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from casslab.core.errors import DistributionError, PrerequisiteError
+from casslab.core.errors import DistributionError, PrerequisiteError, UsageError
 
 DEFAULT_VERSION = "5.0.6"
 _VERSION_RE = re.compile(r"^\d+\.\d+\.\d+$")
@@ -66,15 +66,20 @@ def find_java() -> str:
     return java
 
 
+def check_version(version: str) -> None:
+    """UsageError unless `version` has the form X.Y.Z (checked before anything is made)."""
+    if not _VERSION_RE.match(version):
+        raise UsageError(f"cassandra version '{version}' is not of the form X.Y.Z "
+                         f"(e.g. {DEFAULT_VERSION})")
+
+
 def resolve(version: str, cache_dir: Path) -> Distribution:
     """Return the distribution for `version`, downloading its jars once through Maven.
 
-    Raises UsageError-like DistributionError for a malformed or unknown version,
+    Raises UsageError for a malformed version, DistributionError for an unknown one,
     PrerequisiteError when java or mvn is missing.
     """
-    if not _VERSION_RE.match(version):
-        raise DistributionError(f"cassandra version '{version}' is not of the form X.Y.Z "
-                                f"(e.g. {DEFAULT_VERSION})")
+    check_version(version)
     java = find_java()
     root = cache_dir / "cassandra" / version
     lib = root / "lib"

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import os
+import sqlite3
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
-from casslab.core.errors import CasslabError, NodeStartError
+from casslab.core.errors import CasslabError, NodeStartError, UsageError
 from casslab.core.paths import default_cache, default_home
-from casslab.lab import Lab
-from casslab.testbed import open_lab as open_testbed_lab
+
+if TYPE_CHECKING:
+    from casslab.lab import Lab
 
 # Tables of numbers are unreadable folded at 80 columns: when output goes to a file or
 # pipe (CI logs, `| tee`), lay them out 140 wide.
@@ -24,24 +29,87 @@ T = TypeVar("T")
 
 
 def open_lab(name: str) -> Lab:
+    # Imported here: commands that never open a lab (help, report, plan) skip the lab stack.
+    from casslab.testbed import open_lab as open_testbed_lab
+
     return open_testbed_lab(name, home=default_home(), cache=default_cache())
+
+
+DEBUG_ENV = "CASSLAB_DEBUG"
+
+
+def debug_enabled() -> bool:
+    """`--debug` or CASSLAB_DEBUG=1: errors propagate with their traceback."""
+    return os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
+def one_line(text: str) -> str:
+    """A message on one line whatever it quotes: a value with a newline shows as \\n."""
+    return text.strip().replace("\r", "\\r").replace("\n", "\\n")
+
+
+def print_error(message: str) -> None:
+    """`error: <message>` on stderr; the message is never read as Rich markup."""
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+
+
+def exit_code(exc: BaseException) -> int:
+    """2 for bad input (usage), 1 for a failure while doing the work."""
+    return 2 if isinstance(exc, UsageError) else 1
+
+
+def describe_os_error(exc: OSError | UnicodeDecodeError | sqlite3.DatabaseError) -> str:
+    """One line naming the path (when the error has one) and what went wrong."""
+    if isinstance(exc, UnicodeDecodeError):
+        what = f"not a UTF-8 text file ({exc.reason} at byte {exc.start})"
+        # The decode error does not know its file: name the argument that is one.
+        values = [a.partition("=")[2] if a.startswith("--") else a for a in sys.argv[1:]]
+        culprits = [v for v in values if v and _undecodable(Path(v))]
+        return f"{', '.join(culprits)}: {what}" if culprits else what
+    if isinstance(exc, sqlite3.DatabaseError):
+        return f"results database: {exc}"
+    what = exc.strerror or str(exc)
+    if isinstance(exc, FileExistsError) and exc.filename is not None and not Path(
+            exc.filename).is_dir():
+        what = "is a file, where a directory is needed"
+    paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
+    return f"{' -> '.join(paths)}: {what}" if paths else what
+
+
+def _undecodable(path: Path) -> bool:
+    """True for a readable regular file that is not UTF-8 text."""
+    try:
+        if path.is_file():
+            path.read_bytes().decode()
+    except UnicodeDecodeError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 @contextmanager
 def errors_to_exit() -> Iterator[None]:
-    """Turn a CasslabError into `error: <one line>` (plus a log tail for node starts)."""
+    """Turn a CasslabError into `error: <one line>` (plus a log tail for node starts),
+    exit 2 for bad input and 1 for failures; with --debug it propagates instead."""
     try:
         yield
     except NodeStartError as exc:
+        if debug_enabled():
+            raise
         first, _, rest = str(exc).partition("\n")
-        err.print(f"[bold red]error:[/] {first}", highlight=False)
+        print_error(first)
         if rest:
             err.print(rest, highlight=False, markup=False)
         raise typer.Exit(1) from None
     except CasslabError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
-        raise typer.Exit(1) from None
+        if debug_enabled():
+            raise
+        print_error(one_line(str(exc)))
+        raise typer.Exit(exit_code(exc)) from None
     except KeyboardInterrupt:
+        if debug_enabled():
+            raise
         err.print("[bold red]interrupted[/]")
         raise typer.Exit(130) from None
 

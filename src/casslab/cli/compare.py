@@ -5,13 +5,17 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
-from casslab.analysis.compare import ALPHA, Comparison, compare, load_side
 from casslab.cli.common import errors_to_exit, out
+
+# scipy and statsmodels come with the analysis: imported by the command only (start-up
+# time of every other command).
+if TYPE_CHECKING:
+    from casslab.analysis.compare import Comparison
 
 
 def compare_cmd(
@@ -28,6 +32,8 @@ def compare_cmd(
 
     Example: casslab compare results/rpi results/rpi --cell-a nodes=1 --cell-b nodes=3
     """
+    from casslab.analysis.compare import ALPHA, compare, load_side
+
     with errors_to_exit():
         res = compare(load_side(a, cell_a), load_side(b, cell_b), alpha=ALPHA)
     if as_json:

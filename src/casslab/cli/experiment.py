@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import (
@@ -18,10 +18,11 @@ from rich.table import Table
 
 from casslab.cli.common import err, errors_to_exit, out
 from casslab.core.paths import default_cache, default_home
-from casslab.experiment.design import plan as make_plan
-from casslab.experiment.runner import CampaignInterrupted, CampaignRunner, Event
-from casslab.experiment.spec import load_spec
-from casslab.store.db import export as export_tables
+
+# The campaign modules (runner, spec, design, store) are imported inside the commands:
+# `casslab --help` and the lab commands need none of them (start-up time).
+if TYPE_CHECKING:
+    from casslab.experiment.runner import Event
 
 app = typer.Typer(help="Campaigns of trials from a YAML spec: validate, plan, run, export.",
                   no_args_is_help=True)
@@ -38,6 +39,9 @@ def validate(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML)."
 
     Example: casslab experiment validate examples/000-rpi-iot.yaml
     """
+    from casslab.experiment.design import plan as make_plan
+    from casslab.experiment.spec import load_spec
+
     with errors_to_exit():
         s = load_spec(spec, allow_large=allow_large)
         trials = make_plan(s)
@@ -53,6 +57,9 @@ def plan(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
 
     Example: casslab experiment plan examples/004-containers.yaml
     """
+    from casslab.experiment.design import plan as make_plan
+    from casslab.experiment.spec import load_spec
+
     with errors_to_exit():
         trials = make_plan(load_spec(spec, allow_large=allow_large))
     table = Table(title=f"{len(trials)} trials in run order")
@@ -79,13 +86,19 @@ def run(
 
     Example: casslab experiment run examples/000-rpi-iot.yaml --results results/rpi
     """
+    from casslab.experiment.runner import CampaignInterrupted, CampaignRunner
+    from casslab.experiment.spec import load_spec
+
     with errors_to_exit():
         s = load_spec(spec, allow_large=allow_large)
         target = results or Path("results") / s.name
         columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TextColumn("trials"), TimeElapsedColumn(), TextColumn("ETA"),
                    TimeRemainingColumn()]
-        with Progress(*columns, console=err, transient=False) as progress:
+        # Transient, and only on a terminal: an error before the first trial is then the
+        # only line on stderr (piped, a finished display leaves a line behind).
+        with Progress(*columns, console=err, transient=True,
+                      disable=not err.is_terminal) as progress:
             task = progress.add_task("starting", total=None)
 
             def on_event(e: Event) -> None:
@@ -127,6 +140,8 @@ def export(
 
     Example: casslab experiment export results/rpi --format parquet
     """
+    from casslab.store.db import export as export_tables
+
     with errors_to_exit():
         paths = export_tables(results, fmt, out_dir)
     for p in paths:

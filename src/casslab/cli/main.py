@@ -1,31 +1,119 @@
-"""Entry point of the `casslab` command."""
+"""Entry point of the `casslab` command, and its one error path.
+
+Every error a user can cause ends as one line `error: ...` on stderr: exit code 2 for a
+usage error (bad option, bad value, unknown name), 1 for a failure while doing the work.
+`--debug` or CASSLAB_DEBUG=1 lets the exception propagate with its traceback instead.
+"""
 
 from __future__ import annotations
 
+import os
+import sqlite3
+import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.table import Table
+from typer._click.exceptions import ClickException, NoArgsIsHelpError
+from typer._click.exceptions import UsageError as ClickUsageError
 
 from casslab import __version__
 from casslab.cassandra.distribution import DEFAULT_VERSION, resolve
 from casslab.cli import experiment, lab, net, tune
-from casslab.cli.common import err, errors_to_exit, out
+from casslab.cli.common import (
+    DEBUG_ENV,
+    debug_enabled,
+    describe_os_error,
+    err,
+    errors_to_exit,
+    exit_code,
+    one_line,
+    out,
+    print_error,
+)
 from casslab.cli.compare import compare_cmd
 from casslab.cli.plan import plan
 from casslab.cli.report import report
 from casslab.cli.run import run
 from casslab.cli.schema import schema
+from casslab.core.errors import CasslabError
 from casslab.core.paths import default_cache
 from casslab.profiles import BUILTIN_PROFILES, load_profiles_file
 
-app = typer.Typer(
+
+def run_cli(invoke: Callable[[], Any]) -> NoReturn:
+    """Run the command tree (Click in non-standalone mode) and map every way it can end
+    to an exit code; errors print one line unless debugging is on."""
+    try:
+        rv = invoke()
+    except NoArgsIsHelpError:
+        # A bare group (`casslab lab`): Typer printed its help while raising this.
+        sys.exit(2)
+    except ClickException as exc:
+        if debug_enabled():
+            raise
+        print_error(one_line(_click_message(exc)))
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        if debug_enabled():
+            raise
+        print_error("aborted")
+        sys.exit(1)
+    except CasslabError as exc:  # raised outside a command's errors_to_exit
+        if debug_enabled():
+            raise
+        print_error(one_line(str(exc)))
+        sys.exit(exit_code(exc))
+    except (OSError, UnicodeDecodeError, sqlite3.DatabaseError) as exc:
+        if debug_enabled():
+            raise
+        print_error(one_line(describe_os_error(exc)))
+        sys.exit(1)
+    except KeyboardInterrupt:
+        if debug_enabled():
+            raise
+        err.print("[bold red]interrupted[/]")
+        sys.exit(130)
+    # Non-standalone Click returns the code of a typer.Exit, or the command's own value.
+    sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _click_message(exc: ClickException) -> str:
+    """Click's message, with the command path for usage errors (`casslab lab up: ...`)."""
+    message = exc.format_message()
+    if isinstance(exc, ClickUsageError) and exc.ctx is not None:
+        return f"{exc.ctx.command_path}: {message} (see --help)"
+    return message
+
+
+class CasslabApp(typer.Typer):
+    """The Typer app whose call goes through run_cli (the console script calls `app()`)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("standalone_mode", False)
+        run_cli(lambda: super(CasslabApp, self).__call__(*args, **kwargs))
+
+
+app = CasslabApp(
     help="casslab: a performance lab for Apache Cassandra on constrained, edge and cloud "
     "deployments.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
+
+
+@app.callback()
+def _root(
+    debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an error "
+                                        f"(also {DEBUG_ENV}=1).")] = False,
+) -> None:
+    if debug:
+        # The environment, so the library's subprocesses see it too.
+        os.environ[DEBUG_ENV] = "1"
+
+
 app.add_typer(lab.app, name="lab")
 app.add_typer(net.app, name="net")
 app.add_typer(experiment.app, name="experiment")

@@ -10,8 +10,6 @@ import typer
 from rich.table import Table
 
 from casslab.cli.common import err, errors_to_exit, out
-from casslab.plan.report import make_plan, plan_tables, report_json, summary_line
-from casslab.plan.spec import parse_duration_s
 
 
 def plan(
@@ -30,6 +28,10 @@ def plan(
 
     Example: casslab plan examples/plan-seed001.yaml --mode cost
     """
+    # The MILP's scipy/HiGHS imports cost ~0.4 s: only this command pays them.
+    from casslab.plan.report import make_plan, plan_tables, report_json, summary_line
+    from casslab.plan.spec import parse_duration_s
+
     with errors_to_exit():
         limit_s = parse_duration_s(time_limit)
         if as_json:

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
-from casslab.analysis.campaign import Analysis
 from casslab.cli.common import errors_to_exit, out
-from casslab.report.html import build_report
+
+if TYPE_CHECKING:
+    from casslab.analysis.campaign import Analysis
 
 
 def report(
@@ -22,6 +23,9 @@ def report(
 
     Example: casslab report results/rpi
     """
+    # scipy and matplotlib cost ~1 s to import: only this command pays it.
+    from casslab.report.html import build_report
+
     with errors_to_exit():
         rep = build_report(results, out_file)
     print_cells(rep.analysis)

@@ -92,7 +92,9 @@ def _run_with_progress(spec: LoadSpec, targets: list[str], prefix: list[str], op
                        out_file: Path | None) -> RunSummary:
     columns = [TextColumn("[bold]{task.description}"), BarColumn(),
                TextColumn("{task.fields[status]}"), TimeElapsedColumn()]
-    with Progress(*columns, console=out, transient=True) as progress:
+    # Only on a terminal: piped, a progress display leaves a stray blank line.
+    with Progress(*columns, console=out, transient=True,
+                  disable=not out.is_terminal) as progress:
         task = progress.add_task(spec.workload, total=ops, status="starting")
 
         def on_interval(line: dict[str, Any]) -> None:

@@ -5,23 +5,22 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from casslab.cassandra.cql import CqlClient
 from casslab.cli.common import err, errors_to_exit, open_lab, out
 from casslab.core.errors import CasslabError, UsageError
 from casslab.core.paths import default_cache, default_home
 from casslab.core.units import parse_duration_s
-from casslab.experiment.runner import Event
-from casslab.system.process import is_same_process
-from casslab.tune.audit import AuditLog
-from casslab.tune.decide import Policy
-from casslab.tune.learn import LearnSpec, learn
-from casslab.tune.loop import Outcome, SignalStop, Tuner, stop_on_signals
-from casslab.tune.observe import RATE_SOURCES, cluster_hosts
-from casslab.tune.rules import RulesTable, dump_rules, load_rules, seed003_rules
+
+# The tuner's modules are imported inside the commands (start-up time of every other
+# command); these names are for annotations only.
+if TYPE_CHECKING:
+    from casslab.cassandra.cql import CqlClient
+    from casslab.experiment.runner import Event
+    from casslab.tune.loop import Outcome
+    from casslab.tune.rules import RulesTable
 
 app = typer.Typer(invoke_without_command=True)
 
@@ -32,6 +31,10 @@ COLORS = {"change": "green", "keep": "dim", "hold": "yellow", "skip": "dim", "er
 def _client(name: str | None, hosts: str | None) -> Iterator[tuple[CqlClient, list[str]]]:
     """A connected client and every node's address: a lab's nodes, or a real cluster's
     (contacts in this namespace, the rest found in system.peers_v2)."""
+    from casslab.cassandra.cql import CqlClient
+    from casslab.system.process import is_same_process
+    from casslab.tune.observe import cluster_hosts
+
     if hosts and name:
         raise UsageError("give --name (a lab) or --hosts (any cluster), not both")
     if hosts:
@@ -49,6 +52,8 @@ def _client(name: str | None, hosts: str | None) -> Iterator[tuple[CqlClient, li
 
 
 def _rules(rules: Path | None, interpolate: bool | None, time_scale: float) -> RulesTable:
+    from casslab.tune.rules import RulesTable, dump_rules, load_rules, seed003_rules
+
     if rules is not None and time_scale != 1.0:
         raise UsageError("--time-scale scales the default rules only; scale a rules file's "
                          "points in the file (see `casslab tune rules --time-scale`)")
@@ -118,6 +123,11 @@ def tune(
 
     Example: casslab tune --keyspace iot --hosts 10.0.0.5,10.0.0.6 --rules rules.yaml --dry-run
     """
+    from casslab.tune.audit import AuditLog
+    from casslab.tune.decide import Policy
+    from casslab.tune.loop import SignalStop, Tuner, stop_on_signals
+    from casslab.tune.observe import RATE_SOURCES
+
     if ctx.invoked_subcommand is not None:
         return
     stop = SignalStop()
@@ -163,6 +173,8 @@ def rules_cmd(
 
     Example: casslab tune rules --time-scale 0.05 > rules.yaml
     """
+    from casslab.tune.rules import dump_rules, seed003_rules
+
     with errors_to_exit():
         if time_scale <= 0:
             raise UsageError("--time-scale must be > 0")
@@ -227,6 +239,10 @@ def learn_cmd(
 
     Example: casslab tune learn --windows 1m --ucs T4,L4 --ttls 5m --read-shares 0.1 -o rules.yaml
     """
+    # The campaign runner behind learn is imported only by this command (start-up time).
+    from casslab.tune.learn import LearnSpec, learn
+    from casslab.tune.rules import dump_rules
+
     with errors_to_exit():
         ls = LearnSpec(windows_min=_whole(windows, "--windows", 60.0, "minutes"),
                        ttls_s=_whole(ttls, "--ttls", 1.0, "seconds"),

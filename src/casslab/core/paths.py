@@ -6,14 +6,22 @@ throw-away state while sharing one artifact cache.
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
 
 def default_home() -> Path:
-    """Lab state root: $CASSLAB_HOME, else ~/.casslab."""
+    """Lab state root: $CASSLAB_HOME, else ~/.casslab.
+
+    NotADirectoryError naming the variable when it points at a file: without it a lab
+    listing would silently show nothing.
+    """
     env = os.environ.get("CASSLAB_HOME")
-    return Path(env) if env else Path.home() / ".casslab"
+    home = Path(env) if env else Path.home() / ".casslab"
+    if home.exists() and not home.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, "CASSLAB_HOME is not a directory", str(home))
+    return home
 
 
 def default_cache() -> Path:

@@ -24,8 +24,6 @@ from casslab.load.runner import WORKLOADS
 from casslab.profiles import BUILTIN_PROFILES
 
 RESETS = ("none", "truncate", "recreate", "rebuild")
-# How much a change of each kind of factor forces between two trials.
-KIND_RESET = {"lab": "rebuild", "schema": "recreate", "network": "none", "workload": "none"}
 NETWORK_PARAMS = {"delay_ms": (0.0, 10_000.0), "jitter_ms": (0.0, 10_000.0),
                   "loss_pct": (0.0, 100.0), "rate_mbit": (0.001, 100_000.0)}
 NETWORK_SCOPES = ("all", "client", "nodes")

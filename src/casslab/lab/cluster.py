@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from typing import Protocol
 
 from casslab.cassandra import config as cconf
 from casslab.cassandra.cql import CqlClient
-from casslab.cassandra.distribution import DEFAULT_VERSION, Distribution, resolve
+from casslab.cassandra.distribution import DEFAULT_VERSION, Distribution, check_version, resolve
 from casslab.core.errors import (
     CasslabError,
     CgroupError,
@@ -32,7 +33,7 @@ from casslab.lab.state import LabState, NodeState, lab_lock, system_name, valida
 from casslab.profiles import cgroups
 from casslab.profiles.hardware import HardwareProfile, resolve_profile
 from casslab.system import netns
-from casslab.system.process import is_same_process, terminate
+from casslab.system.process import is_same_process, signal_process, terminate
 
 MAX_NODES = 32
 # Beyond the heap, a Cassandra JVM needs metaspace, thread stacks and direct buffers.
@@ -204,6 +205,7 @@ class Lab:
             raise UsageError(f"--heap-mib {options.heap_mib}: Cassandra needs at least 256 MiB")
         if options.timeout_s <= 0:
             raise UsageError(f"--timeout {options.timeout_s}: must be > 0 seconds")
+        check_version(options.cassandra_version)
         for ext in self.extensions:
             ext.check(self, options)
         with lab_lock(self.directory):
@@ -377,6 +379,7 @@ class Lab:
 
         Works from the state file alone, so it also cleans up after a killed casslab.
         """
+        self.state()  # no such lab: say so before a lock file is made for it
         with lab_lock(self.directory):
             state = self.state()
             self._teardown(state, grace_s=grace_s)
@@ -413,8 +416,7 @@ class Lab:
     def _stop_all(self, state: LabState, grace_s: float) -> None:
         # SIGTERM all first so the nodes drain in parallel, then wait for each.
         for n in state.nodes:
-            if is_same_process(n.pid, n.start_ticks):
-                os.kill(n.pid, 15)
+            signal_process(n.pid, n.start_ticks, signal.SIGTERM)
         for n in state.nodes:
             terminate(n.pid, n.start_ticks, grace_s=grace_s)
             n.pid, n.start_ticks = 0, None
@@ -423,6 +425,7 @@ class Lab:
 
     def stop_node(self, ref: str, *, kill: bool = False) -> NodeState:
         """Stop one node (SIGTERM, or SIGKILL when `kill`) for fault experiments."""
+        self.state()  # no such lab: say so before a lock file is made for it
         with lab_lock(self.directory):
             state = self.state()
             n = state.node(ref)
@@ -433,6 +436,7 @@ class Lab:
 
     def start_node(self, ref: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> NodeState:
         """Start a stopped node again and wait until the cluster sees it UN."""
+        self.state()  # no such lab: say so before a lock file is made for it
         with lab_lock(self.directory):
             state = self.state()
             n = state.node(ref)

@@ -109,17 +109,26 @@ class LabState:
 def lab_lock(lab_dir: Path) -> Iterator[None]:
     """Hold an exclusive lock on the lab while it is changed (up/down/start/stop).
 
-    Raises LabStateError at once when another casslab holds it.
+    Raises LabStateError at once when another casslab holds it. A lab directory this
+    call made is removed again when nothing but the lock was written to it (a `lab up`
+    that failed before saving state leaves no trace).
     """
+    created = not lab_dir.exists()
     lab_dir.mkdir(parents=True, exist_ok=True)
     fd = os.open(lab_dir / ".lock", os.O_CREAT | os.O_RDWR, 0o644)
+    locked = False
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            locked = True
         except BlockingIOError:
             raise LabStateError(
                 f"lab '{lab_dir.name}' is being changed by another casslab process"
             ) from None
         yield
     finally:
+        # Still holding the lock: nobody else can be inside this lab's critical section.
+        if created and locked and [p.name for p in lab_dir.iterdir()] == [".lock"]:
+            (lab_dir / ".lock").unlink()
+            lab_dir.rmdir()
         os.close(fd)

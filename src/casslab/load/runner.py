@@ -128,6 +128,8 @@ def run_load(spec: LoadSpec, *, hosts: list[str], prefix: list[str],
         if sink:
             sink.close()
     if summary is None:
-        tail = " | ".join(stderr.strip().splitlines()[-3:]) or "(no output)"
+        # casslab-load's own errors are one line `error: ...`; the prefix is ours to add.
+        tail = " | ".join(ln.removeprefix("error: ")
+                          for ln in stderr.strip().splitlines()[-3:]) or "(no output)"
         raise LoadError(f"casslab-load exited {code} without a summary: {tail}")
     return LoadResult(RunSummary.from_json(summary), intervals, cmd)

@@ -95,7 +95,10 @@ def reload(info: DaemonInfo) -> None:
     """SIGHUP: the daemon rereads its config (held packets keep their due times)."""
     if not info.alive():
         raise NetError(f"casslab-netem (pid {info.pid}) is not running")
-    os.kill(info.pid, signal.SIGHUP)
+    try:
+        os.kill(info.pid, signal.SIGHUP)
+    except ProcessLookupError:  # it exited since the check above
+        raise NetError(f"casslab-netem (pid {info.pid}) is not running") from None
 
 
 def stop(info: DaemonInfo) -> None:

@@ -22,7 +22,7 @@ from casslab.core.errors import CommandError, PrerequisiteError
 from casslab.net import daemon, identity, rules
 from casslab.net.errors import NetError, NetSpecError
 from casslab.net.profiles import LinkConditions
-from casslab.net.spec import CLIENT, NetSpec, Table, all_links
+from casslab.net.spec import CLIENT, NetSpec, Table
 from casslab.system import netns as netns_mod
 from casslab.system.process import run
 
@@ -337,9 +337,3 @@ def _remove_rules(ns: str) -> None:
     for chain in ours:
         run([*ipt, "-X", chain], check=False)
     _delete_qdisc(ns)
-
-
-def describe_table(state: NetState) -> list[tuple[str, str, LinkConditions]]:
-    """Rows for display: (src, dst, conditions) in the stable link order."""
-    order = all_links(state.node_count)
-    return [(s, d, state.table[(s, d)]) for s, d in order if (s, d) in state.table]

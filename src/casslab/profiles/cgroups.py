@@ -206,22 +206,6 @@ def _write(path: Path, value: str) -> None:
         raise CgroupError(f"cannot write '{value}' to {path}: {exc.strerror}") from exc
 
 
-def read_limits(cg: NodeCgroup) -> dict[str, str]:
-    """The limit files as the kernel reports them now (for status and tests)."""
-    names = [
-        "cpu.cfs_quota_us", "cpu.cfs_period_us", "memory.limit_in_bytes",
-        "blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device",
-        "cpu.max", "memory.max", "io.max",
-    ]
-    out: dict[str, str] = {}
-    for d in cg.dirs:
-        for name in names:
-            p = Path(d) / name
-            if p.exists():
-                out[name] = p.read_text().strip()
-    return out
-
-
 def pids_in(cg: NodeCgroup) -> set[int]:
     """Every process still in the node's cgroup(s)."""
     pids: set[int] = set()

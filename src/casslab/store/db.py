@@ -44,12 +44,15 @@ class Store:
         directory.mkdir(parents=True, exist_ok=True)
         self.conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
         self.conn.row_factory = sqlite3.Row
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=FULL")
-        self.conn.execute("PRAGMA foreign_keys=ON")
         try:
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=FULL")
+            self.conn.execute("PRAGMA foreign_keys=ON")
             # The version the file had when opened; it has been migrated if older.
             self.schema_found = open_schema(self.conn)
+        except sqlite3.DatabaseError as exc:
+            self.conn.close()
+            raise StoreError(f"{self.path}: not a results database ({exc})") from None
         except ValueError as exc:
             self.conn.close()
             raise StoreError(f"{self.path}: {exc}") from None
@@ -231,16 +234,28 @@ def interval_rows(trial_id: int, intervals: list[dict[str, Any]]) -> list[tuple[
     return out
 
 
+def _require_pyarrow() -> None:
+    """Parquet needs the optional `parquet` extra; say which, in one line."""
+    try:
+        import pyarrow  # type: ignore[import-untyped]  # noqa: F401
+    except ImportError:
+        raise StoreError("--format parquet needs pyarrow: pip install 'casslab[parquet]' "
+                         "(or use --format csv)") from None
+
+
 def export(directory: Path, fmt: str, out_dir: Path | None = None) -> list[Path]:
     """Write every table as CSV or Parquet into `out_dir` (default DIR/export)."""
     import csv
 
     if fmt not in ("csv", "parquet"):
         raise StoreError(f"--format {fmt}: valid formats are csv, parquet")
+    if fmt == "parquet":
+        _require_pyarrow()
     dest = out_dir or directory / "export"
-    dest.mkdir(parents=True, exist_ok=True)
     written = []
     with Store(directory, create=False) as store:
+        # Only once the database opened: a wrong directory leaves no export/ behind.
+        dest.mkdir(parents=True, exist_ok=True)
         for table in TABLES:
             cur = store.conn.execute(f"SELECT * FROM {table}")
             cols = [d[0] for d in cur.description]
@@ -252,7 +267,7 @@ def export(directory: Path, fmt: str, out_dir: Path | None = None) -> list[Path]
                     w.writerow(cols)
                     w.writerows(rows)
             else:
-                import pyarrow as pa  # type: ignore[import-untyped]
+                import pyarrow as pa
                 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
                 data = {c: [r[i] for r in rows] for i, c in enumerate(cols)}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
@@ -54,11 +53,25 @@ def _is_zombie(pid: int) -> bool:
     return stat[stat.rfind(")") + 2 :].split()[0] == "Z"
 
 
+def signal_process(pid: int, ticks: int | None, sig: signal.Signals) -> bool:
+    """Send `sig` if `pid` is still the process started at `ticks`; False when it is gone.
+
+    The process may exit between the identity check and the kill: that race is the
+    normal end of a stopping node, not an error.
+    """
+    if not is_same_process(pid, ticks):
+        return False
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 def terminate(pid: int, ticks: int | None, *, grace_s: float) -> None:
     """SIGTERM, wait up to grace_s, then SIGKILL. Silent when already gone."""
-    if not is_same_process(pid, ticks):
+    if not signal_process(pid, ticks, signal.SIGTERM):
         return
-    _signal(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline:
         if not is_same_process(pid, ticks):
@@ -69,14 +82,8 @@ def terminate(pid: int, ticks: int | None, *, grace_s: float) -> None:
 
 def kill_now(pid: int, ticks: int | None) -> None:
     """SIGKILL and wait (up to 10 s) until the process is gone."""
-    if not is_same_process(pid, ticks):
+    if not signal_process(pid, ticks, signal.SIGKILL):
         return
-    _signal(pid, signal.SIGKILL)
     deadline = time.monotonic() + 10.0
     while time.monotonic() < deadline and is_same_process(pid, ticks):
         time.sleep(0.05)
-
-
-def _signal(pid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, sig)

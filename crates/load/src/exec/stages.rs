@@ -72,7 +72,7 @@ pub fn parse_stages(
         path: path.to_path_buf(),
         reason,
     };
-    let file: StagesFile = serde_yaml::from_str(text).map_err(|e| err(e.to_string()))?;
+    let file: StagesFile = serde_norway::from_str(text).map_err(|e| err(e.to_string()))?;
     let specs = match file {
         StagesFile::Wrapped { stages } | StagesFile::List(stages) => stages,
     };

@@ -24,7 +24,7 @@
 use crate::error::{LoadError, Result};
 use crate::generator::Dist;
 use serde::Serialize;
-use serde_yaml::{Mapping, Value};
+use serde_norway::{Mapping, Value};
 use std::path::{Path, PathBuf};
 
 /// One `columnspec` entry.
@@ -194,7 +194,7 @@ impl Ctx<'_> {
 pub fn parse(text: &str, path: &Path) -> Result<Profile> {
     let cx = Ctx { path };
     let doc: Value =
-        serde_yaml::from_str(text).map_err(|e| cx.err(format!("not valid YAML: {e}")))?;
+        serde_norway::from_str(text).map_err(|e| cx.err(format!("not valid YAML: {e}")))?;
     let top = doc
         .as_mapping()
         .ok_or_else(|| cx.err("top level must be a mapping"))?;
