@@ -14,6 +14,7 @@ from casslab.core.errors import LabStateError
 from casslab.lab.state import LabState
 from casslab.net.profiles import BUILTIN_PROFILES, LinkConditions, load_profiles_file
 from casslab.net.spec import CONGESTION_CONTROLS, NetSpec, link_label, parse_link_option
+from casslab.testbed import refuse_runtime
 
 app = typer.Typer(
     help="Network emulation of a lab: link profiles and per-link delay, jitter, loss and "
@@ -29,6 +30,7 @@ def _lab_state(name: str) -> LabState:
     if not state.netns:
         raise LabStateError(f"lab '{name}' has no network namespace (made with --no-netns): "
                             "network emulation needs the lab's own namespace")
+    refuse_runtime(state.runtime, f"lab '{name}'")
     return state
 
 
