@@ -37,8 +37,10 @@ def leftovers(lab: str) -> list[str]:
             continue
         if marker in cmdline and "CassandraDaemon" in cmdline:
             found.append(f"process {proc.name}")
-    if Path(f"/var/run/netns/casslab-{sysname}").exists():
-        found.append(f"namespace casslab-{sysname}")
+    # The lab's namespace and, on runtime netns, its nodes' (casslab-<name>-nI); their
+    # veth pairs and bridge exist only inside them.
+    for ns in Path("/var/run/netns").glob(f"casslab-{sysname}*"):
+        found.append(f"namespace {ns.name}")
     for ctrl in Path("/sys/fs/cgroup").iterdir():
         if (ctrl / "casslab" / sysname).exists():
             found.append(f"cgroup {ctrl / 'casslab' / sysname}")
