@@ -10,8 +10,11 @@ from pathlib import Path
 import pytest
 
 from casslab.core.errors import UsageError
+from casslab.lab.lxc import cgroup_keys, render_config
 from casslab.lab.runtime import NetnsRuntime, ProcessRuntime, runtime_for
 from casslab.lab.state import LabState, NodeState
+from casslab.profiles import cgroups
+from casslab.profiles.hardware import resolve_profile
 from casslab.system import netns
 from casslab.testbed import refuse_runtime
 
@@ -31,7 +34,7 @@ def _state(tmp_path: Path, runtime: str, lab_netns: str | None, count: int = 2) 
 def test_an_unknown_runtime_is_one_line_naming_the_valid_ones() -> None:
     with pytest.raises(UsageError) as info:
         runtime_for("docker")
-    assert str(info.value) == "--runtime docker: unknown runtime; valid: process, netns"
+    assert str(info.value) == "--runtime docker: unknown runtime; valid: process, netns, lxc"
 
 
 def test_process_runtime_keeps_loopback_addresses_and_the_lab_namespace_prefix(
@@ -132,3 +135,28 @@ def test_netns_network_joins_nodes_over_the_bridge_and_goes_without_a_trace(
         rt.delete_network(state)
     assert not netns.exists(lab_ns)
     assert not any(netns.exists(str(n.netns)) for n in state.nodes)
+
+
+def test_lxc_limits_become_the_cgroup_keys_of_the_hierarchy_version() -> None:
+    rpi2 = resolve_profile("rpi2")
+    v1 = cgroup_keys(1, cgroups.limit_files(rpi2, 1, "8:0"))
+    assert "lxc.cgroup.cpu.cfs_quota_us = 60000" in v1
+    assert "lxc.cgroup.memory.limit_in_bytes = 1073741824" in v1
+    assert "lxc.cgroup.blkio.throttle.write_bps_device = 8:0 10000000" in v1
+    v2 = cgroup_keys(2, cgroups.limit_files(rpi2, 2, None))
+    assert v2 == ["lxc.cgroup2.cpu.max = 60000 100000", "lxc.cgroup2.memory.max = 1073741824"]
+
+
+def test_lxc_config_mounts_the_host_paths_read_only_and_the_node_directory_writable(
+        tmp_path: Path) -> None:
+    text = render_config(name="a-n1", rootfs=Path("/c/rootfs"), upper=tmp_path / "upper",
+                         binds=[(Path("/usr/lib/jvm/j17"), False)], node_dir=Path("/h/node1"),
+                         address="10.99.1.1", veth_peer="ceth1", limits=["lxc.cgroup.x = 1"],
+                         init_script=Path("/h/node1/lxc-init.sh"), log=Path("/h/lxc.log"))
+    lines = text.splitlines()
+    assert f"lxc.rootfs.path = overlay:/c/rootfs:{tmp_path / 'upper'}" in lines
+    assert "lxc.mount.entry = /usr/lib/jvm/j17 usr/lib/jvm/j17 none ro,bind,create=dir 0 0" \
+        in lines
+    assert "lxc.mount.entry = /h/node1 h/node1 none rw,bind,create=dir 0 0" in lines
+    assert "lxc.net.0.ipv4.address = 10.99.1.1/24" in lines and "lxc.cgroup.x = 1" in lines
+    assert "lxc.init.cmd = /bin/sh /h/node1/lxc-init.sh" in lines

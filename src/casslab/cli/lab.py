@@ -49,7 +49,8 @@ def up(
                                              "link-spec YAML.")] = None,
     runtime: Annotated[str, typer.Option(help="What each node runs in: "
                                          + ", ".join(RUNTIMES) + " (netns: own namespace "
-                                         "and veth on a lab bridge).")] = DEFAULT_RUNTIME,
+                                         "and veth on a lab bridge; lxc: LXC container on "
+                                         "that bridge).")] = DEFAULT_RUNTIME,
 ) -> None:
     """Start a real Cassandra cluster and return when every node is UN.
 

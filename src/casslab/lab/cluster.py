@@ -291,9 +291,11 @@ class Lab:
 
     def _build(self, state: LabState, dist: Distribution, profile: HardwareProfile,
                options: LabOptions, say: Progress) -> None:
+        runtime = _runtime(state)
+        runtime.prepare(state, dist, self.cache, say)
         if state.netns:
             say(f"creating network namespace {state.netns} (runtime {state.runtime})")
-        runtime_for(state.runtime).create_network(state)
+        runtime.create_network(state)
         layout = None
         if os.geteuid() == 0:
             layout = cgroups.detect_layout()
@@ -308,7 +310,8 @@ class Lab:
                                               node_count=len(state.nodes), seeds=state.seeds,
                                               overrides=state.overrides)
             cconf.write_node_files(layout_n, cfg)
-            if layout:
+            if layout and not runtime.limit(state, n, layout.version,
+                                            cgroups.limit_files(profile, layout.version, device)):
                 cg = cgroups.create_node_cgroup(layout, self.system_name, n.name, profile,
                                                 device)
                 n.cgroup_dirs = list(cg.dirs)
@@ -338,8 +341,7 @@ class Lab:
         cmd = cconf.jvm_command(dist, layout, n.heap_mib, jvm_options)
         procs = cgroups.NodeCgroup(state.cgroup_version or 0, tuple(n.cgroup_dirs)).procs_files
         mark = node.log_mark(layout.system_log)
-        n.pid, n.start_ticks = node.spawn(cmd, netns_prefix=_runtime(state).node_prefix(state, n),
-                                          cgroup_procs=procs, stdout_log=layout.stdout_log)
+        n.pid, n.start_ticks = _runtime(state).spawn(state, n, cmd, procs, layout.stdout_log)
         state.save()
         return mark
 

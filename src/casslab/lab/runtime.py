@@ -13,20 +13,21 @@ rebuilds it from the state file alone (after a kill -9 of casslab).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
+from casslab.cassandra.distribution import Distribution
 from casslab.core.errors import CasslabError, NetnsError, UsageError
+from casslab.lab import bridge, node
+from casslab.lab.lxc import LxcRuntime
 from casslab.lab.state import LabState, NodeState
 from casslab.system import netns
 
 DEFAULT_RUNTIME = "process"
-# 127.0.0.0/8 is martian off lo: a node address on a veth needs a routable prefix. The
-# prefix lives inside the lab's own namespaces, so every netns lab may use the same one.
-NETNS_PREFIX = "10.99"
-BRIDGE = "casslab0"
-BRIDGE_HOST = 254
-NODE_IF = "eth0"
+
+Say = Callable[[str], None]
 
 
 class NodeRuntime(Protocol):
@@ -49,15 +50,43 @@ class NodeRuntime(Protocol):
     def create_network(self, state: LabState) -> None:
         """Create the namespaces, links and addresses the state names; NetnsError."""
 
-    def node_prefix(self, state: LabState, node: NodeState) -> list[str]:
-        """The command prefix that runs a node's JVM where it belongs."""
+    def prepare(self, state: LabState, dist: Distribution, cache: Path, say: Say) -> None:
+        """Get what the nodes need before the network exists (e.g. a root filesystem)."""
+
+    def limit(self, state: LabState, node: NodeState, version: int,
+              files: dict[str, dict[str, str]]) -> bool:
+        """Take the node's cgroup limit files (`cgroups.limit_files`) to apply itself;
+        False when the lab is to make the node's cgroup (the default)."""
+
+    def spawn(self, state: LabState, node: NodeState, command: list[str],
+              cgroup_procs: list[str], stdout_log: Path) -> tuple[int, int | None]:
+        """Start the node's JVM where it belongs; returns its host (pid, start ticks)."""
 
     def delete_network(self, state: LabState) -> None:
         """Remove what create_network made (idempotent, from the state alone)."""
 
 
+class _PlainProcess:
+    """Nodes that are plain processes: nothing to prepare, the lab's cgroups."""
+
+    def node_prefix(self, state: LabState, node: NodeState) -> list[str]:
+        raise NotImplementedError
+
+    def prepare(self, state: LabState, dist: Distribution, cache: Path, say: Say) -> None:
+        return None
+
+    def limit(self, state: LabState, node: NodeState, version: int,
+              files: dict[str, dict[str, str]]) -> bool:
+        return False
+
+    def spawn(self, state: LabState, n: NodeState, command: list[str],
+              cgroup_procs: list[str], stdout_log: Path) -> tuple[int, int | None]:
+        return node.spawn(command, netns_prefix=self.node_prefix(state, n),
+                          cgroup_procs=cgroup_procs, stdout_log=stdout_log)
+
+
 @dataclass(frozen=True)
-class ProcessRuntime:
+class ProcessRuntime(_PlainProcess):
     """Today's lab: nodes are processes sharing the lab's namespace."""
 
     name: str = "process"
@@ -84,7 +113,7 @@ class ProcessRuntime:
 
 
 @dataclass(frozen=True)
-class NetnsRuntime:
+class NetnsRuntime(_PlainProcess):
     """Nodes in namespaces of their own, joined by veth pairs to a bridge in the lab's."""
 
     name: str = "netns"
@@ -98,21 +127,18 @@ class NetnsRuntime:
                              "or use --runtime process")
 
     def addresses(self, subnet: int, count: int) -> list[str]:
-        return [f"{NETNS_PREFIX}.{subnet}.{i}" for i in range(1, count + 1)]
+        return bridge.addresses(subnet, count)
 
     def node_netns(self, lab_netns: str | None, index: int) -> str | None:
         return None if lab_netns is None else f"{lab_netns}-n{index}"
 
     def create_network(self, state: LabState) -> None:
-        if state.netns is None:
-            raise NetnsError(f"lab '{state.name}' of runtime netns has no namespace in its state")
-        netns.create(state.netns, [])
-        netns.add_bridge(state.netns, BRIDGE, f"{NETNS_PREFIX}.{state.subnet}.{BRIDGE_HOST}/24")
+        lab_ns = bridge.create(state)
         for n in state.nodes:
             if n.netns is None:
                 raise NetnsError(f"{n.name} of lab '{state.name}' has no namespace in its state")
             netns.add_empty(n.netns)
-            netns.add_veth(state.netns, BRIDGE, f"veth{n.index}", n.netns, NODE_IF,
+            netns.add_veth(lab_ns, bridge.BRIDGE, f"veth{n.index}", n.netns, bridge.NODE_IF,
                            f"{n.address}/24")
 
     def node_prefix(self, state: LabState, node: NodeState) -> list[str]:
@@ -132,7 +158,8 @@ class NetnsRuntime:
             raise NetnsError("; ".join(errors))
 
 
-RUNTIMES: dict[str, NodeRuntime] = {r.name: r for r in (ProcessRuntime(), NetnsRuntime())}
+RUNTIMES: dict[str, NodeRuntime] = {r.name: r for r in (ProcessRuntime(), NetnsRuntime(),
+                                                          LxcRuntime())}
 
 
 def runtime_for(name: str) -> NodeRuntime:

@@ -143,3 +143,14 @@ def add_empty(ns: str) -> None:
         run(["ip", "netns", "add", ns])
     except CommandError as exc:
         raise NetnsError(f"cannot create network namespace {ns}: {exc}") from exc
+
+
+def add_veth_pair(ns: str, bridge: str, port: str, peer: str) -> None:
+    """A veth pair in `ns`: `port` up on `bridge`, `peer` left down for a container
+    runtime to move into the container's namespace. NetnsError when `ip` fails."""
+    try:
+        run(["ip", "-n", ns, "link", "add", port, "type", "veth", "peer", "name", peer])
+        run(["ip", "-n", ns, "link", "set", port, "master", bridge])
+        run(["ip", "-n", ns, "link", "set", port, "up"])
+    except CommandError as exc:
+        raise NetnsError(f"cannot add veth {port} to bridge {bridge} of {ns}: {exc}") from exc
