@@ -36,6 +36,7 @@ from casslab.core.errors import (
     UsageError,
 )
 from casslab.lab import bridge
+from casslab.lab.node import log_tail
 from casslab.lab.state import LabState, NodeState
 from casslab.system import netns
 from casslab.system.process import run, start_time_ticks
@@ -194,6 +195,9 @@ class LxcRuntime:
         # lxc.init.cmd is split on blanks without quoting: the JVM command goes in a
         # script on the node's (bind-mounted) directory; `exec` keeps the container's
         # init the JVM itself, so its host pid is the node's pid.
+        # The JVM by its real path: /usr/bin/java's alternatives links are not in the
+        # container, the JDK it points to is (bind-mounted).
+        command = [str(Path(command[0]).resolve()), *command[1:]]
         script = Path(node.directory) / "lxc-init.sh"
         script.write_text(f"exec {shlex.join(command)} >>{shlex.quote(str(stdout_log))} "
                           "2>&1\n")
@@ -206,10 +210,10 @@ class LxcRuntime:
         except CommandError as exc:
             raise NodeStartError(f"{node.name}: container {name} did not start: {exc}; see "
                                  f"{Path(node.directory) / 'logs' / 'lxc.log'}") from exc
-        pid = self._init_pid(state, name)
+        pid = self._init_pid(state, name, stdout_log)
         return pid, start_time_ticks(pid)
 
-    def _init_pid(self, state: LabState, name: str) -> int:
+    def _init_pid(self, state: LabState, name: str, stdout_log: Path) -> int:
         deadline = time.monotonic() + PID_TIMEOUT_S
         while time.monotonic() < deadline:
             out = run(_in_lab(state, ["lxc-info", "-n", name, "-P", str(lxc_path(state)),
@@ -217,7 +221,8 @@ class LxcRuntime:
             if out.isdigit():
                 return int(out)
             time.sleep(0.1)
-        raise NodeStartError(f"container {name} has no init pid after {PID_TIMEOUT_S:g} s")
+        raise NodeStartError(f"container {name} has no running init after {PID_TIMEOUT_S:g} s; "
+                             f"last log lines:\n{log_tail(stdout_log, 5)}")
 
     def delete_network(self, state: LabState) -> None:
         errors: list[str] = []
