@@ -20,6 +20,9 @@ def test_cell_options(tmp_path: Path) -> None:
     opts = r._options({"cl": "QUORUM", "option.field-length": 10, "nodes": 3})
     assert opts == {"records": 500, "in-flight": 2, "cl-read": "QUORUM",
                     "cl-write": "QUORUM", "field-length": 10}
+    # A lab factor is never a casslab-load option.
+    assert r._options({"runtime": "lxc", "profile": "rpi3"}) == {"records": 500,
+                                                                 "in-flight": 2}
     iot = make("workload: {name: iot, options: {devices: 10}}\n", tmp_path)
     assert iot._options({"compaction": "twcs:1:MINUTES", "rate": "66%"}) == {
         "devices": 10, "compaction": "twcs:1:MINUTES"}
