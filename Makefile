@@ -8,7 +8,7 @@ CASSLAB   := $(VENV)/bin/casslab
 STAMPS    := .build
 CASSANDRA_VERSION ?= 5.0.6
 APT_PACKAGES := iproute2 iptables ethtool procps util-linux openjdk-17-jdk-headless maven \
-                build-essential pkg-config chromium
+                build-essential pkg-config chromium lxc mmdebstrap
 
 .PHONY: help setup apt venv rust jars lint test test-unit test-integration demo bench bench-tune bench-tune-learned clean
 
@@ -29,7 +29,8 @@ $(STAMPS):
 apt: | $(STAMPS)
 	@if ! command -v ip >/dev/null || ! command -v iptables >/dev/null \
 	    || ! command -v ethtool >/dev/null || ! command -v java >/dev/null \
-	    || ! command -v jcmd >/dev/null || ! command -v mvn >/dev/null; then \
+	    || ! command -v jcmd >/dev/null || ! command -v mvn >/dev/null \
+	    || ! command -v lxc-start >/dev/null || ! command -v mmdebstrap >/dev/null; then \
 	  echo "installing apt packages: $(APT_PACKAGES)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES); \
 	fi

@@ -37,11 +37,17 @@ def leftovers(lab: str) -> list[str]:
             continue
         if marker in cmdline and "CassandraDaemon" in cmdline:
             found.append(f"process {proc.name}")
-    if Path(f"/var/run/netns/casslab-{sysname}").exists():
-        found.append(f"namespace casslab-{sysname}")
+        elif "[lxc monitor]" in cmdline and f"{home}/labs/{lab}/lxc" in cmdline:
+            found.append(f"LXC monitor {proc.name}")
+    # The lab's namespace and, on runtime netns, its nodes' (casslab-<name>-nI); their
+    # veth pairs and bridge exist only inside them.
+    for ns in Path("/var/run/netns").glob(f"casslab-{sysname}*"):
+        found.append(f"namespace {ns.name}")
     for ctrl in Path("/sys/fs/cgroup").iterdir():
         if (ctrl / "casslab" / sysname).exists():
             found.append(f"cgroup {ctrl / 'casslab' / sysname}")
+        # Runtime lxc: LXC's own cgroups, named after the containers (<sysname>-nI).
+        found += [f"cgroup {d}" for d in ctrl.glob(f"lxc.*.{sysname}-n*")]
     return found
 
 

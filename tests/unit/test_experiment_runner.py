@@ -21,6 +21,9 @@ def test_cell_options_are_the_spec_options_then_the_factors(tmp_path: Path) -> N
     opts = r._options({"cl": "QUORUM", "option.field-length": 10, "nodes": 3})
     assert opts == YcsbOptions(records=500, in_flight=2, cl_read="QUORUM", cl_write="QUORUM",
                                field_length=10)
+    # A lab factor is never a casslab-load option.
+    assert r._options({"runtime": "lxc", "profile": "rpi3"}) == YcsbOptions(records=500,
+                                                                            in_flight=2)
     iot = make("workload: {name: iot, options: {devices: 10}}\n", tmp_path)
     assert iot._options({"compaction": "twcs:1:MINUTES", "rate": "66%"}) == IotOptions(
         devices=10, compaction="twcs:1:MINUTES")

@@ -109,6 +109,12 @@ BAD = [
      ["only for", "rate"]),
     ("workload: ycsb-a\nfactors:\n  - {name: cl, levels: [ONE]}\n  - {name: cl_read, "
      "levels: [ALL]}\n", 4, ["cl_read conflicts with factor cl"]),
+    ("workload: ycsb-a\nlab: {runtime: docker}\n", 2,
+     ["lab.runtime", "'docker'", "process, netns, lxc"]),
+    ("workload: ycsb-a\nfactors:\n  - {name: runtime, levels: [process, vm]}\n", 3,
+     ["factors[0].levels[1]", "'vm'", "process, netns, lxc"]),
+    ("workload: ycsb-a\nlab: {network: wifi}\nfactors:\n  - {name: runtime, levels: "
+     "[process, lxc]}\n", 4, ["factors[0].levels", "runtime process only"]),
     ("workload: ycsb-a\ndesign: {trials: 0}\n", 2, ["design.trials", ">= 1"]),
     ("workload: ycsb-a\ndesign: {randomize: maybe}\n", 2, ["design.randomize", "boolean"]),
     ("workload: ycsb-a\ndesign: {reset: reboot}\n", 2,
@@ -262,3 +268,11 @@ def test_examples_are_valid() -> None:
     assert len(examples) >= 5
     for path in examples:
         load_spec(path)
+
+
+def test_runtime_is_a_lab_factor_that_rebuilds_and_defaults_to_process() -> None:
+    s = parse_spec("workload: ycsb-a\nfactors:\n  - {name: runtime, levels: [process, lxc]}\n")
+    assert s.lab.runtime == "process"
+    f = s.factor("runtime")
+    assert (f.kind, f.levels) == ("lab", ("process", "lxc"))
+    assert parse_spec("workload: ycsb-a\nlab: {runtime: netns}\n").lab.runtime == "netns"

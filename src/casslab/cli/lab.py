@@ -18,6 +18,7 @@ from casslab.core.paths import default_home
 from casslab.core.units import parse_duration_s
 from casslab.lab import LabOptions, list_labs
 from casslab.lab.cluster import DEFAULT_TIMEOUT_S
+from casslab.lab.runtime import DEFAULT_RUNTIME, RUNTIMES
 
 app = typer.Typer(help="Local Cassandra labs: real nodes on this machine.", no_args_is_help=True)
 
@@ -47,6 +48,10 @@ def up(
     net_: Annotated[str | None, typer.Option("--net", help="Link conditions for every link: a "
                                              "profile (see `casslab net profiles`) or a "
                                              "link-spec YAML.")] = None,
+    runtime: Annotated[str, typer.Option(help="What each node runs in: "
+                                         + ", ".join(RUNTIMES) + " (netns: own namespace "
+                                         "and veth on a lab bridge; lxc: LXC container on "
+                                         "that bridge).")] = DEFAULT_RUNTIME,
 ) -> None:
     """Start a real Cassandra cluster and return when every node is UN.
 
@@ -56,7 +61,8 @@ def up(
         timeout_s = parse_duration_s(timeout, "--timeout")
     options = LabOptions(nodes=nodes, profile=profile, profiles_file=profiles_file,
                          cassandra_version=cassandra_version, overrides=set_ or [],
-                         timeout_s=timeout_s, own_namespace=netns, net=net_, heap_mib=heap_mib)
+                         timeout_s=timeout_s, own_namespace=netns, net=net_, heap_mib=heap_mib,
+                         runtime=runtime)
     started = time.monotonic()
     with errors_to_exit(), err.status("starting lab") as spinner:
         state = open_lab(name).up(options, progress=lambda msg: spinner.update(msg))

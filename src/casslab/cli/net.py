@@ -30,6 +30,9 @@ def _lab_state(name: str) -> LabState:
     if not state.netns:
         raise LabStateError(f"lab '{name}' has no network namespace (made with --no-netns): "
                             "network emulation needs the lab's own namespace")
+    from casslab.testbed import refuse_runtime  # the lab stack loads with a lab only
+
+    refuse_runtime(state.runtime, f"lab '{name}'")
     return state
 
 

@@ -239,14 +239,15 @@ class CampaignRunner:
             self._down()
             nodes = int(params.get("nodes", self.spec.lab.nodes))
             profile = str(params.get("profile", self.spec.lab.profile))
+            runtime = str(params.get("runtime", self.spec.lab.runtime))
             overrides = {**self.spec.lab.overrides,
                          **{k[4:]: v for k, v in params.items() if k.startswith("set.")}}
-            self.emit(Event("lab", f"building lab {self.lab.name}: {nodes} x {profile}", done,
-                            total))
+            self.emit(Event("lab", f"building lab {self.lab.name}: {nodes} x {profile} "
+                            f"({runtime})", done, total))
             self._current = None
             self.lab.up(LabOptions(nodes=nodes, profile=profile,
                                    overrides=[f"{k}={v}" for k, v in overrides.items()],
-                                   timeout_s=self.spec.lab.timeout_s))
+                                   timeout_s=self.spec.lab.timeout_s, runtime=runtime))
             self._prepared = False
         elif reset == "truncate":
             self._truncate(params)

@@ -19,6 +19,7 @@ from casslab.core.specio import Doc as _Doc
 from casslab.core.specio import Path_, fmt_path
 from casslab.core.specio import V as _V
 from casslab.core.units import parse_fraction
+from casslab.lab.runtime import DEFAULT_RUNTIME, RUNTIMES
 from casslab.load.options import CONSISTENCY_LEVELS, OptionError
 from casslab.load.runner import WORKLOADS
 from casslab.profiles import BUILTIN_PROFILES
@@ -44,7 +45,7 @@ MAX_OPTION_CELLS = 10_000  # combinations of option levels checked together at v
 
 TOP_KEYS = ("name", "description", "lab", "workload", "factors", "design", "stop", "search",
             "metrics", "analysis")
-LAB_KEYS = ("nodes", "profile", "network", "set", "timeout_s")
+LAB_KEYS = ("nodes", "profile", "runtime", "network", "set", "timeout_s")
 WORKLOAD_KEYS = ("name", "records", "prepare", "options")
 FACTOR_KEYS = ("name", "levels", "label")
 DESIGN_KEYS = ("trials", "warmup_trials", "randomize", "seed", "reset")
@@ -54,10 +55,10 @@ SEARCH_KEYS = ("vary", "start", "multiply", "add", "max_steps", "stop_when", "tr
 STOP_WHEN_KEYS = ("throughput_drop_pct", "p99_ms")
 METRICS_KEYS = ("interval_s", "cql")
 ANALYSIS_KEYS = ("response", "bootstrap", "seed")
-FACTOR_DOC = ("nodes, profile, set.<cassandra.yaml key>, network, network[.all|client|nodes|"
-              "nodeA-nodeB].<delay_ms|jitter_ms|loss_pct|rate_mbit>, workload, records, rf, "
-              "compaction, cl, cl_read, cl_write, in_flight, workers, threads, rate, "
-              "option.<casslab-load option>")
+FACTOR_DOC = ("nodes, profile, runtime, set.<cassandra.yaml key>, network, "
+              "network[.all|client|nodes|nodeA-nodeB].<delay_ms|jitter_ms|loss_pct|rate_mbit>, "
+              "workload, records, rf, compaction, cl, cl_read, cl_write, in_flight, workers, "
+              "threads, rate, option.<casslab-load option>")
 
 
 class SpecError(specio.SpecError):
@@ -71,6 +72,7 @@ class LabSpec:
     network: Any = None  # a link profile name or {param: value} / {scope: {param: value}}
     overrides: dict[str, Any] = field(default_factory=dict)
     timeout_s: float = 180.0
+    runtime: str = DEFAULT_RUNTIME
 
 
 @dataclass(frozen=True)
@@ -266,7 +268,9 @@ def _lab(v: _V, raw: Any) -> LabSpec:
         raise v.doc.error(("lab", "set"), "must be a mapping of cassandra.yaml keys to values "
                           "(e.g. {concurrent_writes: 16})")
     timeout = v.number(m.get("timeout_s", 180.0), ("lab", "timeout_s"), 10.0, 3600.0)
-    return LabSpec(nodes, profile, network, dict(overrides), timeout)
+    runtime = v.choice(m.get("runtime", DEFAULT_RUNTIME), ("lab", "runtime"), list(RUNTIMES),
+                       "runtime")
+    return LabSpec(nodes, profile, network, dict(overrides), timeout, runtime)
 
 
 def _network_profiles() -> tuple[str, ...]:
@@ -383,7 +387,7 @@ def _search(v: _V, raw: Any) -> SearchSpec | None:
 
 def factor_kind(name: str) -> str | None:
     """lab, network, schema or workload; None for an unknown factor name."""
-    if name in ("nodes", "profile") or name.startswith("set."):
+    if name in ("nodes", "profile", "runtime") or name.startswith("set."):
         return "lab"
     if name == "network" or re.fullmatch(
             r"network(\.(all|client|nodes|node\d+-node\d+))?\.(delay_ms|jitter_ms|loss_pct|"
@@ -453,6 +457,8 @@ def _level(v: _V, name: str, value: Any, path: Path_, has_search: bool,
         return v.integer(value, path, 1, MAX_NODES)
     if name == "profile":
         return v.choice(value, path, list(BUILTIN_PROFILES), "profile")
+    if name == "runtime":
+        return v.choice(value, path, list(RUNTIMES), "runtime")
     if name == "network":
         return _network_value(v, value, path)
     if name.startswith("network."):
@@ -487,6 +493,13 @@ def _level(v: _V, name: str, value: Any, path: Path_, has_search: bool,
 
 def _cross_checks(v: _V, lab: LabSpec, factors: list[Factor], search: SearchSpec | None) -> None:
     names = [f.name for f in factors]
+    runtimes = next((f.levels for f in factors if f.name == "runtime"), (lab.runtime,))
+    networked = lab.network not in (None, "none") or any(f.kind == "network" for f in factors)
+    if networked and any(r != DEFAULT_RUNTIME for r in runtimes):
+        where = (("factors", names.index("runtime"), "levels") if "runtime" in names
+                 else ("lab", "runtime"))
+        raise v.doc.error(where, f"link conditions work on runtime {DEFAULT_RUNTIME} only; "
+                          "drop the network settings or the other runtimes")
     node_levels = next((f.levels for f in factors if f.name == "nodes"), (lab.nodes,))
     for i, f in enumerate(factors):
         if f.name == "rf":
@@ -607,6 +620,7 @@ def json_schema() -> specio.JsonSchema:
         "name": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},
         "description": {"type": "string"},
         "lab": obj({"nodes": integer(1, MAX_NODES), "profile": enum(list(BUILTIN_PROFILES)),
+                    "runtime": enum(list(RUNTIMES)),
                     "network": network, "set": {"type": "object",
                                                 "description": "cassandra.yaml overrides"},
                     "timeout_s": num(10, 3600)}),

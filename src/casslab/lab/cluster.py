@@ -29,6 +29,7 @@ from casslab.core.errors import (
     UsageError,
 )
 from casslab.lab import node
+from casslab.lab.runtime import DEFAULT_RUNTIME, NodeRuntime, runtime_for
 from casslab.lab.state import LabState, NodeState, lab_lock, system_name, validate_name
 from casslab.profiles import cgroups
 from casslab.profiles.hardware import HardwareProfile, resolve_profile
@@ -84,6 +85,8 @@ class LabOptions:
     net_profiles_file: Path | None = None
     # Overrides the profile's heap (MiB).
     heap_mib: int | None = None
+    # What each node runs in: see casslab.lab.runtime (process, netns).
+    runtime: str = DEFAULT_RUNTIME
 
 
 @dataclass(frozen=True)
@@ -206,6 +209,8 @@ class Lab:
         if options.timeout_s <= 0:
             raise UsageError(f"--timeout {options.timeout_s}: must be > 0 seconds")
         check_version(options.cassandra_version)
+        runtime_for(options.runtime).check(own_namespace=options.own_namespace,
+                                           can_use_namespaces=netns.can_use_namespaces())
         for ext in self.extensions:
             ext.check(self, options)
         with lab_lock(self.directory):
@@ -253,19 +258,23 @@ class Lab:
         is_root = os.geteuid() == 0
         use_netns = options.own_namespace and netns.can_use_namespaces()
         subnet = 1 if use_netns else self._free_subnet()
-        addresses = [f"127.0.{subnet}.{i}" for i in range(1, options.nodes + 1)]
+        runtime = runtime_for(options.runtime)
+        addresses = runtime.addresses(subnet, options.nodes)
+        lab_netns = netns.namespace_name(self.system_name) if use_netns else None
         state = LabState(
             name=self.name,
             directory=str(self.directory),
             cassandra_version=options.cassandra_version,
             profile=profile.name,
-            netns=netns.namespace_name(self.system_name) if use_netns else None,
+            netns=lab_netns,
             cgroup_version=None,
             subnet=subnet,
             seeds=[addresses[0]],
             overrides=overrides,
-            nodes=[NodeState(i, a, str(self.directory / f"node{i}"), heap_mib=heap)
+            nodes=[NodeState(i, a, str(self.directory / f"node{i}"), heap_mib=heap,
+                             netns=runtime.node_netns(lab_netns, i))
                    for i, a in enumerate(addresses, start=1)],
+            runtime=runtime.name,
         )
         if not is_root:
             state.warnings.append(
@@ -284,9 +293,11 @@ class Lab:
 
     def _build(self, state: LabState, dist: Distribution, profile: HardwareProfile,
                options: LabOptions, say: Progress) -> None:
+        runtime = _runtime(state)
+        runtime.prepare(state, dist, self.cache, say)
         if state.netns:
-            say(f"creating network namespace {state.netns}")
-            netns.create(state.netns, [n.address for n in state.nodes])
+            say(f"creating network namespace {state.netns} (runtime {state.runtime})")
+        runtime.create_network(state)
         layout = None
         if os.geteuid() == 0:
             layout = cgroups.detect_layout()
@@ -301,12 +312,15 @@ class Lab:
                                               node_count=len(state.nodes), seeds=state.seeds,
                                               overrides=state.overrides)
             cconf.write_node_files(layout_n, cfg)
-            if layout:
+            if layout and not runtime.limit(state, n, layout.version,
+                                            cgroups.limit_files(profile, layout.version, device)):
                 cg = cgroups.create_node_cgroup(layout, self.system_name, n.name, profile,
                                                 device)
                 n.cgroup_dirs = list(cg.dirs)
                 state.save()
-        if state.netns and layout and layout.v2_mount is not None:
+        # Only nodes sharing the lab's namespace send through its OUTPUT chain.
+        if (state.netns and layout and layout.v2_mount is not None
+                and state.runtime == DEFAULT_RUNTIME):
             netns.install_identity_marks(state.netns, [
                 (n.index, cgroups.identity_path(self.system_name, n.name)) for n in state.nodes])
         deadline = time.monotonic() + options.timeout_s
@@ -329,8 +343,7 @@ class Lab:
         cmd = cconf.jvm_command(dist, layout, n.heap_mib, jvm_options)
         procs = cgroups.NodeCgroup(state.cgroup_version or 0, tuple(n.cgroup_dirs)).procs_files
         mark = node.log_mark(layout.system_log)
-        n.pid, n.start_ticks = node.spawn(cmd, netns_prefix=netns.exec_prefix(state.netns),
-                                          cgroup_procs=procs, stdout_log=layout.stdout_log)
+        n.pid, n.start_ticks = _runtime(state).spawn(state, n, cmd, procs, layout.stdout_log)
         state.save()
         return mark
 
@@ -404,11 +417,10 @@ class Lab:
                     n.cgroup_dirs = []
                 except CgroupError as exc:
                     errors.append(str(exc))
-        if state.netns:
-            try:
-                netns.delete(state.netns)
-            except CasslabError as exc:
-                errors.append(str(exc))
+        try:
+            _runtime(state).delete_network(state)
+        except CasslabError as exc:
+            errors.append(str(exc))
         state.save()
         if errors:
             raise CgroupError("; ".join(errors))
@@ -501,6 +513,11 @@ class Lab:
     def log_path(self, ref: str) -> Path:
         n = self.state().node(ref)
         return Path(n.directory) / "logs" / "system.log"
+
+
+def _runtime(state: LabState) -> NodeRuntime:
+    """The runtime a lab was built with (a state file names it; see LabState.runtime)."""
+    return runtime_for(state.runtime)
 
 
 # Peers gossip STATUS_WITH_PORT only; a node's own row also has the legacy STATUS.

@@ -55,6 +55,8 @@ class NodeState:
     start_ticks: int | None = None
     cgroup_dirs: list[str] = field(default_factory=list)
     heap_mib: int = 0
+    # The node's own network namespace (runtime netns); None: it runs in the lab's.
+    netns: str | None = None
 
     @property
     def name(self) -> str:
@@ -76,6 +78,9 @@ class LabState:
     overrides: dict[str, Any]
     nodes: list[NodeState] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # What the nodes run in (casslab.lab.runtime); state files older than runtimes
+    # were all "process".
+    runtime: str = "process"
 
     def node(self, ref: str | int) -> NodeState:
         """Find a node by number (2), name (node2) or address; UsageError if none."""

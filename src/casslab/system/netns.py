@@ -99,3 +99,58 @@ def delete(ns: str) -> None:
         run(["ip", "netns", "delete", ns])
     except CommandError as exc:
         raise NetnsError(f"cannot delete network namespace {ns}: {exc}") from exc
+
+
+def add_bridge(ns: str, bridge: str, address_cidr: str) -> None:
+    """A bridge inside namespace `ns`, up, holding `address_cidr` (e.g. 10.99.0.254/24):
+    the lab's own address on the segment its nodes' veths join.
+
+    Raises NetnsError when `ip` fails.
+    """
+    try:
+        run(["ip", "-n", ns, "link", "add", bridge, "type", "bridge"])
+        run(["ip", "-n", ns, "addr", "add", address_cidr, "dev", bridge])
+        run(["ip", "-n", ns, "link", "set", bridge, "up"])
+    except CommandError as exc:
+        raise NetnsError(f"cannot create bridge {bridge} in {ns}: {exc}") from exc
+
+
+def add_veth(ns: str, bridge: str, port: str, peer_ns: str, peer: str,
+             address_cidr: str) -> None:
+    """A veth pair: end `port` in `ns` enslaved to `bridge`, end `peer` in `peer_ns`
+    holding `address_cidr`; both up, and lo of `peer_ns` up.
+
+    Both ends go when either namespace is deleted, so the pair needs no clean-up of
+    its own. Raises NetnsError when `ip` fails.
+    """
+    try:
+        run(["ip", "-n", ns, "link", "add", port, "type", "veth", "peer", "name", peer,
+             "netns", peer_ns])
+        run(["ip", "-n", ns, "link", "set", port, "master", bridge])
+        run(["ip", "-n", ns, "link", "set", port, "up"])
+        run(["ip", "-n", peer_ns, "addr", "add", address_cidr, "dev", peer])
+        run(["ip", "-n", peer_ns, "link", "set", peer, "up"])
+        run(["ip", "-n", peer_ns, "link", "set", "lo", "up"])
+    except CommandError as exc:
+        raise NetnsError(f"cannot join {peer_ns} to bridge {bridge} of {ns}: {exc}") from exc
+
+
+def add_empty(ns: str) -> None:
+    """A new namespace with nothing in it (lo down); NetnsError when it exists."""
+    if exists(ns):
+        raise NetnsError(f"network namespace {ns} already exists (run `casslab lab down`)")
+    try:
+        run(["ip", "netns", "add", ns])
+    except CommandError as exc:
+        raise NetnsError(f"cannot create network namespace {ns}: {exc}") from exc
+
+
+def add_veth_pair(ns: str, bridge: str, port: str, peer: str) -> None:
+    """A veth pair in `ns`: `port` up on `bridge`, `peer` left down for a container
+    runtime to move into the container's namespace. NetnsError when `ip` fails."""
+    try:
+        run(["ip", "-n", ns, "link", "add", port, "type", "veth", "peer", "name", peer])
+        run(["ip", "-n", ns, "link", "set", port, "master", bridge])
+        run(["ip", "-n", ns, "link", "set", port, "up"])
+    except CommandError as exc:
+        raise NetnsError(f"cannot add veth {port} to bridge {bridge} of {ns}: {exc}") from exc

@@ -8,6 +8,7 @@ from casslab import net
 from casslab.core.errors import UsageError
 from casslab.lab import Lab, LabOptions, LabState
 from casslab.lab.cluster import Progress
+from casslab.lab.runtime import DEFAULT_RUNTIME
 from casslab.system import netns
 
 
@@ -21,6 +22,7 @@ class NetExtension:
     def spec(self, options: LabOptions) -> net.NetSpec | None:
         if options.net is None:
             return None
+        refuse_runtime(options.runtime, "--net")
         if not (options.own_namespace and netns.can_use_namespaces()):
             raise UsageError("--net needs the lab's own network namespace: run as root and "
                              "without --no-netns")
@@ -42,6 +44,15 @@ class NetExtension:
     def before_teardown(self, lab: Lab, state: LabState) -> None:
         # Stop the packet-delay daemon first: it lets held packets through on exit.
         net.clear(Path(state.directory), state.netns)
+
+
+def refuse_runtime(runtime: str, subject: str) -> None:
+    """Link conditions classify packets in the lab namespace's OUTPUT chain by the
+    sending socket's cgroup and shape them on its lo; a node in a namespace of its own
+    sends through neither, so only `process` labs can have them (for now)."""
+    if runtime != DEFAULT_RUNTIME:
+        raise UsageError(f"{subject}: link conditions work on runtime {DEFAULT_RUNTIME} only, "
+                         f"not on runtime {runtime}")
 
 
 def open_lab(name: str, *, home: Path, cache: Path) -> Lab:

@@ -1,0 +1,279 @@
+"""Runtime `lxc`: every node a real LXC application container (seed 004).
+
+- Root filesystem: Debian (minbase) built once with mmdebstrap, cached under
+  `<cache>/lxc/rootfs-<suite>`; each container mounts it as the lower layer of an
+  overlay whose upper layer is in the node's directory, so containers share it read-only.
+- JDK, /etc/java-*, the Cassandra jars: bind-mounted read-only at their host paths, the
+  node's directory read-write at its host path, so the JVM command is the same as for
+  the other runtimes.
+- Network: like `netns`, a veth on the lab's bridge; its container end is made by casslab
+  and handed to LXC (`lxc.net.0.type = phys`), because LXC's own veth set-up looks the
+  bridge up in /sys, which shows the host's devices, not the lab namespace's.
+- Limits: the hardware profile's cgroup files as `lxc.cgroup.*` (v1) or `lxc.cgroup2.*`
+  (v2) keys; LXC makes the container's cgroups (`lxc.payload.<container>`).
+- Every lxc-* command runs in the lab's network namespace: the monitor's socket is an
+  abstract unix socket, visible only there.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from casslab.cassandra.distribution import Distribution
+from casslab.core.errors import (
+    CasslabError,
+    CommandError,
+    NetnsError,
+    NodeStartError,
+    PrerequisiteError,
+    UsageError,
+)
+from casslab.lab import bridge
+from casslab.lab.node import log_tail
+from casslab.lab.state import LabState, NodeState
+from casslab.system import netns
+from casslab.system.process import run, start_time_ticks
+
+SUITE = "bookworm"
+MIRROR = "http://deb.debian.org/debian"
+# iproute2 and procps: a shell in the container can look at its network and processes.
+ROOTFS_PACKAGES = ("iproute2", "procps")
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+PID_TIMEOUT_S = 20.0
+
+Say = Callable[[str], None]
+
+
+def rootfs_dir(cache: Path) -> Path:
+    return cache / "lxc" / f"rootfs-{SUITE}"
+
+
+def ensure_rootfs(cache: Path, say: Say) -> Path:
+    """The cached root filesystem, built with mmdebstrap when it is not there yet.
+
+    Built in a temporary directory and renamed, so an interrupted build is never
+    mistaken for a finished one. Raises PrerequisiteError without mmdebstrap/lxc.
+    """
+    target = rootfs_dir(cache)
+    if (target / "etc" / "debian_version").exists():
+        return target
+    for tool in ("mmdebstrap", "lxc-start"):
+        if shutil.which(tool) is None:
+            raise PrerequisiteError(f"--runtime lxc: `{tool}` not found; install it: "
+                                    "apt-get install lxc mmdebstrap")
+    say(f"building the LXC root filesystem (Debian {SUITE}, once) in {target}")
+    tmp = target.with_name(target.name + ".partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        run(["mmdebstrap", "--variant=minbase", f"--include={','.join(ROOTFS_PACKAGES)}",
+             SUITE, str(tmp), MIRROR], timeout_s=900)
+    except CommandError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise PrerequisiteError(f"cannot build the LXC root filesystem: {exc}") from exc
+    os.replace(tmp, target)
+    return target
+
+
+def container_name(state: LabState, n: NodeState) -> str:
+    """Machine-wide unique (LXC's cgroups are named after it): lab system name + node."""
+    system = (state.netns or state.name).removeprefix("casslab-")
+    return f"{system}-n{n.index}"
+
+
+def lxc_path(state: LabState) -> Path:
+    return Path(state.directory) / "lxc"
+
+
+def cgroup_keys(version: int, files: dict[str, dict[str, str]]) -> list[str]:
+    """`lxc.cgroup*` config lines for the limit files of `cgroups.limit_files`."""
+    key = "lxc.cgroup" if version == 1 else "lxc.cgroup2"
+    return [f"{key}.{name} = {value}" for per in files.values()
+            for name, value in sorted(per.items())]
+
+
+def bind_sources(dist: Distribution) -> list[tuple[Path, bool]]:
+    """(host path, writable) of what the JVM needs from the host, read-only."""
+    java_home = Path(dist.java).resolve().parent.parent
+    out = [(java_home, False), (dist.lib_dir.resolve(), False)]
+    # Debian's JDK keeps its conf and security files as links into /etc.
+    out += [(p, False) for p in sorted(Path("/etc").glob("java-*-openjdk"))]
+    certs = Path("/etc/ssl/certs/java")
+    if certs.is_dir():
+        out.append((certs, False))
+    return out
+
+
+def render_config(*, name: str, rootfs: Path, upper: Path, binds: list[tuple[Path, bool]],
+                  node_dir: Path, address: str, veth_peer: str, limits: list[str],
+                  init_script: Path, log: Path) -> str:
+    """The container's LXC config (pure)."""
+    lines = [
+        f"lxc.uts.name = {name}",
+        f"lxc.rootfs.path = overlay:{rootfs}:{upper}",
+        "lxc.mount.auto = proc:mixed sys:ro cgroup:mixed",
+        "lxc.mount.entry = tmpfs tmp tmpfs defaults 0 0",
+    ]
+    for src, writable in [*binds, (node_dir, True)]:
+        mode = "rw" if writable else "ro"
+        lines.append(f"lxc.mount.entry = {src} {str(src).lstrip('/')} none "
+                     f"{mode},bind,create=dir 0 0")
+    lines += [
+        "lxc.net.0.type = phys",
+        f"lxc.net.0.link = {veth_peer}",
+        f"lxc.net.0.name = {bridge.NODE_IF}",
+        "lxc.net.0.flags = up",
+        f"lxc.net.0.ipv4.address = {address}/24",
+        *limits,
+        f"lxc.init.cmd = /bin/sh {init_script}",
+        "lxc.console.path = none",
+        f"lxc.log.file = {log}",
+        "lxc.log.level = WARN",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _in_lab(state: LabState, cmd: list[str]) -> list[str]:
+    # nsenter, not `ip netns exec`: the latter remounts /sys, which hides the cgroup
+    # hierarchy LXC needs to place the container.
+    return ["nsenter", f"--net={netns.NETNS_DIR / str(state.netns)}", *cmd]
+
+
+@dataclass(frozen=True)
+class LxcRuntime:
+    """Nodes in LXC application containers on the lab's bridge."""
+
+    name: str = "lxc"
+
+    def check(self, *, own_namespace: bool, can_use_namespaces: bool) -> None:
+        if not (own_namespace and can_use_namespaces):
+            raise UsageError("--runtime lxc: needs root and the lab's own namespace; run as "
+                             "root without --no-netns, or use --runtime process")
+
+    def addresses(self, subnet: int, count: int) -> list[str]:
+        return bridge.addresses(subnet, count)
+
+    def node_netns(self, lab_netns: str | None, index: int) -> str | None:
+        # LXC makes (and removes) the container's namespace itself.
+        return None
+
+    def prepare(self, state: LabState, dist: Distribution, cache: Path, say: Say) -> None:
+        rootfs = ensure_rootfs(cache, say)
+        lxc_path(state).mkdir(parents=True, exist_ok=True)
+        binds = bind_sources(dist)
+        for n in state.nodes:
+            d = lxc_path(state) / container_name(state, n)
+            d.mkdir(parents=True, exist_ok=True)
+            (d / "base.conf").write_text(render_config(
+                name=container_name(state, n), rootfs=rootfs, upper=d / "upper", binds=binds,
+                node_dir=Path(n.directory), address=n.address, veth_peer=f"ceth{n.index}",
+                limits=[], init_script=Path(n.directory) / "lxc-init.sh",
+                log=Path(n.directory) / "logs" / "lxc.log"))
+
+    def create_network(self, state: LabState) -> None:
+        lab_ns = bridge.create(state)
+        for n in state.nodes:
+            netns.add_veth_pair(lab_ns, bridge.BRIDGE, f"veth{n.index}", f"ceth{n.index}")
+
+    def limit(self, state: LabState, node: NodeState, version: int,
+              files: dict[str, dict[str, str]]) -> bool:
+        d = lxc_path(state) / container_name(state, node)
+        (d / "limits.conf").write_text("\n".join(cgroup_keys(version, files)) + "\n")
+        return True
+
+    def spawn(self, state: LabState, node: NodeState, command: list[str],
+              cgroup_procs: list[str], stdout_log: Path) -> tuple[int, int | None]:
+        name = container_name(state, node)
+        d = lxc_path(state) / name
+        # lxc.init.cmd is split on blanks without quoting: the JVM command goes in a
+        # script on the node's (bind-mounted) directory; `exec` keeps the container's
+        # init the JVM itself, so its host pid is the node's pid.
+        # The JVM by its real path: /usr/bin/java's alternatives links are not in the
+        # container, the JDK it points to is (bind-mounted).
+        command = [str(Path(command[0]).resolve()), *command[1:]]
+        script = Path(node.directory) / "lxc-init.sh"
+        script.write_text(f"exec {shlex.join(command)} >>{shlex.quote(str(stdout_log))} "
+                          "2>&1\n")
+        limits = d / "limits.conf"
+        (d / "config").write_text((d / "base.conf").read_text()
+                                  + (limits.read_text() if limits.exists() else ""))
+        Path(node.directory, "logs").mkdir(parents=True, exist_ok=True)
+        try:
+            run(_in_lab(state, ["lxc-start", "-n", name, "-P", str(lxc_path(state)), "-d"]))
+        except CommandError as exc:
+            raise NodeStartError(f"{node.name}: container {name} did not start: {exc}; see "
+                                 f"{Path(node.directory) / 'logs' / 'lxc.log'}") from exc
+        pid = self._init_pid(state, name, stdout_log)
+        return pid, start_time_ticks(pid)
+
+    def _init_pid(self, state: LabState, name: str, stdout_log: Path) -> int:
+        deadline = time.monotonic() + PID_TIMEOUT_S
+        while time.monotonic() < deadline:
+            out = run(_in_lab(state, ["lxc-info", "-n", name, "-P", str(lxc_path(state)),
+                                      "-p", "-H"]), check=False).strip()
+            if out.isdigit():
+                return int(out)
+            time.sleep(0.1)
+        raise NodeStartError(f"container {name} has no running init after {PID_TIMEOUT_S:g} s; "
+                             f"last log lines:\n{log_tail(stdout_log, 5)}")
+
+    def delete_network(self, state: LabState) -> None:
+        errors: list[str] = []
+        if state.netns and netns.exists(state.netns):
+            for n in state.nodes:
+                subprocess.run(_in_lab(state, ["lxc-stop", "-n", container_name(state, n),
+                                               "-P", str(lxc_path(state)), "-k"]),
+                               capture_output=True, check=False, timeout=60)
+        try:
+            if state.netns:
+                netns.delete(state.netns)  # kills a monitor left in it
+        except CasslabError as exc:
+            errors.append(str(exc))
+        for n in state.nodes:
+            errors += remove_container_cgroups(container_name(state, n))
+        if errors:
+            raise NetnsError("; ".join(errors))
+
+
+def container_cgroups(name: str) -> list[Path]:
+    """LXC's cgroup dirs of container `name` that exist now (payload and monitor)."""
+    out: list[Path] = []
+    for ctrl in CGROUP_ROOT.iterdir() if CGROUP_ROOT.is_dir() else []:
+        for kind in ("lxc.payload", "lxc.monitor"):
+            for d in (ctrl / f"{kind}.{name}", ctrl / "lxc.pivot" / f"{kind}.{name}"):
+                if d.is_dir():
+                    out.append(d)
+    if (CGROUP_ROOT / "cgroup.controllers").exists():
+        out += [d for d in (CGROUP_ROOT / f"lxc.payload.{name}",
+                            CGROUP_ROOT / f"lxc.monitor.{name}") if d.is_dir()]
+    return out
+
+
+def remove_container_cgroups(name: str, timeout_s: float = 10.0) -> list[str]:
+    """Remove what a killed LXC monitor left; returns error messages (none: all gone)."""
+    errors: list[str] = []
+    for d in container_cgroups(name):
+        # Children first (LXC nests e.g. `ns/` under the payload dir).
+        for sub in sorted((p for p in d.rglob("*") if p.is_dir()), reverse=True):
+            _rmdir(sub, timeout_s, errors)
+        _rmdir(d, timeout_s, errors)
+    return errors
+
+
+def _rmdir(d: Path, timeout_s: float, errors: list[str]) -> None:
+    deadline = time.monotonic() + timeout_s
+    while d.exists():
+        try:
+            d.rmdir()
+        except OSError as exc:
+            if time.monotonic() > deadline:
+                errors.append(f"cannot remove cgroup {d}: {exc.strerror}")
+                return
+            time.sleep(0.05)

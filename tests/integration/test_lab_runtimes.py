@@ -1,0 +1,112 @@
+"""Runtimes netns and lxc: every node in its own network namespace (lxc: a container)
+behind a veth on the lab's bridge; limits, CQL at RF 2, clean-up after kill -9."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from casslab.core.paths import default_home
+
+from labtools import CASSLAB, casslab, leftovers
+
+# rpi3: 1 core, 1 GiB; read back from the cgroup each node's JVM runs in.
+CPU_QUOTA_US = 100_000
+MEMORY_BYTES = 1024 * 1024 * 1024
+
+
+def _state(lab: str) -> dict[str, Any]:
+    return json.loads((default_home() / "labs" / lab / "lab.json").read_text())  # type: ignore[no-any-return]
+
+
+def _netns_inode(path: str) -> int:
+    return os.stat(path).st_ino
+
+
+def _cql(lab: str, statement: str, *args: str) -> str:
+    res = casslab("lab", "cql", statement, "--name", lab, *args)
+    assert res.returncode == 0, res.stderr
+    return res.stdout
+
+
+def _limits_of(pid: int) -> tuple[int, int]:
+    """(CPU quota µs per 100 ms, memory limit bytes) of the cgroup `pid` runs in."""
+    paths = {}
+    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+        _, ctrls, path = line.split(":", 2)
+        for c in ctrls.split(",") if ctrls else [""]:
+            paths[c] = path.lstrip("/")
+    root = Path("/sys/fs/cgroup")
+    if "cpu" in paths and "memory" in paths:  # v1
+        return (int((root / "cpu" / paths["cpu"] / "cpu.cfs_quota_us").read_text()),
+                int((root / "memory" / paths["memory"] / "memory.limit_in_bytes").read_text()))
+    d = root / paths[""]
+    return (int((d / "cpu.max").read_text().split()[0]), int((d / "memory.max").read_text()))
+
+
+def _restart_node2_and_kill_casslab(lab: str) -> None:
+    """`lab start 2`, SIGKILLed once node2's JVM runs: casslab dies mid-operation."""
+    assert casslab("lab", "stop", "2", "--name", lab).returncode == 0
+    proc = subprocess.Popen([CASSLAB, "lab", "start", "2", "--name", lab],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not _state(lab)["nodes"][1]["pid"]:
+            assert time.monotonic() < deadline, "node2 was not started again"
+            time.sleep(0.1)
+        time.sleep(2)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+
+
+@pytest.mark.parametrize("runtime", ["netns", "lxc"])
+def test_lab_answers_at_rf2_from_separate_namespaces_and_goes_after_kill_9(
+        runtime: str) -> None:
+    lab = f"it{runtime}"
+    try:
+        res = casslab("lab", "up", "--nodes", "2", "--name", lab, "--profile", "rpi3",
+                      "--runtime", runtime)
+        assert res.returncode == 0, res.stderr
+        state = _state(lab)
+        assert state["runtime"] == runtime
+        nodes = state["nodes"]
+        assert [n["address"] for n in nodes] == ["10.99.1.1", "10.99.1.2"]
+        # Each JVM in a network namespace of its own, none in the lab's (the client's).
+        inodes = {_netns_inode(f"/proc/{n['pid']}/ns/net") for n in nodes}
+        assert len(inodes) == 2
+        assert _netns_inode(f"/var/run/netns/{state['netns']}") not in inodes
+        for n in nodes:
+            assert _limits_of(n["pid"]) == (CPU_QUOTA_US, MEMORY_BYTES)
+            if runtime == "lxc":  # the container's own root, pid and mount namespaces
+                assert _netns_inode(f"/proc/{n['pid']}/ns/mnt") != _netns_inode(
+                    "/proc/self/ns/mnt")
+                nspid = next(ln for ln in Path(f"/proc/{n['pid']}/status").read_text()
+                             .splitlines() if ln.startswith("NSpid:")).split()[1:]
+                assert nspid == [str(n["pid"]), "1"]  # the JVM is the container's init
+        # RF 2 at ALL: both nodes must answer, over the bridge.
+        _cql(lab, "CREATE KEYSPACE rt WITH replication = {'class': 'SimpleStrategy', "
+             "'replication_factor': 2}")
+        _cql(lab, "CREATE TABLE rt.t (k int PRIMARY KEY, v text)")
+        _cql(lab, "INSERT INTO rt.t (k, v) VALUES (1, 'bridged')", "--cl", "ALL")
+        assert "bridged" in _cql(lab, "SELECT v FROM rt.t WHERE k = 1", "--cl", "ALL",
+                                 "--node", "2")
+        # Link conditions are refused on these runtimes, in one line.
+        res = casslab("net", "set", "--name", lab, "--profile", "wifi")
+        assert res.returncode != 0
+        assert res.stderr.strip() == (f"error: lab '{lab}': link conditions work on runtime "
+                                      f"process only, not on runtime {runtime}")
+        _restart_node2_and_kill_casslab(lab)
+        assert leftovers(lab), "the killed start should have left a running lab to clean"
+    finally:
+        res = casslab("lab", "down", "--name", lab, "--wipe")
+    assert res.returncode == 0, res.stderr
+    assert leftovers(lab) == []
+    assert not (default_home() / "labs" / lab).exists()
