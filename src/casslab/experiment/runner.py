@@ -32,7 +32,7 @@ from casslab.experiment.search import PeakResult, PeakSearch, Step, resolve_rela
 from casslab.experiment.spec import CampaignSpec, StopRule, is_relative
 from casslab.lab import LabOptions
 from casslab.load import LoadResult, LoadSpec, run_load
-from casslab.load.options import LoadOptions, SchemaOptions
+from casslab.load.options import LoadOptions, SchemaOptions, family_of
 from casslab.metrics.sampler import NodeTarget, Sampler
 from casslab.metrics.samples import TrialMetrics
 from casslab.store.db import Store
@@ -77,14 +77,6 @@ class Outcome:
 def uses_network(spec: CampaignSpec) -> bool:
     lab_net = spec.lab.network not in (None, "none")
     return lab_net or any(f.kind == "network" for f in spec.factors)
-
-
-def family(workload: str) -> str:
-    if workload.startswith("ycsb-"):
-        return "ycsb"
-    if workload.startswith("stress-"):
-        return "stress"
-    return "iot" if workload == "iot" else "user"
 
 
 def compaction_map(value: str) -> str:
@@ -301,8 +293,8 @@ class CampaignRunner:
                 ks = self._keyspace(params)
                 cql.execute(f"DROP KEYSPACE IF EXISTS {ks}", timeout_s=60.0)
         comp = params.get("compaction")
-        if comp is not None and family(workload) != "iot":
-            fam = family(workload)
+        if comp is not None and family_of(workload) != "iot":
+            fam = family_of(workload)
             if fam not in MAIN_TABLE:
                 raise UsageError(f"factor compaction: not supported for workload {workload}")
             if not self.spec.workload.prepare:
@@ -324,7 +316,7 @@ class CampaignRunner:
     def _keyspace(self, params: dict[str, Any]) -> str:
         opts = self._options(params)
         workload = str(params.get("workload", self.spec.workload.name))
-        ks = getattr(opts, "keyspace", None) or DEFAULT_KEYSPACE.get(family(workload))
+        ks = getattr(opts, "keyspace", None) or DEFAULT_KEYSPACE.get(family_of(workload))
         if not ks:
             raise UsageError(f"workload {workload}: set workload.options.keyspace so the "
                              "runner knows what to truncate or drop")
