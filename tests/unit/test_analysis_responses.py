@@ -13,10 +13,11 @@ from casslab.analysis.responses import (
     explain,
     profile_cores,
     trial_values,
+    window_count,
     window_last,
     window_mean,
 )
-from casslab.metrics.samples import HostSample, NodeSample, SstableSample, TrialMetrics
+from casslab.metrics.samples import CompactionSample, HostSample, NodeSample, SstableSample, TrialMetrics
 from casslab.store.db import Store
 from casslab.store.results import Results
 
@@ -34,6 +35,14 @@ def test_window_last_is_the_state_at_the_window_end() -> None:
     assert window_last(samples, (0.0, 1.5)) == 2.0
     assert window_last(samples, None) == 3.0
     assert math.isnan(window_last(samples, (3.0, 4.0)))
+
+
+def test_window_count_is_the_counter_difference_across_the_window() -> None:
+    samples = [(1.0, 0.0), (2.0, 1.0), (3.0, 3.0), (4.0, 6.0)]
+    assert window_count(samples, (2.0, 4.0)) == 5.0  # 6 at the end, 1 at the start
+    assert window_count(samples, (0.5, 3.5)) == 3.0  # nothing before the start: from 0
+    assert window_count(samples, None) == 6.0
+    assert math.isnan(window_count(samples, (4.0, 9.0)))
 
 
 def test_aggregate_mean_sum_or_one_node() -> None:
@@ -75,6 +84,8 @@ def results(tmp_path: Path) -> Results:
         m.host.append(HostSample(t, 50.0, 10.0, 0.0, 0.0, 10.0 * i))
         m.sstables.append(SstableSample(t, "node1", "ks", "a", i))
         m.sstables.append(SstableSample(t, "node1", "ks", "b", 1))
+        m.compactions.append(CompactionSample(t, "node1", i // 2))
+        m.compactions.append(CompactionSample(t, "node2", 0))
     intervals = [{"t_s": float(i), "stage": "warmup" if i <= 2 else "run",
                   "recorded": i > 2, "ops": 100, "ops_s": 100.0, "errors": 0,
                   "interval_s": 1.0, "by_op": {}} for i in range(1, 7)]
@@ -94,6 +105,8 @@ def test_resources_are_computed_over_the_recorded_window(results: Results) -> No
     assert trial_values(results, "data_mib.node1", [1]) == {1: 6.0}  # at the window's end
     assert trial_values(results, "sstables.sum", [1]) == {1: 7.0}
     assert trial_values(results, "host_cpu_pct", [1]) == {1: 60.0}
+    # node1 completed 1 compaction by t = 2 and 3 by t = 6: 2 in the window
+    assert trial_values(results, "compactions_completed.sum", [1]) == {1: 2.0}
     assert trial_values(results, "host_disk_write_kib_s", [1]) == {1: 45.0}
 
 

@@ -57,6 +57,19 @@ def window_last(samples: Series, window: Window) -> float:
     return spans[-1][1] if spans else math.nan
 
 
+def window_count(samples: Series, window: Window) -> float:
+    """Events in the window from a counter that starts at 0 with the trial: its value at
+    the last sample inside the window minus its value at the last sample at or before
+    the window's start (0 when there is none); NaN without a sample inside."""
+    if window is None:
+        return samples[-1][1] if samples else math.nan
+    inside = [v for t, v in samples if window[0] < t <= window[1]]
+    if not inside:
+        return math.nan
+    before = [v for t, v in samples if t <= window[0]]
+    return inside[-1] - (before[-1] if before else 0.0)
+
+
 def aggregate(per_node: dict[str, float], how: str) -> float:
     """`mean` or `sum` over the nodes that have a value, or one node's value (`node2`)."""
     vals = [v for v in per_node.values() if not math.isnan(v)]
@@ -90,11 +103,14 @@ def node_value(results: Results, trial_id: int, r: Response, cores: float) -> fl
     window = results.recorded_window(trial_id)
     if r.metric == "sstables":
         rows = [(t, n, float(v)) for t, n, v in results.sstable_totals(trial_id)]
+    elif r.metric == "compactions_completed":
+        rows = [(t, n, float(v)) for t, n, v in results.compactions_completed(trial_id)]
     else:
         get = _NODE_FIELDS["node_cpu_pct" if r.metric == "node_cpu_profile_pct" else r.metric]
         rows = [(m.t_s, m.node, math.nan if (v := get(m)) is None else float(v))
                 for m in results.node_metrics(trial_id)]
-    reduce = window_last if r.metric in _LEVELS else window_mean
+    reduce = (window_count if r.metric == "compactions_completed" else
+              window_last if r.metric in _LEVELS else window_mean)
     per_node = {n: reduce(s, window) for n, s in _by_node(rows).items()}
     if r.metric == "node_cpu_profile_pct":
         per_node = {n: v / cores for n, v in per_node.items()}
@@ -164,6 +180,8 @@ _RESOURCE = {
     "rss_mib": "VmRSS of each node's JVM, MiB",
     "data_mib": "`du` of each node's data directory, MiB",
     "sstables": "live SSTables (*-Data.db) of each node's user tables",
+    "compactions_completed": "compactions each node completed (its system.compaction_history "
+                             "rows, sampled over CQL as a count since the trial started)",
     "host_cpu_pct": "whole-machine CPU (user + system) from /proc/stat, % of all cores",
     "host_disk_read_kib_s": "whole disks of /proc/diskstats, KiB/s read",
     "host_disk_write_kib_s": "whole disks of /proc/diskstats, KiB/s written",
@@ -178,7 +196,9 @@ def explain(name: str) -> str:
             f"the {r.op} operations"
         return (f"{name}: {r.metric} of {who} over the load's recorded run (warm-up stages "
                 "excluded), from casslab-load's summary.")
-    over = ("time-weighted mean of the samples" if r.metric not in _LEVELS else
-            "the last sample") + " over the trial's recorded window (warm-up excluded)"
+    over = ("the count at the window's end minus the count at its start" if
+            r.metric == "compactions_completed" else "the last sample" if r.metric in _LEVELS
+            else "time-weighted mean of the samples") + \
+        " over the trial's recorded window (warm-up excluded)"
     how = "" if r.kind == "host" else "; " + _HOW.get(r.how, f"node {r.how} only")
     return f"{name}: {_RESOURCE[r.metric]}; {over}{how}."

@@ -24,7 +24,8 @@ SUMMARY_METRICS = ("runtime_s", "ops", "ops_s", "errors", "mean_ms", "p50_ms", "
 LEGACY = ("runtime_s", "ops_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms")
 # Per-node resources (aggregated over nodes unless a node is named) and machine ones.
 NODE_RESOURCES = ("node_cpu_pct", "node_cpu_profile_pct", "disk_read_kib_s",
-                  "disk_write_kib_s", "rss_mib", "data_mib", "sstables")
+                  "disk_write_kib_s", "rss_mib", "data_mib", "sstables",
+                  "compactions_completed")
 HOST_RESOURCES = ("host_cpu_pct", "host_disk_read_kib_s", "host_disk_write_kib_s")
 AGGREGATES = ("mean", "sum")
 
@@ -33,7 +34,7 @@ UNITS = {"runtime_s": "s", "ops": "ops", "ops_s": "ops/s", "errors": "errors",
          "host_cpu_pct": "% of all cores", "disk_read_kib_s": "KiB/s",
          "disk_write_kib_s": "KiB/s", "host_disk_read_kib_s": "KiB/s",
          "host_disk_write_kib_s": "KiB/s", "rss_mib": "MiB", "data_mib": "MiB",
-         "sstables": "SSTables"}
+         "sstables": "SSTables", "compactions_completed": "compactions"}
 
 _OP = re.compile(r"[a-z][a-z0-9_]*")
 _NODE = re.compile(r"node[0-9]+")

@@ -304,6 +304,14 @@ class Results:
             "t_s, node ORDER BY t_s, node", (trial_id,)).fetchall()
         return [(float(r["t_s"]), str(r["node"]), int(r["n"])) for r in rows]
 
+    def compactions_completed(self, trial_id: int) -> list[tuple[float, str, int]]:
+        """A trial's (t_s, node, compactions completed since the trial started) samples
+        in time order (empty when CQL metrics were off)."""
+        rows = self._conn.execute(
+            "SELECT t_s, node, completed FROM compactions WHERE trial_id=? ORDER BY t_s, "
+            "node", (trial_id,)).fetchall()
+        return [(float(r["t_s"]), str(r["node"]), int(r["completed"])) for r in rows]
+
     def search_steps(self) -> list[SearchStepRow]:
         """Every peak-search step, by group then step."""
         rows = self._conn.execute(
