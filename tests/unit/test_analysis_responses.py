@@ -17,7 +17,13 @@ from casslab.analysis.responses import (
     window_last,
     window_mean,
 )
-from casslab.metrics.samples import CompactionSample, HostSample, NodeSample, SstableSample, TrialMetrics
+from casslab.metrics.samples import (
+    CompactionSample,
+    HostSample,
+    NodeSample,
+    SstableSample,
+    TrialMetrics,
+)
 from casslab.store.db import Store
 from casslab.store.results import Results
 
