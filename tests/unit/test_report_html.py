@@ -107,6 +107,15 @@ def test_each_response_gets_its_own_sections_and_figures(tmp_path: Path) -> None
     assert 3 * 50 < cpu["nodes=3,workload=ycsb-i"] < 3 * 61
 
 
+def test_trials_without_the_response_are_left_out_and_counted(tmp_path: Path) -> None:
+    fabricate(tmp_path, with_search=False, response="runtime_s, insert.mean_ms")
+    rep = build_report(tmp_path)  # the fabricated trials ran reads only
+    insert = rep.analyses[1]
+    assert insert.cells == [] and insert.counts["no_value"] == 20
+    assert "20 finished without a value for this response (left out)" in \
+        rep.path.read_text()
+
+
 def test_report_shows_the_factorial_anova_and_honest_intervals(tmp_path: Path) -> None:
     fabricate(tmp_path)
     rep = build_report(tmp_path)

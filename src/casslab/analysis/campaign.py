@@ -124,8 +124,10 @@ def analyze(rows: list[TrialRow], factors: list[dict[str, Any]], response: str, 
     trial id -> the response's value (casslab.analysis.responses.trial_values); without
     it the response is a column of the trial's ALL row."""
     value = _value_of(response, values)
-    good = kept(rows)
-    counts = {"planned": len(rows), "kept": len(good),
+    # A kept trial without this response (no operation of that type, no samples in its
+    # window) is left out of this response's statistics, and counted.
+    good = [r for r in kept(rows) if not math.isnan(value(r))]
+    counts = {"planned": len(rows), "kept": len(good), "no_value": len(kept(rows)) - len(good),
               "warmup": sum(1 for r in rows if r.warmup and r.status == "done"),
               "failed": sum(1 for r in rows if r.status == "failed"),
               "pending": sum(1 for r in rows if r.status in ("planned", "running",

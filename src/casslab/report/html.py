@@ -316,7 +316,9 @@ def render_response(a: Analysis) -> list[str]:
     k = a.counts
     parts = [f"<p class='note'>Response: <b>{html.escape(a.title)}</b>. Trials: {k['planned']} "
              f"planned, {k['kept']} kept, {k['warmup']} warm-up (dropped), {k['failed']} "
-             f"failed, {k['pending']} not run. Outlier rule: a trial more than "
+             f"failed, {k['pending']} not run" + (
+                 f", {k['no_value']} finished without a value for this response (left out)"
+                 if k.get("no_value") else "") + ". Outlier rule: a trial more than "
              f"{OUTLIER_SD:g} sample sd from its cell's mean is flagged (drawn as a dot), not "
              "removed. CI of the median: between two order statistics, its exact coverage "
              "(binomial, any continuous distribution) printed beside it; a cell with too few "
