@@ -54,6 +54,20 @@ def test_duration_stop_makes_throughput_the_response() -> None:
     assert s.response == "ops_s"
 
 
+def test_several_responses_keep_the_spec_order() -> None:
+    s = parse_spec("workload: ycsb-a\nfactors:\n  - {name: workload, levels: [ycsb-a, "
+                   "stress-write]}\nanalysis:\n  responses: [read.mean_ms, write.p99_ms, "
+                   "all.p999_ms, node_cpu_pct.sum, host_cpu_pct]\n")
+    assert s.responses == ("read.mean_ms", "write.p99_ms", "all.p999_ms", "node_cpu_pct.sum",
+                           "host_cpu_pct")
+    assert s.response == "read.mean_ms"
+
+
+def test_one_response_is_a_one_element_list() -> None:
+    assert parse_spec("workload: ycsb-a\nanalysis: {response: p99_ms}\n").responses == \
+        ("p99_ms",)
+
+
 def test_search_with_relative_levels() -> None:
     s = parse_spec("""\
 workload: stress-write
@@ -134,6 +148,16 @@ BAD = [
      "levels: [1, 2]}\n", 4, ["in_flight is varied by `search:`", "relative"]),
     ("workload: ycsb-a\nmetrics: {interval_s: 0}\n", 2, ["metrics.interval_s", ">= 0.1"]),
     ("workload: ycsb-a\nanalysis: {response: speed}\n", 2, ["analysis.response", "ops_s"]),
+    ("workload: ycsb-a\nanalysis:\n  responses: [read.p99_ms, node_cpu_pct.max]\n", 3,
+     ["analysis.responses[1]", "'node_cpu_pct.max' is not a valid response",
+      "<op>.<metric>", ".mean, .sum or .<node>"]),
+    ("workload: ycsb-a\nanalysis: {responses: [write.mean_ms]}\n", 2,
+     ["analysis.responses[0]", "no 'write' operations", "valid: all, read, update, insert"]),
+    ("workload: ycsb-a\nanalysis: {responses: []}\n", 2, ["analysis.responses",
+                                                           "non-empty list"]),
+    ("workload: ycsb-a\nanalysis: {responses: [ops_s, ops_s]}\n", 2, ["listed twice"]),
+    ("workload: ycsb-a\nanalysis: {response: ops_s, responses: [ops_s]}\n", 2,
+     ["analysis.responses", "not both"]),
     ("workload: ycsb-a\nworkload: ycsb-b\n", 2, ["workload", "twice"]),
     ("name: 'bad name!'\nworkload: ycsb-a\n", 1, ["name", "letters, digits"]),
     ("workload: profiles/missing.yaml\n", 1, ["does not exist"]),

@@ -28,11 +28,12 @@ def summary(runtime_s: float) -> dict[str, object]:
                                "latency": p, "service": p}}}
 
 
-def fabricate(directory: Path, *, with_search: bool = True) -> None:
+def fabricate(directory: Path, *, with_search: bool = True,
+              response: str = "runtime_s") -> None:
     rng = random.Random(3)
     store = Store(directory)
     cid, _ = store.open_campaign(name="synthetic", digest="d1", spec_yaml="name: synthetic\n",
-                                 response="runtime_s", factors=FACTORS)
+                                 response=response, factors=FACTORS)
     plan = []
     seq = 0
     for ci, (n, w) in enumerate([(1, "ycsb-a"), (1, "ycsb-i"), (3, "ycsb-a"), (3, "ycsb-i")]):
@@ -85,6 +86,34 @@ def test_report_has_every_figure_and_table(tmp_path: Path) -> None:
     assert len(a.cells) == 4 and all(c.stats.n == 5 for c in a.cells)
     nodes = next(f for f in a.factors if f.name == "nodes")
     assert nodes.anova.p < 0.001 and nodes.kruskal.p < 0.001
+
+
+def test_each_response_gets_its_own_sections_and_figures(tmp_path: Path) -> None:
+    fabricate(tmp_path, with_search=False, response="runtime_s, node_cpu_pct.sum")
+    rep = build_report(tmp_path)
+    page = rep.path.read_text()
+    assert [a.response for a in rep.analyses] == ["runtime_s", "node_cpu_pct.sum"]
+    assert [f.id for f in rep.figures][:6] == [
+        "box-nodes-runtime_s", "box-workload-runtime_s", "curve-nodes-runtime_s",
+        "box-nodes-node_cpu_pct-sum", "box-workload-node_cpu_pct-sum",
+        "curve-nodes-node_cpu_pct-sum"]
+    assert "Response 1 of 2: run time (s)" in page
+    assert "Response 2 of 2: node_cpu_pct.sum (% of one core)" in page
+    assert page.count("<h2>Cells</h2>") == 2
+    assert "sum over the nodes" in page and "from casslab-load&#x27;s summary" in page
+    # node CPU (user 40-50 + ci, system 8) summed over 1 or 3 nodes
+    cpu = {c.key: c.stats.median for c in rep.analyses[1].cells}
+    assert 48 < cpu["nodes=1,workload=ycsb-a"] < 58
+    assert 3 * 50 < cpu["nodes=3,workload=ycsb-i"] < 3 * 61
+
+
+def test_trials_without_the_response_are_left_out_and_counted(tmp_path: Path) -> None:
+    fabricate(tmp_path, with_search=False, response="runtime_s, insert.mean_ms")
+    rep = build_report(tmp_path)  # the fabricated trials ran reads only
+    insert = rep.analyses[1]
+    assert insert.cells == [] and insert.counts["no_value"] == 20
+    assert "20 finished without a value for this response (left out)" in \
+        rep.path.read_text()
 
 
 def test_report_shows_the_factorial_anova_and_honest_intervals(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ for one-factor designs and for the pairwise tables and plots.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +29,7 @@ from casslab.analysis.stats import (
     pairwise,
     scaling_curve,
 )
+from casslab.store.responses import parse_response
 from casslab.store.results import TrialRow
 
 UNITS = {"runtime_s": "s", "ops_s": "ops/s", "mean_ms": "ms", "p50_ms": "ms", "p95_ms": "ms",
@@ -94,13 +95,39 @@ def kept(rows: list[TrialRow]) -> list[TrialRow]:
     return [r for r in rows if r.kept]
 
 
+Value = Callable[[TrialRow], float]
+
+
+def _value_of(response: str, values: Mapping[int, float] | None) -> Value:
+    """A trial's response: from `values` (trial id -> value) when given, else the ALL
+    row's column of that name."""
+    if values is None:
+        return lambda r: r.response(response)
+    return lambda r: values.get(r.trial_id, math.nan)
+
+
+def _unit(response: str) -> str:
+    if response in UNITS:
+        return UNITS[response]
+    try:
+        return parse_response(response).unit
+    except ValueError:
+        return ""
+
+
 def analyze(rows: list[TrialRow], factors: list[dict[str, Any]], response: str, *,
-            per_second: Mapping[int, list[float]] | None = None) -> Analysis:
+            per_second: Mapping[int, list[float]] | None = None,
+            values: Mapping[int, float] | None = None) -> Analysis:
     """Per-cell descriptives, per-factor tests and pairwise comparisons, the factorial
     ANOVA when the design allows it, scaling curves. `per_second`: trial id -> its
-    per-second throughput samples, for the batch-means SE within each trial."""
-    good = kept(rows)
-    counts = {"planned": len(rows), "kept": len(good),
+    per-second throughput samples, for the batch-means SE within each trial. `values`:
+    trial id -> the response's value (casslab.analysis.responses.trial_values); without
+    it the response is a column of the trial's ALL row."""
+    value = _value_of(response, values)
+    # A kept trial without this response (no operation of that type, no samples in its
+    # window) is left out of this response's statistics, and counted.
+    good = [r for r in kept(rows) if not math.isnan(value(r))]
+    counts = {"planned": len(rows), "kept": len(good), "no_value": len(kept(rows)) - len(good),
               "warmup": sum(1 for r in rows if r.warmup and r.status == "done"),
               "failed": sum(1 for r in rows if r.status == "failed"),
               "pending": sum(1 for r in rows if r.status in ("planned", "running",
@@ -113,7 +140,7 @@ def analyze(rows: list[TrialRow], factors: list[dict[str, Any]], response: str, 
     cells = []
     for key in sorted(by_cell, key=lambda k: order[k]):
         rs = by_cell[key]
-        vals = [r.response(response) for r in rs]
+        vals = [value(r) for r in rs]
         rel = {k for k, v in rs[0].cell_params.items() if isinstance(v, str) and
                v.endswith("%")}
         as_run = ", ".join(f"{k}={level_label(rs[0].params.get(k))}" for k in sorted(rel))
@@ -128,22 +155,22 @@ def analyze(rows: list[TrialRow], factors: list[dict[str, Any]], response: str, 
         groups: dict[str, list[float]] = {lv: [] for lv in levels}
         for r in good:
             lv = level_label(r.cell_params.get(name))
-            groups.setdefault(lv, []).append(r.response(response))
+            groups.setdefault(lv, []).append(value(r))
         present = {k: v for k, v in groups.items() if v}
         fstats.append(FactorStats(name, levels, groups, anova_oneway(list(present.values())),
                                   kruskal(list(present.values())), pairwise(present)))
-    fac, note = factorial(good, factors, response)
-    return Analysis(response, UNITS.get(response, ""), cells, fstats,
-                    curves(good, factors, response), counts, fac, note)
+    fac, note = factorial(good, factors, value)
+    return Analysis(response, _unit(response), cells, fstats,
+                    curves(good, factors, value), counts, fac, note)
 
 
 def factorial(good: list[TrialRow], factors: list[dict[str, Any]],
-              response: str) -> tuple[Factorial | None, str]:
+              value: Value) -> tuple[Factorial | None, str]:
     """The factorial ANOVA over the varied factors, or None and the reason."""
     names = [f["name"] for f in factors if len(f["levels"]) > 1]
     if len(names) < 2:
         return None, "one varied factor: one-way tests"
-    data = [(tuple(level_label(r.cell_params.get(n)) for n in names), r.response(response))
+    data = [(tuple(level_label(r.cell_params.get(n)) for n in names), value(r))
             for r in good]
     if not replicated(full_grid(names, data)):
         return None, ("not every cell of the factor grid has >= 2 kept trials: no "
@@ -157,7 +184,7 @@ def numeric_factor(f: dict[str, Any]) -> bool:
 
 
 def curves(good: list[TrialRow], factors: list[dict[str, Any]],
-           response: str) -> list[Curve]:
+           value: Value) -> list[Curve]:
     """For each numeric factor: one curve per combination of the other factors."""
     out = []
     names = [f["name"] for f in factors]
@@ -168,8 +195,7 @@ def curves(good: list[TrialRow], factors: list[dict[str, Any]],
         for r in good:
             p = r.cell_params
             by = ", ".join(f"{n}={level_label(p.get(n))}" for n in names if n != f["name"])
-            lines.setdefault(by, {}).setdefault(float(p[f["name"]]), []).append(
-                r.response(response))
+            lines.setdefault(by, {}).setdefault(float(p[f["name"]]), []).append(value(r))
         for by, pts in lines.items():
             out.append(Curve(f["name"], by, scaling_curve(pts)))
     return out

@@ -28,7 +28,8 @@ def report(
 
     with errors_to_exit():
         rep = build_report(results, out_file)
-    print_cells(rep.analysis)
+    for a in rep.analyses:
+        print_cells(a)
     out.print(f"report: {rep.path} ({len(rep.figures)} figures)")
 
 

@@ -117,7 +117,7 @@ class CampaignRunner:
         try:
             cid, resumed = store.open_campaign(
                 name=self.spec.name, digest=self.spec.digest, spec_yaml=self.spec.text,
-                response=self.spec.response,
+                response=", ".join(self.spec.responses),
                 factors=[{"name": f.name, "kind": f.kind, "label": f.label,
                           "levels": list(f.levels)} for f in self.spec.factors])
             (self.results / "spec.yaml").write_text(self.spec.text)

@@ -20,9 +20,10 @@ from casslab.core.specio import Path_, fmt_path
 from casslab.core.specio import V as _V
 from casslab.core.units import parse_fraction
 from casslab.lab.runtime import DEFAULT_RUNTIME, RUNTIMES
-from casslab.load.options import CONSISTENCY_LEVELS, OptionError
+from casslab.load.options import CONSISTENCY_LEVELS, OptionError, options_class
 from casslab.load.runner import WORKLOADS
 from casslab.profiles import BUILTIN_PROFILES
+from casslab.store.responses import parse_response, valid_forms
 
 RESETS = ("none", "truncate", "recreate", "rebuild")
 NETWORK_PARAMS = {"delay_ms": (0.0, 10_000.0), "jitter_ms": (0.0, 10_000.0),
@@ -32,7 +33,6 @@ COMPACTIONS = ("stcs", "lcs", "ucs", "twcs")
 # Workload options that take a concurrency or a rate and may be searched or be relative.
 CONCURRENCY = ("in_flight", "workers", "threads")
 SEARCHABLE = (*CONCURRENCY, "rate")
-RESPONSES = ("runtime_s", "ops_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms")
 MAX_NODES = 32
 # A trial's stop rule: beyond these a value is a typo, not an experiment.
 MAX_OPS = 10**12
@@ -54,7 +54,7 @@ SEARCH_KEYS = ("vary", "start", "multiply", "add", "max_steps", "stop_when", "tr
                "duration_s")
 STOP_WHEN_KEYS = ("throughput_drop_pct", "p99_ms")
 METRICS_KEYS = ("interval_s", "cql")
-ANALYSIS_KEYS = ("response", "bootstrap", "seed")
+ANALYSIS_KEYS = ("response", "responses", "bootstrap", "seed")
 FACTOR_DOC = ("nodes, profile, runtime, set.<cassandra.yaml key>, network, "
               "network[.all|client|nodes|nodeA-nodeB].<delay_ms|jitter_ms|loss_pct|rate_mbit>, "
               "workload, records, rf, compaction, cl, cl_read, cl_write, in_flight, workers, "
@@ -140,10 +140,15 @@ class CampaignSpec:
     search: SearchSpec | None
     metrics_interval_s: float
     metrics_cql: bool
-    response: str
+    responses: tuple[str, ...]  # casslab.store.responses names, at least one
     bootstrap: int
     analysis_seed: int
     text: str
+
+    @property
+    def response(self) -> str:
+        """The first response (the one campaigns analysed before there were several)."""
+        return self.responses[0]
 
     @property
     def digest(self) -> str:
@@ -152,6 +157,53 @@ class CampaignSpec:
 
     def factor(self, name: str) -> Factor:
         return next(f for f in self.factors if f.name == name)
+
+
+def _op_names(workload: WorkloadSpec, factors: list[Factor]) -> tuple[str, ...] | None:
+    """Operation types the campaign's workloads can run; None when one of them (a user
+    profile) names its own."""
+    names = [workload.name] + [str(lv) for f in factors if f.name == "workload"
+                               for lv in f.levels]
+    ops: dict[str, None] = {}
+    for n in names:
+        known = options_class(n).op_names
+        if known is None:
+            return None
+        ops.update(dict.fromkeys(known))
+    return tuple(ops)
+
+
+def _responses(v: _V, analysis: dict[str, Any], default: str,
+               ops: tuple[str, ...] | None) -> tuple[str, ...]:
+    """`analysis.responses` (a list) or `analysis.response` (one name), each a valid
+    response name whose operation type the workloads run."""
+    if "response" in analysis and "responses" in analysis:
+        raise v.doc.error(("analysis", "responses"), "give `responses` (a list) or "
+                          "`response` (one name), not both")
+    if "responses" in analysis:
+        raw, path = analysis["responses"], ("analysis", "responses")
+        if not isinstance(raw, list) or not raw:
+            raise v.doc.error(path, f"{raw!r} must be a non-empty list of response names, "
+                              "e.g. [read.mean_ms, node_cpu_pct]")
+        paths: list[Path_] = [(*path, i) for i in range(len(raw))]
+    else:
+        raw, paths = [analysis.get("response", default)], [("analysis", "response")]
+    out: list[str] = []
+    for name, where in zip(raw, paths, strict=True):
+        if not isinstance(name, str):
+            raise v.doc.error(where, f"{name!r} is not a response name (valid: "
+                              f"{valid_forms()})")
+        try:
+            r = parse_response(name)
+        except ValueError as exc:
+            raise v.doc.error(where, str(exc)) from None
+        if r.kind == "summary" and r.op != "ALL" and ops is not None and r.op not in ops:
+            raise v.doc.error(where, f"{name!r}: the workloads run no {r.op!r} operations "
+                              f"(valid: all, {', '.join(ops)})")
+        if name in out:
+            raise v.doc.error(where, f"{name!r} is listed twice")
+        out.append(name)
+    return tuple(out)
 
 
 def is_relative(value: Any) -> bool:
@@ -203,8 +255,7 @@ def parse_spec(text: str, *, source: str = "spec", base_dir: Path | None = None,
     cql = v.boolean(metrics.get("cql", True), ("metrics", "cql"))
     analysis = v.mapping(top.get("analysis"), ("analysis",), ANALYSIS_KEYS)
     default_response = "runtime_s" if stop.ops and not stop.duration_s else "ops_s"
-    response = v.choice(analysis.get("response", default_response), ("analysis", "response"),
-                        RESPONSES, "response")
+    responses = _responses(v, analysis, default_response, _op_names(workload, factors))
     boot = v.integer(analysis.get("bootstrap", 2000), ("analysis", "bootstrap"), 100, 100_000)
     aseed = v.integer(analysis.get("seed", design.seed), ("analysis", "seed"), 0)
     _cross_checks(v, lab, factors, search)
@@ -213,7 +264,7 @@ def parse_spec(text: str, *, source: str = "spec", base_dir: Path | None = None,
     spec = CampaignSpec(name=name, description=str(top.get("description") or ""), lab=lab,
                         workload=workload, factors=tuple(factors), design=design, stop=stop,
                         search=search, metrics_interval_s=interval, metrics_cql=cql,
-                        response=response, bootstrap=boot, analysis_seed=aseed, text=text)
+                        responses=responses, bootstrap=boot, analysis_seed=aseed, text=text)
     if not allow_large:
         _check_size(doc, spec)
     return spec
@@ -611,6 +662,7 @@ def json_schema() -> specio.JsonSchema:
                               **{s: obj(params) for s in NETWORK_SCOPES}})]}
     stop = {"ops": integer(1, MAX_OPS), "duration_s": num(0, MAX_TRIAL_S, lo_open=True),
             "timeout_s": num(1, MAX_TRIAL_S, description="wall-time guard of a trial")}
+    response = {"type": "string", "description": valid_forms()}
     workload = obj({"name": {"type": "string", "description": ", ".join(WORKLOADS) +
                              ", or a cassandra-stress user profile .yaml"},
                     "records": integer(1), "prepare": {"type": "boolean"},
@@ -641,6 +693,8 @@ def json_schema() -> specio.JsonSchema:
                        "trials": integer(1, 100), "ops": stop["ops"],
                        "duration_s": stop["duration_s"]}, required=("vary",)),
         "metrics": obj({"interval_s": num(0.1, 60), "cql": {"type": "boolean"}}),
-        "analysis": obj({"response": enum(RESPONSES), "bootstrap": integer(100, 100_000),
+        "analysis": obj({"response": response, "responses": {
+                             "type": "array", "minItems": 1, "items": response},
+                         "bootstrap": integer(100, 100_000),
                          "seed": integer(0)}),
     }, required=("workload",)))

@@ -6,7 +6,8 @@ OS side, per node JVM: CPU from /proc/<pid>/stat (utime, stime), disk bytes from
 the *-Data.db files per table directory. Machine: /proc/stat and /proc/diskstats.
 Cassandra side, per node over CQL (host=...): running compactions
 (system_views.sstable_tasks), pending ones (thread_pools CompactionExecutor) and
-coordinator read/write rates and latencies per table.
+coordinator read/write rates and latencies per table, and the compactions completed
+since the trial started (system.compaction_history).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 from casslab.cassandra.cql import Cql
 from casslab.core.errors import CasslabError
 from casslab.metrics.samples import (
+    CompactionSample,
     HostSample,
     NodeSample,
     SstableSample,
@@ -131,6 +133,7 @@ class Sampler:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="casslab-sampler", daemon=True)
         self._t0 = 0.0
+        self._t0_epoch_ms = 0.0
         self._base: tuple[dict[str, ProcCounters | None], tuple[float, float, float, float],
                           tuple[int, int], float] = ({}, (0.0, 0.0, 0.0, 0.0), (0, 0), 0.0)
 
@@ -138,6 +141,7 @@ class Sampler:
         # Baselines now, so the first interval counts from the trial's start even while
         # the thread is still connecting over CQL.
         self._t0 = time.monotonic()
+        self._t0_epoch_ms = time.time() * 1000
         self._base = ({n.name: read_proc(n.pid) for n in self.nodes}, read_host_cpu(),
                       read_host_disk(), self._t0)
         self._thread.start()
@@ -189,6 +193,7 @@ class Sampler:
                     self.metrics.sstables.append(SstableSample(t_s, n.name, ks, table, count))
                 if cql:
                     self._tables(cql, n, t_s)
+                    self._completed(cql, n, t_s)
             cpu, disk = read_host_cpu(), read_host_disk()
             total = max(cpu[3] - prev_cpu[3], 1e-9)
             self.metrics.host.append(HostSample(
@@ -211,6 +216,19 @@ class Sampler:
         except CasslabError as exc:
             self._note(f"{n.name}: compactions: {exc}")
             return None, None
+
+    def _completed(self, cql: Cql, n: NodeTarget, t_s: float) -> None:
+        # compaction_history is local to each node and keyed by id: counted here, not
+        # filtered in CQL (a range on compacted_at would need ALLOW FILTERING anyway).
+        try:
+            rows = cql.execute("SELECT toUnixTimestamp(compacted_at) FROM "
+                               "system.compaction_history", host=n.address,
+                               timeout_s=2.0).rows
+        except CasslabError as exc:
+            self._note(f"{n.name}: compaction_history: {exc}")
+            return
+        done = sum(1 for (at,) in rows if at is not None and int(at) >= self._t0_epoch_ms)
+        self.metrics.compactions.append(CompactionSample(t_s, n.name, done))
 
     def _tables(self, cql: Cql, n: NodeTarget, t_s: float) -> None:
         for kind in ("read", "write"):

@@ -57,10 +57,21 @@ class TableSample:
     p99_ms: float
 
 
+@dataclass(frozen=True)
+class CompactionSample:
+    """Compactions a node completed since the trial started (rows of its
+    system.compaction_history with compacted_at at or after the sampler's start)."""
+
+    t_s: float
+    node: str
+    completed: int
+
+
 @dataclass
 class TrialMetrics:
     nodes: list[NodeSample] = field(default_factory=list)
     host: list[HostSample] = field(default_factory=list)
     sstables: list[SstableSample] = field(default_factory=list)
     tables: list[TableSample] = field(default_factory=list)
+    compactions: list[CompactionSample] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 from casslab.analysis.campaign import Analysis, analyze, representative
 from casslab.analysis.factorial import Factorial, Term
 from casslab.analysis.intervals import BatchMeans, min_n_for_median
+from casslab.analysis.responses import explain, profile_cores, trial_values
 from casslab.analysis.stats import OUTLIER_SD
 from casslab.experiment.search import Step, find_knee
 from casslab.report import plots
@@ -35,7 +37,8 @@ class Figure:
 class Report:
     path: Path
     figures: list[Figure]
-    analysis: Analysis
+    analysis: Analysis  # the first response's
+    analyses: list[Analysis]  # one per response, in the spec's order
 
 
 def _fmt(v: Any, digits: int = 3) -> str:
@@ -106,14 +109,19 @@ def build_report(directory: Path, out: Path | None = None) -> Report:
         if c is None:
             raise StoreError(f"{directory} has a results database but no campaign")
         rows = results.trials()
-        a = analyze(rows, c.factors, c.response, per_second=results.per_second_throughput())
-        series = collect_series(results, a)
+        per_second = results.per_second_throughput()
+        cores = profile_cores(c.spec_yaml, rows)
+        ids = [r.trial_id for r in rows]
+        analyses = [analyze(rows, c.factors, name, per_second=per_second,
+                            values=trial_values(results, name, ids, cores=cores))
+                    for name in c.responses]
+        series = collect_series(results, analyses[0])
         steps = [asdict(s) for s in results.search_steps()]
-    figures = make_figures(a, series, steps)
-    page = render(c, a, rows, figures, steps)
+    figures = make_figures(analyses, series, steps)
+    page = render(c, analyses, rows, figures, steps)
     path = out or directory / REPORT_NAME
     path.write_text(page)
-    return Report(path, figures, a)
+    return Report(path, figures, analyses[0], analyses)
 
 
 def search_groups(steps: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -128,24 +136,37 @@ def search_groups(steps: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]
     return groups
 
 
-def make_figures(a: Analysis, series: dict[str, Any],
-                 steps: list[dict[str, Any]]) -> list[Figure]:
-    """Every figure of the report, in order."""
+def _slug(a: Analysis, several: bool) -> str:
+    """The id suffix of a response's figures: none when the campaign has one response."""
+    return "-" + re.sub(r"[^a-z0-9_]+", "-", a.response.lower()) if several else ""
+
+
+def response_figures(a: Analysis, suffix: str) -> list[Figure]:
+    """One response's figures: a box plot per factor, a curve per numeric factor."""
     figs: list[Figure] = []
     resp = a.title
-    for i, f in enumerate(a.factors):
+    for f in a.factors:
         hue = next((g for g in a.factors if g.name != f.name and len(g.levels) > 1), None)
-        figs.append(Figure(f"box-{f.name}", f"{resp} by {f.name}",
+        figs.append(Figure(f"box-{f.name}{suffix}", f"{resp} by {f.name}",
                            plots.factor_boxplot(a, f, hue),
                            f"Kept trials (warm-ups and failed trials excluded) of every cell, "
                            f"by level of {f.name}" + (f", boxes side by side per level of "
                                                       f"{hue.name}" if hue else "") +
                            f". Outliers: more than {OUTLIER_SD:g} sd from the cell mean."))
-        del i
     for name in dict.fromkeys(cv.factor for cv in a.curves):
-        figs.append(Figure(f"curve-{name}", f"{resp} against {name}", plots.curve_plot(a, name),
+        figs.append(Figure(f"curve-{name}{suffix}", f"{resp} against {name}",
+                           plots.curve_plot(a, name),
                            "Median per level with quartile bars; one line per combination "
                            "of the other factors."))
+    return figs
+
+
+def make_figures(analyses: list[Analysis], series: dict[str, Any],
+                 steps: list[dict[str, Any]]) -> list[Figure]:
+    """Every figure of the report, in order: each response's, then the campaign's."""
+    figs: list[Figure] = []
+    for a in analyses:
+        figs += response_figures(a, _slug(a, len(analyses) > 1))
     if steps:
         groups = search_groups(steps)
         figs.append(Figure("search", "peak search", plots.search_plot(groups,
@@ -245,18 +266,59 @@ def render_factorial(fa: Factorial) -> str:
     return "\n".join(parts)
 
 
-def render(c: Campaign, a: Analysis, rows: list[TrialRow], figures: list[Figure],
-           steps: list[dict[str, Any]]) -> str:
-    k = a.counts
+def render(c: Campaign, analyses: list[Analysis], rows: list[TrialRow],
+           figures: list[Figure], steps: list[dict[str, Any]]) -> str:
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>casslab report: "
              f"{html.escape(c.name)}</title><style>{CSS}</style></head><body>",
              f"<h1>casslab campaign: {html.escape(c.name)}</h1>",
              f"<p class='sub'>generated {time.strftime('%Y-%m-%d %H:%M:%S')} · casslab "
              f"{html.escape(c.casslab_version)} · host {html.escape(c.host)} · spec "
-             f"digest {c.spec_digest}</p>",
-             f"<p class='note'>Response: <b>{html.escape(a.title)}</b>. Trials: {k['planned']} "
+             f"digest {c.spec_digest}</p>"]
+    old = sum(1 for r in rows if r.kept and r.pct_source == V1_MEAN_MAX)
+    if old:
+        parts.append(f"<p class='note'>{old} kept trials were written by schema 1: their "
+                     "p50 and mean are ops-weighted means over operation types and their "
+                     "p95/p99/p99.9 the worst type's, not percentiles of all operations "
+                     "(there are no histograms to recompute them).</p>")
+    for i, a in enumerate(analyses):
+        if len(analyses) > 1:
+            parts.append(f"<h2 id='response-{i + 1}'>Response {i + 1} of {len(analyses)}: "
+                         f"{html.escape(a.title)}</h2>")
+        parts += render_response(a)
+    if steps:
+        parts.append("<h2>Peak search</h2>")
+        srows = []
+        for key, rs in search_groups(steps).items():
+            peak = max(rs, key=lambda r: r["ops_s"])
+            srows.append([html.escape(key), html.escape(rs[0]["vary"]), str(len(rs)),
+                          _fmt(peak["level"]), _fmt(peak["ops_s"]), _fmt(rs[0]["knee_level"]),
+                          html.escape(rs[-1]["stopped_by"] or "")])
+        parts.append(_table(["cells", "varied", "steps", "peak level", "peak ops/s",
+                             "knee level", "stopped by"], srows))
+    parts.append("<h2>Figures</h2>")
+    for fig in figures:
+        parts.append(f"<figure id='fig-{html.escape(fig.id)}'><img alt='{html.escape(fig.title)}'"
+                     f" src='data:image/png;base64,{fig.png_b64}'><figcaption>"
+                     f"{html.escape(fig.caption)}</figcaption></figure>")
+    bad = [r for r in rows if r.status in ("failed", "interrupted")]
+    if bad:
+        parts.append("<h2>Trials that did not finish</h2>")
+        parts.append(_table(["seq", "cell", "trial", "status", "error"],
+                            [[str(r.seq), html.escape(r.cell), str(r.trial_no),
+                              r.status, html.escape(r.error or "")] for r in bad]))
+    parts.append("<h2>Spec</h2><pre>" + html.escape(c.spec_yaml) + "</pre>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def render_response(a: Analysis) -> list[str]:
+    """One response's sections: what it is, cells, factors, scaling."""
+    k = a.counts
+    parts = [f"<p class='note'>Response: <b>{html.escape(a.title)}</b>. Trials: {k['planned']} "
              f"planned, {k['kept']} kept, {k['warmup']} warm-up (dropped), {k['failed']} "
-             f"failed, {k['pending']} not run. Outlier rule: a trial more than "
+             f"failed, {k['pending']} not run" + (
+                 f", {k['no_value']} finished without a value for this response (left out)"
+                 if k.get("no_value") else "") + ". Outlier rule: a trial more than "
              f"{OUTLIER_SD:g} sample sd from its cell's mean is flagged (drawn as a dot), not "
              "removed. CI of the median: between two order statistics, its exact coverage "
              "(binomial, any continuous distribution) printed beside it; a cell with too few "
@@ -265,14 +327,9 @@ def render(c: Campaign, a: Analysis, rows: list[TrialRow], figures: list[Figure]
              "autocorrelated). " + ("Factors: multi-way ANOVA with interactions. " if
                                     a.factorial else "Factor tests pool the other factors "
                                     "(" + html.escape(a.factorial_note) + "). ") +
-             "Pairwise p values are Holm-corrected per test family.</p>"]
-    old = sum(1 for r in rows if r.kept and r.pct_source == V1_MEAN_MAX)
-    if old:
-        parts.append(f"<p class='note'>{old} kept trials were written by schema 1: their "
-                     "p50 and mean are ops-weighted means over operation types and their "
-                     "p95/p99/p99.9 the worst type's, not percentiles of all operations "
-                     "(there are no histograms to recompute them).</p>")
-    parts.append("<h2>Cells</h2>")
+             "Pairwise p values are Holm-corrected per test family.</p>",
+             f"<p class='note'>How it is computed: {html.escape(explain(a.response))}</p>",
+             "<h2>Cells</h2>"]
     within = any(cs.within for cs in a.cells)
     parts.append(_table(
         ["cell", "n", "median", "q1", "q3", "mean", "sd",
@@ -317,27 +374,4 @@ def render(c: Campaign, a: Analysis, rows: list[TrialRow], figures: list[Figure]
                             [[html.escape(cv.factor), html.escape(cv.by or "-"), _fmt(p.level),
                               str(p.n), _fmt(p.median), _fmt(p.relative)]
                              for cv in a.curves for p in cv.points]))
-    if steps:
-        parts.append("<h2>Peak search</h2>")
-        srows = []
-        for key, rs in search_groups(steps).items():
-            peak = max(rs, key=lambda r: r["ops_s"])
-            srows.append([html.escape(key), html.escape(rs[0]["vary"]), str(len(rs)),
-                          _fmt(peak["level"]), _fmt(peak["ops_s"]), _fmt(rs[0]["knee_level"]),
-                          html.escape(rs[-1]["stopped_by"] or "")])
-        parts.append(_table(["cells", "varied", "steps", "peak level", "peak ops/s",
-                             "knee level", "stopped by"], srows))
-    parts.append("<h2>Figures</h2>")
-    for fig in figures:
-        parts.append(f"<figure id='fig-{html.escape(fig.id)}'><img alt='{html.escape(fig.title)}'"
-                     f" src='data:image/png;base64,{fig.png_b64}'><figcaption>"
-                     f"{html.escape(fig.caption)}</figcaption></figure>")
-    bad = [r for r in rows if r.status in ("failed", "interrupted")]
-    if bad:
-        parts.append("<h2>Trials that did not finish</h2>")
-        parts.append(_table(["seq", "cell", "trial", "status", "error"],
-                            [[str(r.seq), html.escape(r.cell), str(r.trial_no),
-                              r.status, html.escape(r.error or "")] for r in bad]))
-    parts.append("<h2>Spec</h2><pre>" + html.escape(c.spec_yaml) + "</pre>")
-    parts.append("</body></html>")
-    return "\n".join(parts)
+    return parts

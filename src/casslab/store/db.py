@@ -26,7 +26,7 @@ DB_NAME = "results.db"
 
 # Tables exported by `experiment export`, in that order.
 TABLES = ("campaigns", "cells", "trials", "summaries", "intervals", "node_metrics",
-          "host_metrics", "sstables", "table_metrics", "search_steps")
+          "host_metrics", "sstables", "table_metrics", "compactions", "search_steps")
 
 
 class StoreError(CasslabError):
@@ -150,6 +150,9 @@ class Store:
             self.conn.executemany(
                 "INSERT INTO table_metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(trial_id, *asdict(s).values()) for s in metrics.tables])
+            self.conn.executemany("INSERT INTO compactions VALUES (?, ?, ?, ?)",
+                                  [(trial_id, *asdict(s).values())
+                                   for s in metrics.compactions])
             self.conn.execute(
                 "UPDATE trials SET status=?, ended_at=?, error=?, ended_by=?, command=? "
                 "WHERE id=?", (status, time.time(), error, summary.get("ended_by"),
@@ -157,7 +160,7 @@ class Store:
 
     def _clear(self, trial_id: int) -> None:
         for table in ("summaries", "intervals", "node_metrics", "host_metrics", "sstables",
-                      "table_metrics"):
+                      "table_metrics", "compactions"):
             self.conn.execute(f"DELETE FROM {table} WHERE trial_id=?", (trial_id,))
 
     # ---- search -----------------------------------------------------------------------

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from casslab.store.db import Store
+from casslab.store.responses import SUMMARY_METRICS
 
 # Responses a campaign can analyse: TrialRow fields holding the ALL row's numbers.
 RESPONSES = ("runtime_s", "ops_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms")
@@ -30,6 +31,12 @@ class Campaign:
     created_at: float
     casslab_version: str
     host: str
+
+    @property
+    def responses(self) -> list[str]:
+        """The responses analysed, in the spec's order (the column holds them joined by
+        ', '; a campaign written before several responses existed has one)."""
+        return [r.strip() for r in self.response.split(",") if r.strip()]
 
 
 @dataclass(frozen=True)
@@ -268,6 +275,42 @@ class Results:
         for r in rows:
             by.setdefault(int(r["trial_id"]), {})[str(r["kind"])] = int(r["n"] or 0)
         return by
+
+    def summary_metric(self, op: str, metric: str) -> dict[int, float]:
+        """Per trial, column `metric` (one of responses.SUMMARY_METRICS) of its summary row
+        for operation `op` ('ALL' for all operations); trials without that row are absent."""
+        if metric not in SUMMARY_METRICS:
+            raise ValueError(f"{metric!r} is not a summary column (valid: "
+                             f"{', '.join(SUMMARY_METRICS)})")
+        rows = self._conn.execute(f"SELECT trial_id, {metric} AS v FROM summaries WHERE "
+                                  "op = ?", (op,)).fetchall()
+        return {int(r["trial_id"]): float(r["v"]) for r in rows if r["v"] is not None}
+
+    def recorded_window(self, trial_id: int) -> tuple[float, float] | None:
+        """The load's recorded window of a trial, (start, end) in seconds since the load
+        run started: from the start of the first recorded interval to the end of the last
+        (warm-up stages excluded); None when the trial has no recorded interval."""
+        r = self._conn.execute(
+            "SELECT MIN(t_s - COALESCE(interval_s, 0)) AS a, MAX(t_s) AS b FROM intervals "
+            "WHERE trial_id=? AND recorded=1", (trial_id,)).fetchone()
+        if r is None or r["a"] is None:
+            return None
+        return max(0.0, float(r["a"])), float(r["b"])
+
+    def sstable_totals(self, trial_id: int) -> list[tuple[float, str, int]]:
+        """A trial's (t_s, node, live SSTables of all user tables) samples in time order."""
+        rows = self._conn.execute(
+            "SELECT t_s, node, SUM(sstables) AS n FROM sstables WHERE trial_id=? GROUP BY "
+            "t_s, node ORDER BY t_s, node", (trial_id,)).fetchall()
+        return [(float(r["t_s"]), str(r["node"]), int(r["n"])) for r in rows]
+
+    def compactions_completed(self, trial_id: int) -> list[tuple[float, str, int]]:
+        """A trial's (t_s, node, compactions completed since the trial started) samples
+        in time order (empty when CQL metrics were off)."""
+        rows = self._conn.execute(
+            "SELECT t_s, node, completed FROM compactions WHERE trial_id=? ORDER BY t_s, "
+            "node", (trial_id,)).fetchall()
+        return [(float(r["t_s"]), str(r["node"]), int(r["completed"])) for r in rows]
 
     def search_steps(self) -> list[SearchStepRow]:
         """Every peak-search step, by group then step."""

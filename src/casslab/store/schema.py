@@ -56,6 +56,9 @@ CREATE TABLE IF NOT EXISTS table_metrics (
   trial_id INTEGER NOT NULL REFERENCES trials(id), t_s REAL NOT NULL, node TEXT NOT NULL,
   keyspace TEXT NOT NULL, tbl TEXT NOT NULL, kind TEXT NOT NULL, count INTEGER,
   per_second REAL, p50_ms REAL, p99_ms REAL);
+CREATE TABLE IF NOT EXISTS compactions (
+  trial_id INTEGER NOT NULL REFERENCES trials(id), t_s REAL NOT NULL, node TEXT NOT NULL,
+  completed INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS search_steps (
   campaign_id INTEGER NOT NULL REFERENCES campaigns(id), group_key TEXT NOT NULL,
   step INTEGER NOT NULL, vary TEXT NOT NULL, level REAL NOT NULL, ops_s REAL NOT NULL,
