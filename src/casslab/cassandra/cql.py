@@ -14,11 +14,21 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import IO, Any, Protocol
 
-from casslab.core.errors import CqlError
+from casslab.core.errors import CqlError, UsageError
 from casslab.system.netns import exec_prefix
 
 CONSISTENCY_LEVELS = ("ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM",
                       "EACH_QUORUM", "LOCAL_ONE", "SERIAL", "LOCAL_SERIAL")
+
+
+
+def check_consistency(level: str, option: str = "--cl") -> str:
+    """The level upper-cased; UsageError naming it and the valid levels otherwise."""
+    if level.upper() not in CONSISTENCY_LEVELS:
+        raise UsageError(f"{option}: '{level}' is not a consistency level (valid: "
+                         f"{', '.join(CONSISTENCY_LEVELS)})")
+    return level.upper()
+
 
 # The worker connects with 15 s connect and control-connection timeouts.
 READY_TIMEOUT_S = 60.0
