@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import select
 import subprocess
 import sys
@@ -28,6 +29,34 @@ def check_consistency(level: str, option: str = "--cl") -> str:
         raise UsageError(f"{option}: '{level}' is not a consistency level (valid: "
                          f"{', '.join(CONSISTENCY_LEVELS)})")
     return level.upper()
+
+
+NATIVE_PORT = 9042
+# A host name or IPv4 address; an IPv6 address goes in brackets ([::1]:9042).
+_HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$|^\[[0-9A-Fa-f:.]+\]$")
+
+
+def parse_contact_points(text: str, option: str = "--hosts") -> list[tuple[str, int]]:
+    """`h1[:port],h2,...` -> [(host, port)] (port 9042 when not given); UsageError naming
+    the option and the contact point that is not one."""
+    items = [h.strip() for h in text.split(",")]
+    if not any(items):
+        raise UsageError(f"{option}: {text!r} names no contact point (valid: "
+                         "host[:port],... e.g. 10.0.0.5,10.0.0.6:9042)")
+    points = []
+    for item in items:
+        if not item:
+            raise UsageError(f"{option}: {text!r} has an empty contact point between commas")
+        host, port = item, str(NATIVE_PORT)
+        if ":" in item and not item.endswith("]"):
+            host, _, port = item.rpartition(":")
+        if not _HOST.match(host):
+            raise UsageError(f"{option}: '{host}' is not a host name or address")
+        if not port.isdigit() or not 1 <= int(port) <= 65535:
+            raise UsageError(f"{option}: port '{port}' of '{item}' is not a port "
+                             "(valid: 1..65535)")
+        points.append((host, int(port)))
+    return points
 
 
 # The worker connects with 15 s connect and control-connection timeouts.
