@@ -31,6 +31,18 @@ def check_consistency(level: str, option: str = "--cl") -> str:
     return level.upper()
 
 
+# Cassandra's rule for keyspace names (CASSANDRA-6700: letters, digits, _; at most 48).
+_KEYSPACE = re.compile(r"^[A-Za-z0-9_]{1,48}$")
+
+
+def check_keyspace_name(name: str, option: str = "--keyspace") -> str:
+    """The name when Cassandra could have made a keyspace of it; UsageError otherwise."""
+    if not _KEYSPACE.match(name):
+        raise UsageError(f"{option}: '{name}' is not a keyspace name (valid: 1 to 48 "
+                         "letters, digits or _)")
+    return name
+
+
 NATIVE_PORT = 9042
 # A host name or IPv4 address; an IPv6 address goes in brackets ([::1]:9042).
 _HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$|^\[[0-9A-Fa-f:.]+\]$")

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 def report(
     results: Annotated[Path, typer.Argument(metavar="DIR",
-                                                           help="Results directory of a campaign.")],
+                                            help="Results directory of a campaign.")],
     out_file: Annotated[Path | None, typer.Option("--out", help="HTML file (default "
                                                   "DIR/report.html).")] = None,
 ) -> None:
