@@ -204,8 +204,7 @@ def _whole(text: str, what: str, unit_s: float, unit: str) -> tuple[int, ...]:
     """Durations like `1m,3m` as whole numbers of `unit` (TWCS and TTLs take integers)."""
     out = []
     for item in (v for v in text.split(",") if v.strip()):
-        # The whole list in the message: the item at fault may not be the first odd one.
-        count = parse_duration_s(item, f"{what} {text!r}") / unit_s
+        count = parse_duration_s(item, what) / unit_s
         if abs(count - round(count)) > 1e-9:
             raise UsageError(f"{what}: {item.strip()} is not a whole number of {unit}")
         out.append(round(count))
