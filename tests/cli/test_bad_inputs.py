@@ -332,7 +332,7 @@ UNNAMED_CAUSE = [
     c("tune-missing-rules", "casslab tune --keyspace k --rules {tmp}/none.yaml --once",
       USAGE, "none.yaml"),
     c("tune-zero-time-scale", "casslab tune rules --time-scale 0", USAGE, "--time-scale"),
-    c("learn-bad-windows", "casslab tune learn --windows 1,x", USAGE, "x"),
+    c("learn-bad-windows", "casslab tune learn --windows 1m,x", USAGE, "x"),
     c("learn-negative-ttls", "casslab tune learn --ttls -5", USAGE, "--ttls"),
     c("learn-share-over-one", "casslab tune learn --read-shares 1.5", USAGE, "1.5"),
     c("learn-bad-ucs", "casslab tune learn --ucs X4", USAGE, "X4"),

@@ -97,7 +97,7 @@ def test_profiles_lists_builtins_with_sources() -> None:
 def test_bad_run_options_fail_before_connecting(args: list[str], message: str) -> None:
     # 192.0.2.1 is TEST-NET-1: were the options not checked first, the run would try it.
     res = casslab("run", "ycsb-a", "--hosts", "192.0.2.1", *args, timeout_s=60)
-    assert res.returncode == 1
+    assert res.returncode == 2
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1, res.stderr
     assert message in lines[0]

@@ -29,6 +29,6 @@ def test_a_runtime_the_lab_cannot_honour_is_one_line_and_leaves_nothing(
     env = {**os.environ, "CASSLAB_HOME": str(tmp_path / "home"), "COLUMNS": "300"}
     res = subprocess.run([CASSLAB, "lab", "up", "--name", "rtcli", *args], env=env,
                          capture_output=True, text=True, timeout=60, check=False)
-    assert res.returncode == 1
+    assert res.returncode == 2
     assert res.stderr.strip() == message
     assert not (tmp_path / "home" / "labs" / "rtcli").exists()

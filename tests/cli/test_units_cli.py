@@ -45,5 +45,5 @@ PLAN = str(Path(__file__).resolve().parents[2] / "examples" / "plan-seed001.yaml
 )
 def test_option_without_a_unit_is_a_one_line_error(args: list[str], message: str) -> None:
     res = casslab(*args, timeout_s=60)
-    assert res.returncode == 1, res.stdout + res.stderr
+    assert res.returncode == 2, res.stdout + res.stderr
     assert res.stderr.strip().splitlines() == [message]

@@ -9,8 +9,13 @@ import time
 
 import pytest
 
-from casslab.cassandra.cql import CqlClient
-from casslab.core.errors import CqlError
+from casslab.cassandra.cql import (
+    CqlClient,
+    check_consistency,
+    check_keyspace_name,
+    parse_contact_points,
+)
+from casslab.core.errors import CqlError, UsageError
 
 
 def _worker(code: str) -> list[str]:
@@ -73,3 +78,33 @@ def test_the_real_worker_reports_a_refused_connection() -> None:
         pass
     assert info.value.kind == "NoHostAvailable"
     assert "cannot connect to 127.0.0.1" in str(info.value)
+
+
+def test_contact_points_take_the_native_port_unless_given() -> None:
+    assert parse_contact_points("10.0.0.5, db1:9142,[::1]:9043") == [
+        ("10.0.0.5", 9042), ("db1", 9142), ("[::1]", 9043)]
+
+
+@pytest.mark.parametrize(("text", "named"), [
+    ("", "'' names no contact point"), (",,", "',,' names no contact point"),
+    ("a,,b", "empty contact point"), ("exa mple:9042", "'exa mple' is not a host"),
+    ("127.0.0.1:99999", "port '99999'"), ("127.0.0.1:0", "port '0'"),
+    ("h:x", "port 'x'"),
+])
+def test_a_bad_contact_point_is_named_with_the_option(text: str, named: str) -> None:
+    with pytest.raises(UsageError, match=r"^--hosts: ") as exc:
+        parse_contact_points(text)
+    assert named in str(exc.value)
+
+
+def test_keyspace_names_follow_cassandras_rule() -> None:
+    assert check_keyspace_name("iot_1") == "iot_1"
+    for bad in ("a b", "", "x" * 49, "ks;DROP"):
+        with pytest.raises(UsageError, match="--keyspace"):
+            check_keyspace_name(bad)
+
+
+def test_consistency_levels_are_checked_and_upper_cased() -> None:
+    assert check_consistency("quorum") == "QUORUM"
+    with pytest.raises(UsageError, match="--cl: 'MOST' is not a consistency level"):
+        check_consistency("MOST")

@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from casslab.core.errors import LabStateError, UsageError
-from casslab.lab.state import LabState, NodeState, lab_lock, validate_name
+from casslab.lab.state import LabState, NodeState, check_node_ref, lab_lock, validate_name
 
 
 def _state(tmp_path: Path) -> LabState:
@@ -36,3 +36,11 @@ def test_a_second_writer_is_refused_while_the_lock_is_held(tmp_path: Path) -> No
     with lab_lock(tmp_path), pytest.raises(LabStateError, match="another casslab"), \
             lab_lock(tmp_path):
         pass
+
+
+def test_a_node_reference_is_checked_for_its_form_before_any_lab() -> None:
+    for ok in ("1", "12", "node3", "127.0.1.2", "::1"):
+        check_node_ref(ok)
+    for bad in ("0", "nodeX", "node0", "", "-1", "first"):
+        with pytest.raises(UsageError, match=f"node '{bad}' is not a node"):
+            check_node_ref(bad)

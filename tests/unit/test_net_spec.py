@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from casslab.core.errors import UsageError
 from casslab.net import rules
-from casslab.net.check import percentile, wire_rate
+from casslab.net.check import check_options, percentile, wire_rate
 from casslab.net.errors import NetSpecError
 from casslab.net.profiles import (
     BUILTIN_PROFILES,
@@ -280,3 +281,42 @@ def test_link_profile_file_errors_name_file_line_and_field(tmp_path: Path, text:
     with pytest.raises(NetSpecError) as info:
         load_profiles_file(f)
     assert str(info.value).startswith(f"{f}{message}"), str(info.value)
+
+
+def test_link_names_without_a_lab_size_are_checked_for_their_form_only() -> None:
+    assert parse_link_name("node7-node9", None) == [("node7", "node9"), ("node9", "node7")]
+    assert parse_link_name("all", None) == []
+    with pytest.raises(NetSpecError, match="links an endpoint to itself"):
+        parse_link_name("node1-node1", None)
+    with pytest.raises(NetSpecError, match="unknown endpoint 'router'"):
+        parse_link_name("router-node1", None)
+
+
+@pytest.mark.parametrize(("spec", "named"), [
+    (NetSpec(cc="vegas"), "vegas"), (NetSpec(profile="dialup"), "dialup"),
+    (NetSpec(all={"rate": "0mbit"}), "0mbit"),
+    (NetSpec(links=(("node1-node2", {"dly": "5ms"}),)), "dly"),
+    (NetSpec(links=(("a-b", {"delay": "5ms"}),)), "'a'"),
+    (NetSpec(links=(("node1-node2", {"profile": "dialup"}),)), "dialup"),
+])
+def test_a_spec_is_checked_before_the_lab_size_is_known(spec: NetSpec, named: str) -> None:
+    with pytest.raises(NetSpecError, match=named):
+        spec.check()
+
+
+def test_a_good_spec_passes_the_check_whatever_the_lab() -> None:
+    NetSpec(profile="wifi", all={"delay": "5ms"}, cc="bbr",
+            links=(("node5-to-client", {"loss": "1%"}),)).check()
+
+
+@pytest.mark.parametrize(("kwargs", "named"), [
+    ({"pings": 0}, "--pings: 0"), ({"loss_packets": -1}, "--loss-packets: -1"),
+    ({"bandwidth_s": float("nan")}, "--bandwidth-seconds: nan"),
+    ({"bandwidth_s": float("inf")}, "--bandwidth-seconds: inf"),
+    ({"links": ["x-y"]}, "unknown endpoint 'x'"),
+])
+def test_probe_settings_are_named_as_options(kwargs: dict[str, Any], named: str) -> None:
+    settings: dict[str, Any] = {"links": None, "pings": 200, "loss_packets": 2000,
+                                "bandwidth_s": 2.0, **kwargs}
+    with pytest.raises(NetSpecError, match=named):
+        check_options(**settings)

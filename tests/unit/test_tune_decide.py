@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from casslab.core.errors import UsageError
 from casslab.tune.decide import Policy, TableMemory, TableObservation, decide, relative_change
 from casslab.tune.rules import parse_rules, seed003_rules
 
@@ -118,3 +119,17 @@ def test_relative_change() -> None:
 def test_policy_rejects_negative() -> None:
     with pytest.raises(ValueError):
         Policy(min_interval_s=-1)
+
+
+@pytest.mark.parametrize(("args", "named"), [
+    ((300.0, float("nan"), 0.05), "--min-change: nan"),
+    ((300.0, -1.0, 0.05), "--min-change: -1"),
+    ((300.0, 0.2, float("nan")), "--switch-margin: nan"),
+    ((float("inf"), 0.2, 0.05), "--min-interval: inf"),
+])
+def test_hysteresis_options_refuse_nan_inf_and_negatives(
+        args: tuple[float, float, float], named: str) -> None:
+    with pytest.raises(UsageError, match=named):
+        Policy.of_options(*args)
+    with pytest.raises(ValueError, match="not a finite number"):
+        Policy(*args)

@@ -134,8 +134,10 @@ def test_learn_spec_and_mix() -> None:
     spec = build_spec(LearnSpec())
     assert [f.name for f in spec.factors] == ["compaction", "option.table-ttl-s", "option.mix"]
     assert len(spec.factors[0].levels) == 2
-    with pytest.raises(UsageError, match="read shares"):
+    with pytest.raises(UsageError, match=r"--read-shares: 1\.5"):
         LearnSpec(read_shares=(1.5,))
+    with pytest.raises(UsageError, match="--trials: 0"):
+        LearnSpec(trials=0)
 
 
 def test_learn_workload_options_are_checked_when_the_sweep_is_made() -> None:
@@ -159,7 +161,7 @@ def test_learn_sweep_is_shuffled_and_warms_each_trial_up() -> None:
     assert order != sorted(order, key=spec.factors[0].levels.index)
     assert spec.workload.options["warmup"] == "10s"
     assert "warmup" not in build_spec(LearnSpec(warmup_s=0)).workload.options
-    with pytest.raises(UsageError, match="warm-up"):
+    with pytest.raises(UsageError, match="--warmup"):
         LearnSpec(warmup_s=-1)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import select
 import subprocess
 import sys
@@ -14,11 +15,61 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import IO, Any, Protocol
 
-from casslab.core.errors import CqlError
+from casslab.core.errors import CqlError, UsageError
 from casslab.system.netns import exec_prefix
 
 CONSISTENCY_LEVELS = ("ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM",
                       "EACH_QUORUM", "LOCAL_ONE", "SERIAL", "LOCAL_SERIAL")
+
+
+
+def check_consistency(level: str, option: str = "--cl") -> str:
+    """The level upper-cased; UsageError naming it and the valid levels otherwise."""
+    if level.upper() not in CONSISTENCY_LEVELS:
+        raise UsageError(f"{option}: '{level}' is not a consistency level (valid: "
+                         f"{', '.join(CONSISTENCY_LEVELS)})")
+    return level.upper()
+
+
+# Cassandra's rule for keyspace names (CASSANDRA-6700: letters, digits, _; at most 48).
+_KEYSPACE = re.compile(r"^[A-Za-z0-9_]{1,48}$")
+
+
+def check_keyspace_name(name: str, option: str = "--keyspace") -> str:
+    """The name when Cassandra could have made a keyspace of it; UsageError otherwise."""
+    if not _KEYSPACE.match(name):
+        raise UsageError(f"{option}: '{name}' is not a keyspace name (valid: 1 to 48 "
+                         "letters, digits or _)")
+    return name
+
+
+NATIVE_PORT = 9042
+# A host name or IPv4 address; an IPv6 address goes in brackets ([::1]:9042).
+_HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$|^\[[0-9A-Fa-f:.]+\]$")
+
+
+def parse_contact_points(text: str, option: str = "--hosts") -> list[tuple[str, int]]:
+    """`h1[:port],h2,...` -> [(host, port)] (port 9042 when not given); UsageError naming
+    the option and the contact point that is not one."""
+    items = [h.strip() for h in text.split(",")]
+    if not any(items):
+        raise UsageError(f"{option}: {text!r} names no contact point (valid: "
+                         "host[:port],... e.g. 10.0.0.5,10.0.0.6:9042)")
+    points = []
+    for item in items:
+        if not item:
+            raise UsageError(f"{option}: {text!r} has an empty contact point between commas")
+        host, port = item, str(NATIVE_PORT)
+        if ":" in item and not item.endswith("]"):
+            host, _, port = item.rpartition(":")
+        if not _HOST.match(host):
+            raise UsageError(f"{option}: '{host}' is not a host name or address")
+        if not port.isdigit() or not 1 <= int(port) <= 65535:
+            raise UsageError(f"{option}: port '{port}' of '{item}' is not a port "
+                             "(valid: 1..65535)")
+        points.append((host, int(port)))
+    return points
+
 
 # The worker connects with 15 s connect and control-connection timeouts.
 READY_TIMEOUT_S = 60.0

@@ -11,14 +11,16 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from casslab.cassandra.cql import CONSISTENCY_LEVELS
+from casslab.cassandra.cql import CONSISTENCY_LEVELS, check_consistency
 from casslab.cassandra.distribution import DEFAULT_VERSION
 from casslab.cli.common import err, errors_to_exit, open_lab, out
+from casslab.core.errors import UsageError
 from casslab.core.paths import default_home
 from casslab.core.units import parse_duration_s
 from casslab.lab import LabOptions, list_labs
 from casslab.lab.cluster import DEFAULT_TIMEOUT_S
 from casslab.lab.runtime import DEFAULT_RUNTIME, RUNTIMES
+from casslab.lab.state import check_node_ref
 
 app = typer.Typer(help="Local Cassandra labs: real nodes on this machine.", no_args_is_help=True)
 
@@ -161,6 +163,9 @@ def cql(
     Example: casslab lab cql "SELECT release_version FROM system.local" --node 2
     """
     with errors_to_exit():
+        consistency = check_consistency(consistency)
+        if node:
+            check_node_ref(node)
         lab = open_lab(name)
         host = lab.state().node(node).address if node else None
         with lab.cql() as session:
@@ -189,6 +194,9 @@ def logs(
     Example: casslab lab logs 2 --name edge --lines 100
     """
     with errors_to_exit():
+        if lines < 0:
+            raise UsageError(f"--lines: {lines} is negative (valid: >= 0 lines from the end)")
+        check_node_ref(node)
         path = open_lab(name).log_path(node)
     if not path.exists():
         err.print(f"[bold red]error:[/] no log yet at {path}")
@@ -208,6 +216,7 @@ def stop(
     Example: casslab lab stop 3 --name edge --kill
     """
     with errors_to_exit():
+        check_node_ref(node)
         n = open_lab(name).stop_node(node, kill=kill)
     out.print(f"{n.name} ({n.address}) stopped")
 
@@ -224,5 +233,7 @@ def start(
     Example: casslab lab start 3 --name edge
     """
     with errors_to_exit(), err.status(f"starting node {node}"):
-        n = open_lab(name).start_node(node, timeout_s=parse_duration_s(timeout, "--timeout"))
+        timeout_s = parse_duration_s(timeout, "--timeout")
+        check_node_ref(node)
+        n = open_lab(name).start_node(node, timeout_s=timeout_s)
     out.print(f"{n.name} ({n.address}) up")

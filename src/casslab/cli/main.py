@@ -16,7 +16,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.table import Table
-from typer._click.exceptions import ClickException, NoArgsIsHelpError
+from typer._click.exceptions import BadParameter, ClickException, NoArgsIsHelpError
 from typer._click.exceptions import UsageError as ClickUsageError
 
 from casslab import __version__
@@ -82,10 +82,27 @@ def run_cli(invoke: Callable[[], Any]) -> NoReturn:
 
 def _click_message(exc: ClickException) -> str:
     """Click's message, with the command path for usage errors (`casslab lab up: ...`)."""
+    rejected = _rejected_input(exc)
+    if isinstance(exc, BadParameter) and rejected is not None:
+        # Typer's type check says what was expected, not what the user typed: name it.
+        exc.message = f"{rejected!r}: {exc.message}"
     message = exc.format_message()
     if isinstance(exc, ClickUsageError) and exc.ctx is not None:
         return f"{exc.ctx.command_path}: {message} (see --help)"
     return message
+
+
+def _rejected_input(exc: ClickException) -> object | None:
+    """The value a failed type conversion was given (Typer converts through pydantic,
+    whose error keeps the input), or None."""
+    errors = getattr(exc.__cause__, "errors", None)
+    if not callable(errors):
+        return None
+    found = errors()
+    if not isinstance(found, list) or not found or not isinstance(found[0], dict):
+        return None
+    value: object | None = found[0].get("input")
+    return value
 
 
 class CasslabApp(typer.Typer):

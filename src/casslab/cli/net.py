@@ -13,7 +13,13 @@ from casslab.cli.common import err, errors_to_exit, open_lab, out
 from casslab.core.errors import LabStateError
 from casslab.core.units import parse_duration_s, parse_fraction, parse_rate_bit_s
 from casslab.lab.state import LabState
-from casslab.net.profiles import BUILTIN_PROFILES, LinkConditions, load_profiles_file
+from casslab.net.check import check_options
+from casslab.net.profiles import (
+    BUILTIN_PROFILES,
+    LinkConditions,
+    load_profiles_file,
+    parse_burst,
+)
 from casslab.net.spec import CONGESTION_CONTROLS, NetSpec, link_label, parse_link_option
 
 app = typer.Typer(
@@ -116,10 +122,11 @@ def set_(
       casslab net set --name edge --link client-to-node3:profile=4g
     """
     with errors_to_exit():
-        _check_units(delay=delay, jitter=jitter, loss=loss, rate=rate,
+        _check_units(delay=delay, jitter=jitter, loss=loss, rate=rate, burst=burst,
                      client_delay=client_delay, node_delay=node_delay)
-        lab = _lab_state(name)
-        n = len(lab.nodes)
+        # Everything the user gave is checked before the lab is looked up; link names
+        # against the lab's size after.
+        links = [parse_link_option(x, None) for x in link or []]
         request = NetSpec.from_yaml(spec) if spec else NetSpec()
         all_fields: dict[str, Any] = {k: v for k, v in (("delay", delay), ("jitter", jitter),
                                                          ("loss", loss), ("burst", burst),
@@ -127,8 +134,12 @@ def set_(
         request = request.merged(NetSpec(
             profile=profile, profiles_file=profiles_file, all=all_fields,
             client_delay_ms=client_delay, node_delay_ms=node_delay,
-            links=tuple(parse_link_option(x, n) for x in link or []), cc=cc, seed=seed))
-        request.validate_cc()
+            links=tuple(links), cc=cc, seed=seed))
+        request.check()
+        lab = _lab_state(name)
+        n = len(lab.nodes)
+        for x in link or []:
+            parse_link_option(x, n)
         state = net.apply(Path(lab.directory), lab.netns or "", [x.address for x in lab.nodes],
                           request, replace=replace)
     for w in state.warnings:
@@ -144,6 +155,8 @@ def _check_units(**options: str | None) -> None:
         opt = "--" + key.replace("_", "-")
         if key == "loss":
             parse_fraction(value, opt)
+        elif key == "burst":
+            parse_burst(value, opt)
         elif key == "rate":
             if value.lower() not in ("none", "unlimited"):
                 parse_rate_bit_s(value, opt)
@@ -204,6 +217,8 @@ def check(
     Example: casslab net check --name edge --link client-node1 --loss-packets 10000
     """
     with errors_to_exit():
+        check_options(links=link, pings=pings, loss_packets=loss_packets,
+                      bandwidth_s=bandwidth_seconds)
         lab = _lab_state(name)
         state = net.load(Path(lab.directory))
         if state is None:

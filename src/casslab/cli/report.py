@@ -15,7 +15,8 @@ if TYPE_CHECKING:
 
 
 def report(
-    results: Annotated[Path, typer.Argument(help="Results directory of a campaign.")],
+    results: Annotated[Path, typer.Argument(metavar="DIR",
+                                            help="Results directory of a campaign.")],
     out_file: Annotated[Path | None, typer.Option("--out", help="HTML file (default "
                                                   "DIR/report.html).")] = None,
 ) -> None:

@@ -9,14 +9,13 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from casslab.cassandra.cql import NATIVE_PORT, parse_contact_points
 from casslab.cli.common import errors_to_exit, open_lab, out
 from casslab.core.errors import UsageError
 from casslab.core.units import parse_duration_s
 from casslab.load import LoadSpec, RunSummary, run_load
 from casslab.load.runner import WORKLOADS
 from casslab.system.process import is_same_process
-
-NATIVE_PORT = 9042
 
 
 def run(
@@ -62,6 +61,8 @@ def run(
         _check_units(duration, warmup)
         # Checked by casslab-load's rules before the lab is touched; errors name the flag.
         spec = LoadSpec.of(workload, options, list(ctx.args), where="")
+        if hosts is not None:
+            parse_contact_points(hosts)  # a bad contact point is named before any lab
         targets, prefix = _targets(name, hosts)
         summary = _run_with_progress(spec, targets, prefix, ops, out_file)
     print_summary(summary)
@@ -78,8 +79,8 @@ def _check_units(duration: str | None, warmup: str | None) -> None:
 
 
 def _targets(name: str, hosts: str | None) -> tuple[list[str], list[str]]:
-    if hosts:
-        return [h if ":" in h else f"{h}:{NATIVE_PORT}" for h in hosts.split(",")], []
+    if hosts is not None:
+        return [f"{h}:{port}" for h, port in parse_contact_points(hosts)], []
     lab = open_lab(name)
     state = lab.state()
     alive = [n.address for n in state.nodes if is_same_process(n.pid, n.start_ticks)]

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from casslab.cassandra.cql import check_keyspace_name, parse_contact_points
 from casslab.cli.common import err, errors_to_exit, open_lab, out
 from casslab.core.errors import CasslabError, UsageError
 from casslab.core.paths import default_cache, default_home
@@ -28,17 +30,15 @@ COLORS = {"change": "green", "keep": "dim", "hold": "yellow", "skip": "dim", "er
 
 
 @contextlib.contextmanager
-def _client(name: str | None, hosts: str | None) -> Iterator[tuple[CqlClient, list[str]]]:
+def _client(name: str | None, contacts: list[str] | None
+            ) -> Iterator[tuple[CqlClient, list[str]]]:
     """A connected client and every node's address: a lab's nodes, or a real cluster's
     (contacts in this namespace, the rest found in system.peers_v2)."""
     from casslab.cassandra.cql import CqlClient
     from casslab.system.process import is_same_process
     from casslab.tune.observe import cluster_hosts
 
-    if hosts and name:
-        raise UsageError("give --name (a lab) or --hosts (any cluster), not both")
-    if hosts:
-        contacts = [h.strip().rsplit(":", 1)[0] for h in hosts.split(",") if h.strip()]
+    if contacts is not None:
         with CqlClient(contacts, netns=None) as cql:
             yield cql, cluster_hosts(cql)
         return
@@ -138,14 +138,20 @@ def tune(
             raise UsageError(f"--rate-source {rate_source}: use {' or '.join(RATE_SOURCES)}")
         if iterations is not None and iterations < 1:
             raise UsageError("--iterations must be >= 1")
+        check_keyspace_name(keyspace)
         interval_s = parse_duration_s(interval, "--interval")
-        try:
-            policy = Policy(parse_duration_s(min_interval, "--min-interval"), min_change,
-                            switch_margin)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
+        if interval_s <= 0:
+            raise UsageError(f"--interval: {interval} is not a time between iterations "
+                             "(valid: > 0, e.g. 30s)")
+        policy = Policy.of_options(parse_duration_s(min_interval, "--min-interval"),
+                                   min_change, switch_margin)
+        _check_time_scale(time_scale)
+        if hosts is not None and name:
+            raise UsageError("give --name (a lab) or --hosts (any cluster), not both")
+        # The CQL client takes addresses; the port of a contact point is not used.
+        contacts = None if hosts is None else [h for h, _ in parse_contact_points(hosts)]
         table = _rules(rules, interpolate, time_scale)
-        with _client(name, hosts) as (cql, nodes), AuditLog(audit) as log, \
+        with _client(name, contacts) as (cql, nodes), AuditLog(audit) as log, \
                 stop_on_signals(stop):
             tuner = Tuner(cql, nodes, keyspace, table, policy=policy, dry_run=dry_run,
                           audit=log, rate_source=rate_source)
@@ -176,9 +182,15 @@ def rules_cmd(
     from casslab.tune.rules import dump_rules, seed003_rules
 
     with errors_to_exit():
-        if time_scale <= 0:
-            raise UsageError("--time-scale must be > 0")
+        _check_time_scale(time_scale)
         print(dump_rules(seed003_rules(interpolate=interpolate, time_scale=time_scale)), end="")
+
+
+def _check_time_scale(time_scale: float) -> None:
+    # `not > 0` also refuses nan; inf would make every window infinitely long.
+    if not (math.isfinite(time_scale) and time_scale > 0):
+        raise UsageError(f"--time-scale: {time_scale:g} is not a scale (valid: a finite "
+                         "number > 0)")
 
 
 def _ints(text: str, what: str) -> tuple[int, ...]:

@@ -63,6 +63,17 @@ class NodeState:
         return f"node{self.index}"
 
 
+# A node number or name (from 1), or an IPv4 / IPv6 address (it has a dot or a colon).
+_NODE_REF = re.compile(r"^(node)?[1-9][0-9]*$|^[0-9a-fA-F]*[.:][0-9a-fA-F.:]*$")
+
+
+def check_node_ref(ref: str) -> None:
+    """Refuse what cannot name a node of any lab, before the lab is looked up."""
+    if not _NODE_REF.match(ref.strip()):
+        raise UsageError(f"node '{ref}' is not a node (valid: a number from 1, node1, "
+                         "node2, ..., or a node's address)")
+
+
 @dataclass
 class LabState:
     """Everything `lab down` needs, and what `lab status` shows."""

@@ -393,7 +393,8 @@ class SchemaOptions(LoadOptions):
     """Built-in workloads' keyspace and SchemaArgs."""
 
     keyspace: str | None = _opt("keyspace", _text)
-    rf: int | None = _opt("rf", _integer(0, U32_MAX))
+    # A keyspace with no replica holds nothing: casslab refuses rf 0 before a run.
+    rf: int | None = _opt("rf", _integer(1, U32_MAX))
     drop: bool | None = _opt("drop", _flag)
 
 
@@ -447,7 +448,8 @@ class UserOptions(LoadOptions):
     mix: str | None = _opt("mix", _mix(None), run_only=True)
     records: int | None = _opt("records", _integer())
     pop: str | None = _opt("pop", _text)
-    rf: int | None = _opt("rf", _integer(0, U32_MAX))
+    # A keyspace with no replica holds nothing: casslab refuses rf 0 before a run.
+    rf: int | None = _opt("rf", _integer(1, U32_MAX))
 
 
 # Flags the workload name sets (`ycsb-a` -> --workload a, a .yaml -> --profile), not options.

@@ -109,6 +109,23 @@ def run_probe(netns: str, job: dict[str, Any], timeout_s: float,
     return result
 
 
+def check_options(*, links: list[str] | None, pings: int, loss_packets: int,
+                  bandwidth_s: float) -> None:
+    """Refuse bad probe settings (named as the options of `net check`) before any lab is
+    opened; link names are checked for their form only, the lab's size comes later."""
+    if pings < 10:
+        raise NetSpecError(f"--pings: {pings} is too few (valid: >= 10 round trips)")
+    if loss_packets < 0:
+        raise NetSpecError(f"--loss-packets: {loss_packets} is negative (valid: >= 0; "
+                           "0 skips the loss probe)")
+    # `not >` also refuses nan.
+    if not (math.isfinite(bandwidth_s) and bandwidth_s > 0.5):
+        raise NetSpecError(f"--bandwidth-seconds: {bandwidth_s} is out of range "
+                           "(valid: a finite number > 0.5)")
+    for name in links or []:
+        parse_link_name(name, None, f"--link {name}")
+
+
 def check(state: NetState, *, links: list[str] | None = None, pings: int = 200,
           loss_packets: int = 2000, bandwidth: bool = True, bandwidth_s: float = 2.0
           ) -> list[LinkCheck]:
@@ -119,10 +136,10 @@ def check(state: NetState, *, links: list[str] | None = None, pings: int = 200,
     in total), `bandwidth_s` per limited link. Raises NetError when the lab's
     namespace is gone or a probe fails, NetSpecError for an unknown link.
     """
+    check_options(links=links, pings=pings, loss_packets=loss_packets,
+                  bandwidth_s=bandwidth_s)
     if not netns_mod.exists(state.netns):
         raise NetError(f"network namespace {state.netns} does not exist (is the lab up?)")
-    if pings < 10 or loss_packets < 0 or bandwidth_s <= 0.5:
-        raise NetSpecError("pings >= 10, loss packets >= 0, bandwidth seconds > 0.5 please")
     chosen: list[Link] = list(state.table)
     if links:
         chosen = []

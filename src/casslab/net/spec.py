@@ -59,21 +59,27 @@ def node_pairs(node_count: int) -> list[tuple[int, int]]:
     return [(i, i + d) for d in range(1, node_count) for i in range(1, node_count - d + 1)]
 
 
-def _endpoint(text: str, node_count: int, where: str) -> str:
+def _endpoint(text: str, node_count: int | None, where: str) -> str:
+    """`client` or `nodeN`; with no lab size yet (None), only the name's form is checked."""
     name = text.strip().lower()
     if name.isdigit():
         name = f"node{name}"
-    if not _ENDPOINT.match(name) or name not in endpoints(node_count):
-        valid = ", ".join(endpoints(node_count))
+    if not _ENDPOINT.match(name) or (node_count is not None
+                                     and name not in endpoints(node_count)):
+        valid = ("client, node1, node2, ..." if node_count is None
+                 else ", ".join(endpoints(node_count)))
         raise NetSpecError(f"{where}: unknown endpoint '{text}' (valid: {valid})")
     return name
 
 
-def parse_link_name(text: str, node_count: int, where: str = "link") -> list[Link]:
-    """`node1-node2` (both ways), `node1-to-node2` / `node1->node2` (one way), `all`."""
+def parse_link_name(text: str, node_count: int | None, where: str = "link") -> list[Link]:
+    """`node1-node2` (both ways), `node1-to-node2` / `node1->node2` (one way), `all`.
+
+    With node_count None (the lab not opened yet) only the name's form is checked and
+    `all` gives no links."""
     raw = text.strip().lower()
     if raw in ("all", "*"):
-        return all_links(node_count)
+        return [] if node_count is None else all_links(node_count)
     for sep, both in (("<->", True), ("->", False), ("-to-", False), ("-", True)):
         if sep in raw:
             a, _, b = raw.partition(sep)
@@ -175,6 +181,23 @@ class NetSpec:
     def validate_cc(self) -> None:
         if self.cc is not None and self.cc not in CONGESTION_CONTROLS:
             raise NetSpecError(f"cc: '{self.cc}' is not one of {', '.join(CONGESTION_CONTROLS)}")
+
+    def check(self) -> None:
+        """Refuse what is wrong whatever the lab's size (cc, profiles, field values, the
+        form of link names), so a bad value is named before any lab is looked up."""
+        self.validate_cc()
+        if self.profile:
+            resolve_profile(self.profile, self.profiles_file)
+        if self.all:
+            conditions_from_mapping(self.all, "all")
+        for name, raw_fields in self.links:
+            where = f"link {name}"
+            parse_link_name(name, None, where)
+            fields_ = dict(raw_fields)
+            prof = fields_.pop("profile", None)
+            if prof:
+                resolve_profile(str(prof), self.profiles_file)
+            conditions_from_mapping(fields_, where)
 
     def merged(self, other: NetSpec) -> NetSpec:
         """`other` applied after this spec (for stacking a YAML file and options)."""
@@ -290,7 +313,7 @@ def _seq(value: Any) -> tuple[Any, ...] | str | None:
     return (value,)
 
 
-def parse_link_option(text: str, node_count: int) -> tuple[str, dict[str, Any]]:
+def parse_link_option(text: str, node_count: int | None) -> tuple[str, dict[str, Any]]:
     """`node1-node2:delay=10ms,jitter=2ms,loss=1%,burst=3,rate=10mbit` (or profile=4g)."""
     name, sep, rest = text.partition(":")
     if not sep or not rest.strip():

@@ -11,9 +11,11 @@ making the tuner flap:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from casslab.core.errors import UsageError
 from casslab.tune.compaction import (
     build_compaction_map,
     differences,
@@ -34,8 +36,23 @@ class Policy:
     min_rate_ops_s: float = 0.5  # below this (reads + writes) the read share is noise
 
     def __post_init__(self) -> None:
-        if self.min_interval_s < 0 or self.min_rel_change < 0 or self.switch_margin < 0:
-            raise ValueError("hysteresis settings must be >= 0")
+        for name, value in (("min_interval_s", self.min_interval_s),
+                            ("min_rel_change", self.min_rel_change),
+                            ("switch_margin", self.switch_margin)):
+            # `not >= 0` also refuses nan; inf would freeze every table for ever.
+            if not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"{name}: {value} is not a finite number >= 0")
+
+    @classmethod
+    def of_options(cls, min_interval_s: float, min_change: float,
+                   switch_margin: float) -> Policy:
+        """The policy of `casslab tune`'s options; UsageError naming the option."""
+        for option, value in (("--min-interval", min_interval_s),
+                              ("--min-change", min_change),
+                              ("--switch-margin", switch_margin)):
+            if not (math.isfinite(value) and value >= 0):
+                raise UsageError(f"{option}: {value:g} is not a finite number >= 0")
+        return cls(min_interval_s, min_change, switch_margin)
 
 
 @dataclass(frozen=True)

@@ -57,16 +57,29 @@ class LearnSpec:
                              ("min thresholds", self.min_thresholds)):
             if not values:
                 raise UsageError(f"tune learn: give at least one of the {name}")
-        if any(w < 1 for w in self.windows_min):
-            raise UsageError("tune learn: window sizes are whole minutes >= 1")
-        if any(t < 1 for t in self.ttls_s):
-            raise UsageError("tune learn: TTLs are seconds >= 1")
-        if any(not 0 <= s < 1 for s in self.read_shares):
-            raise UsageError("tune learn: read shares are fractions in [0, 1)")
-        if self.warmup_s < 0:
-            raise UsageError("tune learn: the warm-up is a duration >= 0 s")
-        if any(m < 2 for m in self.min_thresholds):
-            raise UsageError("tune learn: min_threshold must be >= 2")
+        # Named as `tune learn`'s options, with the value that is wrong (`not 0 <= s`
+        # also refuses nan).
+        bad = [w for w in self.windows_min if w < 1]
+        if bad:
+            raise UsageError(f"--windows: {bad[0]} is not a window size (valid: whole "
+                             "minutes >= 1)")
+        bad = [t for t in self.ttls_s if t < 1]
+        if bad:
+            raise UsageError(f"--ttls: {bad[0]} s is not a TTL (valid: whole seconds >= 1)")
+        shares = [s for s in self.read_shares if not 0 <= s < 1]
+        if shares:
+            raise UsageError(f"--read-shares: {shares[0]:g} is not a read share (valid: a "
+                             "fraction in [0, 1))")
+        if not self.warmup_s >= 0:
+            raise UsageError(f"--warmup: {self.warmup_s:g} s is not a duration >= 0 s")
+        bad = [m for m in self.min_thresholds if m < 2]
+        if bad:
+            raise UsageError(f"--min-thresholds: {bad[0]} is not a min_threshold (valid: "
+                             ">= 2)")
+        if self.trials < 1:
+            raise UsageError(f"--trials: {self.trials} is too few (valid: >= 1 per cell)")
+        if self.nodes < 1:
+            raise UsageError(f"--nodes: {self.nodes} is too few (valid: >= 1)")
         # Checked now by casslab-load's rules, not in every trial of the sweep.
         self.options()
         for sp in self.ucs_scaling:
