@@ -9,6 +9,7 @@ from pathlib import Path
 
 from casslab.core.paths import default_cache, default_home
 from casslab.store.db import Store
+from casslab.store.results import Results
 from casslab.tune.paired_run import CompareOptions, run_comparison
 from casslab.tune.rules import seed003_rules
 
@@ -39,13 +40,14 @@ def test_side_by_side_comparison_records_both_arms(tmp_path: Path) -> None:
              s["compaction_at_end"]["min_threshold"]) for s in doc["runs"][0]["stages"]} == {
         ("1", "6")}
     with Store(results, create=False) as store:
-        trials = store.trials_with_summary()
-        sampled = {r["trial_id"] for r in store.query("SELECT trial_id FROM node_metrics")}
-    assert sorted(t["cell"] for t in trials) == sorted(
+        repo = Results(store)
+        trials = repo.trials()
+        sampled = {t.trial_id for t in trials if repo.node_metrics(t.trial_id)}
+    assert sorted(t.cell for t in trials) == sorted(
         f"mode={m} stage={s}" for m in ("static", "dynamic") for s in range(1, 5))
-    assert all(t["status"] == "done" and t["ops"] > 0 for t in trials), trials
-    assert {t["params"]["core"] for t in trials if "dynamic" in t["cell"]} == {1}
-    assert sampled == {t["trial_id"] for t in trials}
+    assert all(t.status == "done" and (t.ops or 0) > 0 for t in trials), trials
+    assert {t.params["core"] for t in trials if "dynamic" in t.cell} == {1}
+    assert sampled == {t.trial_id for t in trials}
     audit = [json.loads(line) for line in (results / "audit" / "dynamic1.jsonl").open()]
     assert audit and all(r["keyspace"] == "iot_cmp" for r in audit)
     assert not (results / "audit" / "static1.jsonl").exists()
