@@ -280,3 +280,12 @@ def test_link_profile_file_errors_name_file_line_and_field(tmp_path: Path, text:
     with pytest.raises(NetSpecError) as info:
         load_profiles_file(f)
     assert str(info.value).startswith(f"{f}{message}"), str(info.value)
+
+
+def test_a_link_spec_file_linking_an_endpoint_to_itself_is_refused_on_reading(
+        tmp_path: Path) -> None:
+    f = tmp_path / "n.yaml"
+    f.write_text("links:\n  node2-to-2: {delay_ms: 5}\n")
+    with pytest.raises(NetSpecError, match="n.yaml:2: links.node2-to-2: links an endpoint "
+                       "to itself"):
+        NetSpec.from_yaml(f)

@@ -150,7 +150,7 @@ class Doc:
 
     def _check_tag(self, node: yaml.Node, path: Path_, plain: str) -> None:
         if node.tag != plain:
-            raise self.error(path, f"unknown YAML tag {_short_tag(node.tag)} (write the value "
+            raise self.error(path, f"unknown YAML tag {_short_tag(node.tag)!r} (write the value "
                              "without a tag)")
 
     def _scalar(self, node: yaml.Node, path: Path_) -> Any:
@@ -159,7 +159,7 @@ class Doc:
         except yaml.constructor.ConstructorError as exc:
             if node.tag in _STANDARD_SCALAR_TAGS:
                 raise self.error(path, f"{node.value!r}: {exc.problem}") from None
-            raise self.error(path, f"unknown YAML tag {_short_tag(node.tag)} (write the value "
+            raise self.error(path, f"unknown YAML tag {_short_tag(node.tag)!r} (write the value "
                              "without a tag)") from None
         except (ValueError, TypeError, OverflowError) as exc:  # e.g. a bad !!timestamp
             raise self.error(path, f"{node.value!r} cannot be read: {exc}") from None

@@ -47,7 +47,7 @@ class Store:
         if directory.exists() and not directory.is_dir():
             raise NoStoreError(f"{directory}: is a file, where a results directory is needed")
         if not create and not directory.exists():
-            raise NoStoreError(f"{directory}: no such results directory")
+            raise NoStoreError(f"no results database in {directory} (no such directory)")
         if not self.path.exists() and not create:
             raise NoStoreError(f"no results database in {directory} (expected {self.path})")
         directory.mkdir(parents=True, exist_ok=True)
