@@ -11,7 +11,6 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
 
 from casslab.core.errors import UsageError
-
 from casslab.metrics.samples import HostSample, NodeSample, SstableSample, TrialMetrics
 from casslab.store.db import TABLES, Store, StoreError, export
 from casslab.store.results import Results
