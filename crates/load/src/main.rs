@@ -1,7 +1,8 @@
 //! casslab-load: the casslab load generator. See `casslab-load --help`.
 //!
 //! Exit codes: 0 run completed, 1 error before or around the run (one line
-//! `error: ...` on stderr), 2 command-line error (one line too), 3 the cluster
+//! `error: ...` on stderr), 2 what the user gave is wrong: the command line, an
+//! option value, a stages or profile file (one line too), 3 the cluster
 //! became unreachable (summary so far printed), 130 interrupted (summary so far
 //! printed). No error prints a backtrace, RUST_BACKTRACE or not.
 
