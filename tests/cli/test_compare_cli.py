@@ -44,7 +44,7 @@ def test_compare_unknown_cell_is_one_line(tmp_path: Path) -> None:
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and "cell 'nodes=9' is not in" in lines[0] and "nodes=1" in lines[0]
     res = casslab("compare", str(tmp_path / "nope"), str(tmp_path))
-    assert res.returncode == 1 and "no results database" in res.stderr
+    assert res.returncode == 2 and "no results database" in res.stderr
 
 
 def test_compare_help_has_an_example() -> None:

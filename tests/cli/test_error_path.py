@@ -90,19 +90,21 @@ def test_casslab_home_at_a_file_is_named(tmp_path: Path) -> None:
     home = tmp_path / "home-file"
     home.write_text("not a directory")
     res = casslab("lab", "list", env=dict(os.environ, CASSLAB_HOME=str(home)))
-    assert res.returncode == 1
-    assert one_error_line(res) == f"error: {home}: CASSLAB_HOME is not a directory"
+    assert res.returncode == 2
+    assert one_error_line(res) == (f"error: CASSLAB_HOME={home}: is a file, where a "
+                                   "directory is needed")
 
 
 def test_a_results_path_that_is_a_file(tmp_path: Path) -> None:
     results = tmp_path / "results-file"
     results.write_text("x")
     run = casslab("experiment", "run", SPEC, "--results", str(results), "--lab", "clires")
-    assert run.returncode == 1 and run.stdout == ""
-    assert one_error_line(run) == f"error: {results}: is a file, where a directory is needed"
+    assert run.returncode == 2 and run.stdout == ""
+    assert one_error_line(run) == (f"error: {results}: is a file, where a results directory "
+                                   "is needed")
     for args in (["report", str(results)], ["experiment", "export", str(results)]):
         res = casslab(*args)
-        assert res.returncode == 1
+        assert res.returncode == 2
         assert str(results) in one_error_line(res)
 
 
@@ -113,7 +115,7 @@ def test_export_of_a_non_database_creates_nothing(tmp_path: Path) -> None:
     assert f"{tmp_path / 'results.db'}: not a results database" in one_error_line(res)
     assert not (tmp_path / "export").exists()
     res = casslab("experiment", "export", str(tmp_path / "missing"))
-    assert res.returncode == 1
+    assert res.returncode == 2
     assert not (tmp_path / "missing").exists()
 
 

@@ -48,7 +48,14 @@ def start(spec: Path, results: Path, log: Path) -> subprocess.Popen[str]:
     with log.open("w") as out:
         return subprocess.Popen([CASSLAB, "experiment", "run", str(spec), "--results",
                                  str(results), "--lab", LAB], stdout=out,
-                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                                stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                                preexec_fn=_default_sigint)
+
+
+def _default_sigint() -> None:
+    # A test run started in the background (`make test &`) ignores SIGINT, and a child
+    # inherits that: Python would then never raise KeyboardInterrupt for the Ctrl-C.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_done(db: Path, proc: subprocess.Popen[str], log: Path, at_least: int,

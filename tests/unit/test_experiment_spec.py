@@ -300,3 +300,9 @@ def test_runtime_is_a_lab_factor_that_rebuilds_and_defaults_to_process() -> None
     f = s.factor("runtime")
     assert (f.kind, f.levels) == ("lab", ("process", "lxc"))
     assert parse_spec("workload: ycsb-a\nlab: {runtime: netns}\n").lab.runtime == "netns"
+
+
+def test_a_written_stop_rule_needs_ops_or_duration() -> None:
+    with pytest.raises(SpecError, match="stop: a stop rule needs ops or duration_s"):
+        parse_spec("workload: ycsb-a\nstop: {timeout_s: 60}\n")
+    assert parse_spec("workload: ycsb-a\n").stop.ops == 1000

@@ -320,3 +320,12 @@ def test_probe_settings_are_named_as_options(kwargs: dict[str, Any], named: str)
                                 "bandwidth_s": 2.0, **kwargs}
     with pytest.raises(NetSpecError, match=named):
         check_options(**settings)
+
+
+def test_a_link_spec_file_linking_an_endpoint_to_itself_is_refused_on_reading(
+        tmp_path: Path) -> None:
+    f = tmp_path / "n.yaml"
+    f.write_text("links:\n  node2-to-2: {delay_ms: 5}\n")
+    with pytest.raises(NetSpecError, match=r"n\.yaml:2: links\.node2-to-2: links an "
+                       "endpoint to itself"):
+        NetSpec.from_yaml(f)

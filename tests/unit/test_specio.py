@@ -179,3 +179,14 @@ def test_fuzz_structured_inputs_in_the_other_readers(raw: dict[str, Any]) -> Non
                      lambda: NetSpec.from_yaml(f), lambda: load_link_profiles(f),
                      lambda: load_hardware_profiles(f)):
             _one_line_usage_error(call)
+
+
+def test_a_yaml_tag_is_named_as_the_user_wrote_it() -> None:
+    with pytest.raises(SpecError, match=r"unknown YAML tag '!!python/tuple'"):
+        Doc("a: !!python/tuple [1]\n", "f.yaml")
+
+
+def test_a_non_finite_value_names_the_item_it_belongs_to() -> None:
+    with pytest.raises(SpecError, match=r"levels\[1\]: .nan is not a finite number .* in "
+                       r"network.delay_ms"):
+        Doc("factors:\n  - {name: network.delay_ms, levels: [0, .nan]}\n", "s.yaml")

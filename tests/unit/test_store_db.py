@@ -10,6 +10,7 @@ from typing import Any
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
 
+from casslab.core.errors import UsageError
 from casslab.metrics.samples import HostSample, NodeSample, SstableSample, TrialMetrics
 from casslab.store.db import TABLES, Store, StoreError, export
 from casslab.store.results import Results
@@ -184,5 +185,21 @@ def test_export(tmp_path: Path, fmt: str) -> None:
 def test_export_errors(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="no results database"):
         export(tmp_path, "csv")
-    with pytest.raises(StoreError, match="valid formats"):
+    with pytest.raises(UsageError, match="valid formats"):
         export(tmp_path, "xlsx")
+
+
+def test_a_results_path_that_is_missing_or_a_file_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "r").write_text("not a dir")
+    with pytest.raises(UsageError, match="is a file"):
+        Store(tmp_path / "r")
+    with pytest.raises(UsageError, match="no such directory"):
+        Store(tmp_path / "none", create=False)
+    assert not (tmp_path / "none").exists()
+
+
+def test_a_corrupt_database_is_a_failure_not_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "results.db").write_bytes(b"garbage" * 50)
+    with pytest.raises(StoreError, match="not a results database") as exc:
+        Store(tmp_path, create=False)
+    assert not isinstance(exc.value, UsageError)

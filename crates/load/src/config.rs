@@ -94,11 +94,20 @@ impl FromStr for Cl {
     }
 }
 
+/// One contact point of `--hosts`: an empty one (`--hosts ''`, `--hosts ,`) is a
+/// command-line error, not a connection failure.
+fn host_arg(text: &str) -> std::result::Result<String, String> {
+    if text.trim().is_empty() {
+        return Err("a contact point is empty (e.g. --hosts 127.0.1.1:9042,127.0.1.2:9042)".into());
+    }
+    Ok(text.trim().to_string())
+}
+
 /// Where to connect and how requests behave.
 #[derive(Args, Debug, Serialize)]
 pub struct ConnArgs {
     /// Contact points, comma separated (lab nodes listen on 127.0.1.N:9042).
-    #[arg(long, value_delimiter = ',', default_value = "127.0.0.1:9042")]
+    #[arg(long, value_delimiter = ',', default_value = "127.0.0.1:9042", value_parser = host_arg)]
     pub hosts: Vec<String>,
     /// Prefer this datacenter (DC-aware, token-aware load balancing).
     #[arg(long)]

@@ -55,6 +55,20 @@ pub enum LoadError {
     Runtime(std::io::Error),
 }
 
+impl LoadError {
+    /// True for what the user gave (an option value, a file): exit code 2, not 1.
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            Self::InvalidOption { .. }
+                | Self::ReadFile { .. }
+                | Self::Stages { .. }
+                | Self::Profile { .. }
+                | Self::Distribution { .. }
+        )
+    }
+}
+
 /// Result alias used throughout the crate.
 pub type Result<T> = std::result::Result<T, LoadError>;
 

@@ -1,7 +1,8 @@
 //! casslab-load: the casslab load generator. See `casslab-load --help`.
 //!
 //! Exit codes: 0 run completed, 1 error before or around the run (one line
-//! `error: ...` on stderr), 2 command-line error (one line too), 3 the cluster
+//! `error: ...` on stderr), 2 what the user gave is wrong: the command line, an
+//! option value, a stages or profile file (one line too), 3 the cluster
 //! became unreachable (summary so far printed), 130 interrupted (summary so far
 //! printed). No error prints a backtrace, RUST_BACKTRACE or not.
 
@@ -41,7 +42,10 @@ fn main() {
         }
         Err(e) => {
             eprintln!("error: {}", one_line(&e));
-            std::process::exit(1);
+            let usage = e
+                .downcast_ref::<error::LoadError>()
+                .is_some_and(error::LoadError::is_usage);
+            std::process::exit(if usage { 2 } else { 1 });
         }
     }
 }
@@ -53,9 +57,14 @@ fn parse_cli() -> config::Cli {
     match config::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => match e.kind() {
-            ErrorKind::DisplayHelp
-            | ErrorKind::DisplayVersion
-            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+            ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => e.exit(),
+            // Bare `casslab-load`: one line, not the whole help on stderr.
+            ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                eprintln!(
+                    "error: a subcommand is required: ycsb, stress, iot or user (see --help)"
+                );
+                std::process::exit(2);
+            }
             _ => {
                 eprintln!("error: {}", clap_line(&e.render().to_string()));
                 std::process::exit(2);

@@ -41,7 +41,7 @@ fn one() -> f64 {
 pub struct FileConfig {
     #[serde(default)]
     pub seed: u64,
-    #[serde(default)]
+    // Required: a config without `links` is a wrong file, not a lab without conditions.
     pub links: Vec<LinkConfig>,
 }
 

@@ -73,6 +73,17 @@ def check_version(version: str) -> None:
                          f"(e.g. {DEFAULT_VERSION})")
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _first_missing(path: Path) -> Path | None:
+    """The outermost folder of `path` that does not exist yet (what mkdir will make)."""
+    missing = None
+    while not path.exists() and path != path.parent:
+        missing, path = path, path.parent
+    return missing
+
+
 def resolve(version: str, cache_dir: Path) -> Distribution:
     """Return the distribution for `version`, downloading its jars once through Maven.
 
@@ -90,17 +101,20 @@ def resolve(version: str, cache_dir: Path) -> Distribution:
     if mvn is None:
         raise PrerequisiteError("mvn not found on PATH: casslab resolves Cassandra's jars with "
                                 "Maven (apt-get install maven)")
+    made = _first_missing(root)
     root.mkdir(parents=True, exist_ok=True)
     (root / "pom.xml").write_text(_POM.format(version=version))
     tmp = root / "lib.partial"
     shutil.rmtree(tmp, ignore_errors=True)
-    cmd = [mvn, "-q", "-B", "-f", str(root / "pom.xml"), "dependency:copy-dependencies",
-           f"-DoutputDirectory={tmp}"]
+    cmd = [mvn, "-q", "-B", "-Dstyle.color=never", "-f", str(root / "pom.xml"),
+           "dependency:copy-dependencies", f"-DoutputDirectory={tmp}"]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
-        shutil.rmtree(tmp, ignore_errors=True)
-        lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if "ERROR" in ln]
-        hint = lines[0] if lines else "see `mvn` output"
+        # An unknown version leaves no cache folder behind (nor the cache root we made).
+        shutil.rmtree(made or tmp, ignore_errors=True)
+        lines = [_ANSI.sub("", ln) for ln in (proc.stdout + proc.stderr).splitlines()
+                 if "ERROR" in ln]
+        hint = lines[0].removeprefix("[ERROR] ") if lines else "see `mvn` output"
         raise DistributionError(f"Maven could not resolve cassandra-all {version}: {hint}")
     if not any(tmp.glob("cassandra-all-*.jar")):
         raise DistributionError(f"Maven resolved no cassandra-all jar for {version}")

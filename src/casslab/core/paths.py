@@ -6,21 +6,22 @@ throw-away state while sharing one artifact cache.
 
 from __future__ import annotations
 
-import errno
 import os
 from pathlib import Path
+
+from casslab.core.errors import UsageError
 
 
 def default_home() -> Path:
     """Lab state root: $CASSLAB_HOME, else ~/.casslab.
 
-    NotADirectoryError naming the variable when it points at a file: without it a lab
-    listing would silently show nothing.
+    UsageError naming the variable when it points at a file: without it a lab listing
+    would silently show nothing.
     """
     env = os.environ.get("CASSLAB_HOME")
     home = Path(env) if env else Path.home() / ".casslab"
     if home.exists() and not home.is_dir():
-        raise NotADirectoryError(errno.ENOTDIR, "CASSLAB_HOME is not a directory", str(home))
+        raise UsageError(f"CASSLAB_HOME={home}: is a file, where a directory is needed")
     return home
 
 

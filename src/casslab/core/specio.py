@@ -88,6 +88,9 @@ class Doc:
         self.error_type = error
         self.key_lines = key_lines
         self.lines: dict[Path_, int] = {}
+        # The `name:` of each mapping that has one, so an error inside a list item read
+        # before its validator can say which item (`factors[0]` is network.delay_ms).
+        self.names: dict[Path_, str] = {}
         self._count = 0
         try:
             node = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -128,6 +131,10 @@ class Doc:
         self._check_tag(node, path, "tag:yaml.org,2002:map")
         out: dict[str, Any] = {}
         for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode) and k.value == "name" and isinstance(
+                    v, yaml.ScalarNode):
+                self.names[path] = str(v.value)
+        for k, v in node.value:
             if not isinstance(k, yaml.ScalarNode):
                 self.lines[path] = k.start_mark.line + 1
                 raise self.error(path, "a key must be a plain value, not a list or mapping")
@@ -143,8 +150,8 @@ class Doc:
 
     def _check_tag(self, node: yaml.Node, path: Path_, plain: str) -> None:
         if node.tag != plain:
-            raise self.error(path, f"unknown YAML tag {node.tag!r} (write the value without "
-                             "a tag)")
+            raise self.error(path, f"unknown YAML tag {_short_tag(node.tag)!r} (write the value "
+                             "without a tag)")
 
     def _scalar(self, node: yaml.Node, path: Path_) -> Any:
         try:
@@ -152,17 +159,24 @@ class Doc:
         except yaml.constructor.ConstructorError as exc:
             if node.tag in _STANDARD_SCALAR_TAGS:
                 raise self.error(path, f"{node.value!r}: {exc.problem}") from None
-            raise self.error(path, f"unknown YAML tag {node.tag!r} (write the value "
+            raise self.error(path, f"unknown YAML tag {_short_tag(node.tag)!r} (write the value "
                              "without a tag)") from None
         except (ValueError, TypeError, OverflowError) as exc:  # e.g. a bad !!timestamp
             raise self.error(path, f"{node.value!r} cannot be read: {exc}") from None
         if isinstance(value, float) and not math.isfinite(value):
             raise self.error(path, f"{node.value} is not a finite number (NaN and infinity "
-                             "are not valid values)")
+                             f"are not valid values){self._named_item(path)}")
         if not isinstance(value, str | int | float | bool | type(None)):
             # dates, binary: no spec field takes them; keep the text as written
             return str(node.value)
         return value
+
+    def _named_item(self, path: Path_) -> str:
+        """` in network.delay_ms` when `path` lies inside a mapping with a `name:`."""
+        for end in range(len(path) - 1, 0, -1):
+            if path[:end] in self.names:
+                return f" in {self.names[path[:end]]}"
+        return ""
 
     def line(self, path: Path_) -> int:
         while path and path not in self.lines:
@@ -299,3 +313,11 @@ def schema_enum(values: Sequence[str], description: str = "") -> JsonSchema:
 def schema_document(title: str, body: JsonSchema) -> JsonSchema:
     """A top-level schema with the draft and title editors look for."""
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": title, **body}
+
+
+def _short_tag(tag: str) -> str:
+    """The tag as the user wrote it: `!!python/tuple`, not `tag:yaml.org,2002:python/tuple`."""
+    return "!!" + tag.removeprefix(_YAML_TAG_PREFIX) if tag.startswith(_YAML_TAG_PREFIX) else tag
+
+
+_YAML_TAG_PREFIX = "tag:yaml.org,2002:"

@@ -393,7 +393,9 @@ def _design(v: _V, raw: Any) -> DesignSpec:
 
 def _stop(v: _V, raw: Any, path: Path_) -> StopRule:
     m = v.mapping(raw, path, STOP_KEYS)
-    ops = m.get("ops", None if "duration_s" in m else 1000)
+    # The default of 1000 ops is for a spec without `stop:`; a written stop rule names
+    # its own end, so `stop: {timeout_s: 60}` alone is an error, not 1000 ops.
+    ops = m.get("ops", None if "duration_s" in m or raw is not None else 1000)
     ops_v = None if ops is None else v.integer(ops, (*path, "ops"), 1, MAX_OPS)
     dur = m.get("duration_s")
     dur_v = None if dur is None else v.number(dur, (*path, "duration_s"), 0.0, MAX_TRIAL_S,

@@ -130,7 +130,12 @@ def lab_lock(lab_dir: Path) -> Iterator[None]:
     that failed before saving state leaves no trace).
     """
     created = not lab_dir.exists()
-    lab_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        lab_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        # The lab root is the user's setting; say which one to change.
+        raise UsageError(f"cannot create {lab_dir} ({exc.strerror}): set CASSLAB_HOME to a "
+                         "writable directory") from None
     fd = os.open(lab_dir / ".lock", os.O_CREAT | os.O_RDWR, 0o644)
     locked = False
     try:

@@ -94,6 +94,18 @@ def parse_link_name(text: str, node_count: int | None, where: str = "link") -> l
                        "A-to-B for one, or all; A, B: client, node1, node2, ...)")
 
 
+def _links_to_itself(text: str) -> bool:
+    """`node2-node2`, `2-to-node2`: checked without the lab's size, so a file is refused
+    before any lab is looked up."""
+    raw = text.strip().lower()
+    for sep in ("<->", "->", "-to-", "-"):
+        if sep in raw:
+            a, _, b = (x.strip() for x in raw.partition(sep))
+            a, b = (f"node{x}" if x.isdigit() else x for x in (a, b))
+            return a == b
+    return False
+
+
 def parse_delay_list(text: str | list[Any] | tuple[Any, ...], count: int, field_: str,
                      what: str) -> list[float]:
     """`10ms,20ms,30ms` (or a YAML list) -> one delay in ms per link; one value = all."""
@@ -277,6 +289,8 @@ def _check_doc(doc: specio.Doc) -> None:
         if not isinstance(body, dict):
             raise doc.error(("links", name), f"must be a mapping of fields ({fields_doc})")
         _check_fields(doc, {k: x for k, x in body.items() if k != "profile"}, ("links", name))
+        if _links_to_itself(str(name)):
+            raise doc.error(("links", name), "links an endpoint to itself")
     for key in ("client_delay_ms", "node_delay_ms"):
         value = raw.get(key)
         items = value if isinstance(value, list) else [] if value is None else [value]

@@ -118,7 +118,9 @@ def results_rows(src: ResultsSource) -> list[dict[str, Any]]:
             camp = results.campaign()
             trials = results.kept_trials()
     except StoreError as exc:
-        raise ModelError(f"throughput_from.results: {exc}") from None
+        # A directory without a database is the user's; a corrupt database is a failure.
+        kind = ModelError if isinstance(exc, UsageError) else StoreError
+        raise kind(f"throughput_from.results: {exc}") from None
     defaults = _spec_defaults(camp.spec_yaml if camp else "")
     rows = []
     for t in trials:

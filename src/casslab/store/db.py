@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from casslab import __version__
-from casslab.core.errors import CasslabError
+from casslab.core.errors import CasslabError, UsageError
 from casslab.metrics.samples import TrialMetrics
 from casslab.store.schema import FROM_HISTOGRAM, open_schema
 
@@ -33,14 +33,23 @@ class StoreError(CasslabError):
     """The results database cannot be used for this request."""
 
 
+class NoStoreError(StoreError, UsageError):
+    """The directory the user named is not a results directory (missing, a file, no
+    database): bad input, not a failure of the database."""
+
+
 class Store:
     """The results database of one campaign directory."""
 
     def __init__(self, directory: Path, *, create: bool = True) -> None:
         self.directory = directory
         self.path = directory / DB_NAME
+        if directory.exists() and not directory.is_dir():
+            raise NoStoreError(f"{directory}: is a file, where a results directory is needed")
+        if not create and not directory.exists():
+            raise NoStoreError(f"no results database in {directory} (no such directory)")
         if not self.path.exists() and not create:
-            raise StoreError(f"no results database in {directory} (expected {self.path})")
+            raise NoStoreError(f"no results database in {directory} (expected {self.path})")
         directory.mkdir(parents=True, exist_ok=True)
         self.conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
         self.conn.row_factory = sqlite3.Row
@@ -251,7 +260,7 @@ def export(directory: Path, fmt: str, out_dir: Path | None = None) -> list[Path]
     import csv
 
     if fmt not in ("csv", "parquet"):
-        raise StoreError(f"--format {fmt}: valid formats are csv, parquet")
+        raise UsageError(f"--format {fmt}: valid formats are csv, parquet")
     if fmt == "parquet":
         _require_pyarrow()
     dest = out_dir or directory / "export"

@@ -44,13 +44,6 @@ struct StageSpec {
     record: Option<bool>,
 }
 
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum StagesFile {
-    Wrapped { stages: Vec<StageSpec> },
-    List(Vec<StageSpec>),
-}
-
 /// Defaults a stage inherits from the command line.
 pub struct StageDefaults<'a> {
     /// `--rate`.
@@ -72,10 +65,22 @@ pub fn parse_stages(
         path: path.to_path_buf(),
         reason,
     };
-    let file: StagesFile = serde_norway::from_str(text).map_err(|e| err(e.to_string()))?;
-    let specs = match file {
-        StagesFile::Wrapped { stages } | StagesFile::List(stages) => stages,
+    // The shape first, then the stages: an untagged enum over both shapes would report
+    // any bad stage as "did not match any variant" instead of naming the field.
+    let value: serde_norway::Value =
+        serde_norway::from_str(text).map_err(|e| err(e.to_string()))?;
+    let list = match value {
+        serde_norway::Value::Sequence(_) => value,
+        serde_norway::Value::Mapping(mut m) if m.len() == 1 && m.contains_key("stages") => {
+            m.remove("stages").unwrap_or_default()
+        }
+        _ => {
+            return Err(err(
+                "must be a list of stages, or a mapping with the one key `stages:`".into(),
+            ))
+        }
     };
+    let specs: Vec<StageSpec> = serde_norway::from_value(list).map_err(|e| err(e.to_string()))?;
     if specs.is_empty() {
         return Err(err("no stages".into()));
     }
