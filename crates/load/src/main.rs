@@ -41,7 +41,7 @@ fn main() {
             std::process::exit(3);
         }
         Err(e) => {
-            eprintln!("error: {}", one_line(&e));
+            eprintln!("error: {}", casslab_errline::one_line(&e));
             let usage = e
                 .downcast_ref::<error::LoadError>()
                 .is_some_and(error::LoadError::is_usage);
@@ -82,23 +82,6 @@ fn clap_line(rendered: &str) -> String {
     )
 }
 
-/// The error and its causes joined by `: `, each text once: a cause that a
-/// message already quotes (thiserror's `{source}`) is not repeated.
-fn one_line(e: &anyhow::Error) -> String {
-    let mut line = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if line.contains(&text) {
-            continue;
-        }
-        if !line.is_empty() {
-            line.push_str(": ");
-        }
-        line.push_str(&text);
-    }
-    line.replace('\n', "; ")
-}
-
 fn real_main(cli: config::Cli, threads: usize) -> anyhow::Result<EndReason> {
     let rt = if threads <= 1 {
         tokio::runtime::Builder::new_current_thread()
@@ -133,7 +116,10 @@ mod tests {
         })
         .context("stages")
         .unwrap_err();
-        assert_eq!(one_line(&e), "stages: cannot read x.yaml: no such file");
+        assert_eq!(
+            casslab_errline::one_line(&e),
+            "stages: cannot read x.yaml: no such file"
+        );
     }
 
     #[test]

@@ -20,7 +20,7 @@ use config::{Cli, Command};
 fn main() {
     let cli = parse_cli();
     if let Err(e) = real_main(cli) {
-        eprintln!("error: {}", one_line(&e));
+        eprintln!("error: {}", casslab_errline::one_line(&e));
         std::process::exit(1);
     }
 }
@@ -68,23 +68,6 @@ fn parse_cli() -> Cli {
     }
 }
 
-/// The error and its causes joined by `: `, each text once: a cause that a
-/// message already quotes (thiserror's `{source}`) is not repeated.
-fn one_line(e: &anyhow::Error) -> String {
-    let mut line = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if line.contains(&text) {
-            continue;
-        }
-        if !line.is_empty() {
-            line.push_str(": ");
-        }
-        line.push_str(&text);
-    }
-    line.replace('\n', "; ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,7 +80,7 @@ mod tests {
             source: io,
         });
         assert_eq!(
-            one_line(&e),
+            casslab_errline::one_line(&e),
             "cannot read link config links.json: no such file"
         );
     }
