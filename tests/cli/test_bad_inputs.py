@@ -507,6 +507,14 @@ def snapshot(directory: Path) -> set[str]:
     return {str(p.relative_to(directory)) for p in directory.rglob("*")}
 
 
+def take_down_labs(home: Path, env: dict[str, str]) -> None:
+    labs = home / "labs"
+    for lab in sorted(labs.iterdir()) if labs.is_dir() else []:
+        if (lab / "lab.json").exists():
+            subprocess.run([CASSLAB, "lab", "down", "--name", lab.name], env=env,
+                           capture_output=True, timeout=120, check=False)
+
+
 def kernel_state() -> set[str]:
     found = set()
     netns = Path("/var/run/netns")
@@ -548,8 +556,13 @@ def test_bad_input_gives_one_named_line_and_leaves_nothing(case: Case, tmp_path:
     if "PATH" in case.env:
         env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
     before_files, before_kernel = snapshot(work), kernel_state()
-    res = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60,
-                         check=False)
+    try:
+        res = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60,
+                             check=False)
+    finally:
+        # A case that wrongly got as far as building a lab (or timed out doing so) must
+        # not leave it running for the rest of the suite: take down whatever it made.
+        take_down_labs(home, env)
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     where = f"{case.id}: exit {res.returncode}\nstderr: {res.stderr!r}"
     assert "Traceback" not in res.stderr and "stack backtrace" not in res.stderr, where
