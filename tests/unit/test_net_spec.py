@@ -329,3 +329,11 @@ def test_a_link_spec_file_linking_an_endpoint_to_itself_is_refused_on_reading(
     with pytest.raises(NetSpecError, match=r"n\.yaml:2: links\.node2-to-2: links an "
                        "endpoint to itself"):
         NetSpec.from_yaml(f)
+
+
+def test_a_link_spec_file_takes_seed_002_delays_as_one_comma_list(tmp_path: Path) -> None:
+    f = tmp_path / "n.yaml"
+    f.write_text('client_delay_ms: "10ms,20ms,30ms"\nnode_delay_ms: 5,5,10\n')
+    table = NetSpec.from_yaml(f).resolve(3)
+    assert table[("client", "node3")].delay_ms == 30
+    assert table[("node1", "node3")].delay_ms == 10

@@ -106,10 +106,20 @@ def _links_to_itself(text: str) -> bool:
     return False
 
 
+def delay_items(value: Any) -> list[Any]:
+    """The items of a delay list: `10ms,20ms` split at commas, a YAML list as it is, one
+    value alone; none for None."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return value.split(",")
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
 def parse_delay_list(text: str | list[Any] | tuple[Any, ...], count: int, field_: str,
                      what: str) -> list[float]:
     """`10ms,20ms,30ms` (or a YAML list) -> one delay in ms per link; one value = all."""
-    items = [s for s in text.split(",")] if isinstance(text, str) else list(text)
+    items = delay_items(text)
     # The field names carry ms (client_delay_ms), so a bare number is ms here.
     values = [parse_delay_ms(v, field_, bare_ms=True) for v in items]
     if len(values) == 1:
@@ -293,8 +303,7 @@ def _check_doc(doc: specio.Doc) -> None:
             raise doc.error(("links", name), "links an endpoint to itself")
     for key in ("client_delay_ms", "node_delay_ms"):
         value = raw.get(key)
-        items = value if isinstance(value, list) else [] if value is None else [value]
-        for i, item in enumerate(items):
+        for i, item in enumerate(delay_items(value)):
             try:
                 parse_delay_ms(item, key, bare_ms=True)
             except NetSpecError as exc:
