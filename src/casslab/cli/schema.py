@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from importlib import import_module
 from typing import Annotated, Any
 
 import typer
 
 from casslab.cli.common import errors_to_exit, out
 from casslab.core.errors import UsageError
-from casslab.experiment.spec import json_schema as experiment_schema
-from casslab.net.spec import json_schema as net_schema
-from casslab.plan.spec import json_schema as plan_schema
-from casslab.profiles.hardware import json_schema as profiles_schema
-from casslab.tune.rules import json_schema as rules_schema
 
-SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
-    "experiment": experiment_schema, "plan": plan_schema, "rules": rules_schema,
-    "net": net_schema, "profiles": profiles_schema}
+# Name -> the module whose json_schema() describes it; imported by the command only, so
+# the readers don't add to every command's start-up.
+SCHEMAS = {"experiment": "casslab.experiment.spec", "plan": "casslab.plan.spec",
+           "rules": "casslab.tune.rules", "net": "casslab.net.spec",
+           "profiles": "casslab.profiles.hardware"}
 
 
 def schema(name: Annotated[str, typer.Argument(
@@ -32,5 +29,6 @@ def schema(name: Annotated[str, typer.Argument(
     with errors_to_exit():
         if name not in SCHEMAS:
             raise UsageError(f"schema {name!r}: valid names are {', '.join(SCHEMAS)}")
-        text = json.dumps(SCHEMAS[name](), indent=2)
+        document: dict[str, Any] = import_module(SCHEMAS[name]).json_schema()
+        text = json.dumps(document, indent=2)
     out.print(text, markup=False, highlight=False, soft_wrap=True)

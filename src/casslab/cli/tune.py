@@ -123,13 +123,14 @@ def tune(
 
     Example: casslab tune --keyspace iot --hosts 10.0.0.5,10.0.0.6 --rules rules.yaml --dry-run
     """
+    if ctx.invoked_subcommand is not None:
+        return
+    # The tuner is imported by the daemon only (`tune rules` and `tune learn` don't run it).
     from casslab.tune.audit import AuditLog
     from casslab.tune.decide import Policy
     from casslab.tune.loop import SignalStop, Tuner, stop_on_signals
     from casslab.tune.observe import RATE_SOURCES
 
-    if ctx.invoked_subcommand is not None:
-        return
     stop = SignalStop()
     with errors_to_exit():
         if not keyspace:
