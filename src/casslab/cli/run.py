@@ -15,7 +15,6 @@ from casslab.core.errors import UsageError
 from casslab.core.units import parse_duration_s
 from casslab.load import LoadSpec, RunSummary, run_load
 from casslab.load.runner import WORKLOADS
-from casslab.system.process import is_same_process
 
 
 def run(
@@ -61,8 +60,6 @@ def run(
         _check_units(duration, warmup)
         # Checked by casslab-load's rules before the lab is touched; errors name the flag.
         spec = LoadSpec.of(workload, options, list(ctx.args), where="")
-        if hosts is not None:
-            parse_contact_points(hosts)  # a bad contact point is named before any lab
         targets, prefix = _targets(name, hosts)
         summary = _run_with_progress(spec, targets, prefix, ops, out_file)
     print_summary(summary)
@@ -82,8 +79,7 @@ def _targets(name: str, hosts: str | None) -> tuple[list[str], list[str]]:
     if hosts is not None:
         return [f"{h}:{port}" for h, port in parse_contact_points(hosts)], []
     lab = open_lab(name)
-    state = lab.state()
-    alive = [n.address for n in state.nodes if is_same_process(n.pid, n.start_ticks)]
+    alive = [n.address for n in lab.running_nodes()]
     if not alive:
         raise UsageError(f"lab '{name}' has no running node (casslab lab up --name {name})")
     return [f"{a}:{NATIVE_PORT}" for a in alive], lab.exec_prefix()

@@ -35,7 +35,6 @@ def _client(name: str | None, contacts: list[str] | None
     """A connected client and every node's address: a lab's nodes, or a real cluster's
     (contacts in this namespace, the rest found in system.peers_v2)."""
     from casslab.cassandra.cql import CqlClient
-    from casslab.system.process import is_same_process
     from casslab.tune.observe import cluster_hosts
 
     if contacts is not None:
@@ -43,8 +42,7 @@ def _client(name: str | None, contacts: list[str] | None
             yield cql, cluster_hosts(cql)
         return
     lab = open_lab(name or "default")
-    state = lab.state()
-    alive = [n.address for n in state.nodes if is_same_process(n.pid, n.start_ticks)]
+    alive = [n.address for n in lab.running_nodes()]
     if not alive:
         raise UsageError(f"lab '{lab.name}' has no running node")
     with lab.cql() as cql:
