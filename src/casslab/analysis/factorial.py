@@ -20,7 +20,6 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -187,8 +186,3 @@ def full_grid(factors: Sequence[str], rows: Sequence[tuple[tuple[str, ...], floa
         grid[lv].append(y)
     return grid
 
-
-def as_rows(records: Sequence[Mapping[str, Any]], factors: Sequence[str],
-            response: str) -> list[tuple[tuple[str, ...], float]]:
-    """(levels, value) rows from dict records holding each factor and the response."""
-    return [(tuple(str(r[f]) for f in factors), float(r[response])) for r in records]

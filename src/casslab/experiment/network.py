@@ -17,11 +17,6 @@ from casslab import net
 from casslab.core.errors import CasslabError
 
 
-def profile_names() -> tuple[str, ...]:
-    """Link profiles casslab.net knows."""
-    return tuple(net.BUILTIN_PROFILES)
-
-
 def wanted(lab_network: Any, params: dict[str, Any],
            node_count: int) -> dict[str, Any] | None:
     """The conditions a trial needs, as a NetSpec mapping; None = no emulation."""
@@ -85,7 +80,3 @@ def apply(lab_dir: Path, netns: str | None, addresses: list[str],
         raise CasslabError("network emulation needs the lab's own network namespace")
     net.apply(lab_dir, netns, addresses, net.NetSpec.from_mapping(mapping, "network"),
               replace=True)
-
-
-def clear(lab_dir: Path) -> None:
-    net.clear(lab_dir)

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from casslab import net
 from casslab.core.errors import CasslabError, UsageError
 from casslab.experiment import network
 from casslab.experiment.design import (
@@ -268,7 +269,7 @@ class CampaignRunner:
         self.emit(Event("lab", f"taking lab {self.lab.name} down"))
         try:
             if uses_network(self.spec):
-                network.clear(self.lab.directory)
+                net.clear(self.lab.directory)
         finally:
             self._net = None
             self.lab.down(wipe=True)

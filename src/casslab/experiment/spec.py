@@ -22,6 +22,7 @@ from casslab.core.units import parse_fraction
 from casslab.lab.runtime import DEFAULT_RUNTIME, RUNTIMES
 from casslab.load.options import CONSISTENCY_LEVELS, OptionError, options_class
 from casslab.load.runner import WORKLOADS
+from casslab.net.profiles import BUILTIN_PROFILES as NET_PROFILES
 from casslab.profiles import BUILTIN_PROFILES
 from casslab.store.responses import parse_response, valid_forms
 
@@ -324,14 +325,8 @@ def _lab(v: _V, raw: Any) -> LabSpec:
     return LabSpec(nodes, profile, network, dict(overrides), timeout, runtime)
 
 
-def _network_profiles() -> tuple[str, ...]:
-    from casslab.experiment import network
-
-    return ("none", *network.profile_names())
-
-
 def _network_value(v: _V, value: Any, path: Path_) -> Any:
-    profiles = _network_profiles()
+    profiles = ("none", *NET_PROFILES)
     if isinstance(value, str):
         return v.choice(value, path, profiles, "network profile")
     m = v.mapping(value, path, (*NETWORK_PARAMS, *NETWORK_SCOPES, "profile"))

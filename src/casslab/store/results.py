@@ -17,7 +17,6 @@ from casslab.store.db import Store
 from casslab.store.responses import SUMMARY_METRICS
 
 # Responses a campaign can analyse: TrialRow fields holding the ALL row's numbers.
-RESPONSES = ("runtime_s", "ops_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms")
 
 
 @dataclass(frozen=True)
@@ -76,7 +75,8 @@ class TrialRow:
         return self.status == "done" and not self.warmup and self.runtime_s is not None
 
     def response(self, name: str) -> float:
-        """The value of response `name` (one of RESPONSES); NaN when it has none."""
+        """The value of response `name` (one of casslab.store.responses.LEGACY); NaN when
+        it has none."""
         v = getattr(self, name)
         return float("nan") if v is None else float(v)
 
