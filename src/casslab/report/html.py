@@ -19,7 +19,7 @@ from casslab.analysis.stats import OUTLIER_SD
 from casslab.experiment.search import Step, find_knee
 from casslab.report import plots
 from casslab.store.db import StoreError
-from casslab.store.results import Campaign, Results, TrialRow
+from casslab.store.results import Campaign, Results, TrialRow, full_length
 from casslab.store.schema import V1_MEAN_MAX
 
 REPORT_NAME = "report.html"
@@ -90,11 +90,8 @@ def collect_series(results: Results, a: Analysis) -> dict[str, Any]:
         for r in nodes:
             by_t[r.t_s] = by_t.get(r.t_s, 0.0) + (r.data_mib or 0.0)
         space[c.key] = sorted(by_t.items())
-        ivs = results.intervals(tid)
-        # The run's last interval is cut short: its rate is noise, leave it out.
-        full = max((iv.interval_s or 0.0 for iv in ivs), default=0.0)
-        tput[c.key] = [(iv.t_s, iv.ops_s) for iv in ivs
-                       if (iv.interval_s or 0.0) >= 0.5 * full]
+        tput[c.key] = full_length([((iv.t_s, iv.ops_s), iv.interval_s)
+                                   for iv in results.intervals(tid)])
         host[c.key] = [(h.t_s, (h.cpu_user_pct or 0.0) + (h.cpu_sys_pct or 0.0))
                        for h in results.host_metrics(tid)]
     return {"cpu": cpu, "disk": disk, "tput": tput, "space": space, "host": host}
@@ -111,7 +108,7 @@ def build_report(directory: Path, out: Path | None = None) -> Report:
         rows = results.trials()
         per_second = results.per_second_throughput()
         cores = profile_cores(c.spec_yaml, rows)
-        ids = [r.trial_id for r in rows]
+        ids = [r.trial_id for r in rows if r.kept]  # only kept trials enter statistics
         analyses = [analyze(rows, c.factors, name, per_second=per_second,
                             values=trial_values(results, name, ids, cores=cores))
                     for name in c.responses]

@@ -9,9 +9,10 @@ and with a summary.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from casslab.store.db import Store
 from casslab.store.responses import SUMMARY_METRICS
@@ -177,6 +178,16 @@ _TRIALS = (
     "s.op = 'ALL' ORDER BY t.seq")
 
 
+X = TypeVar("X")
+
+
+def full_length(items: Sequence[tuple[X, float | None]]) -> list[X]:
+    """The items whose interval (second of each pair, s) is at least half the longest:
+    a run's last interval is cut short and its rate is noise."""
+    full = max((iv or 0.0 for _, iv in items), default=0.0)
+    return [x for x, iv in items if (iv or 0.0) >= 0.5 * full]
+
+
 class Results:
     """Read-only questions to one campaign's results database."""
 
@@ -235,12 +246,11 @@ class Results:
     def per_second_throughput(self) -> dict[int, list[float]]:
         """Each trial's recorded per-interval throughput (ops/s), the run's cut-short last
         interval left out (its rate is noise)."""
-        out: dict[int, list[tuple[float, float]]] = {}
+        out: dict[int, list[tuple[float, float | None]]] = {}
         for r in self._conn.execute("SELECT trial_id, ops_s, interval_s FROM intervals "
                                     "WHERE recorded=1 ORDER BY trial_id, t_s").fetchall():
-            out.setdefault(int(r["trial_id"]), []).append((r["ops_s"], r["interval_s"] or 0.0))
-        return {t: [v for v, iv in xs if iv >= 0.5 * max(i for _, i in xs)]
-                for t, xs in out.items()}
+            out.setdefault(int(r["trial_id"]), []).append((r["ops_s"], r["interval_s"]))
+        return {t: full_length(xs) for t, xs in out.items()}
 
     def node_metrics(self, trial_id: int) -> list[NodeMetricRow]:
         """A trial's per-node samples in time order."""
