@@ -192,8 +192,9 @@ def explain(name: str) -> str:
     """One sentence: how response `name` is computed."""
     r = parse_response(name)
     if r.kind == "summary":
-        who = "all operations (merged histograms)" if r.op == "ALL" else \
-            f"the {r.op} operations"
+        latency = r.metric.endswith("_ms")
+        who = ("all operations" + (" (merged histograms)" if latency else "")
+               if r.op == "ALL" else f"the {r.op} operations")
         return (f"{name}: {r.metric} of {who} over the load's recorded run (warm-up stages "
                 "excluded), from casslab-load's summary.")
     over = ("the count at the window's end minus the count at its start" if
