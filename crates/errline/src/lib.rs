@@ -1,4 +1,5 @@
-//! The one line `error: ...` that casslab-load and casslab-netem print for a failure.
+//! The one line `error: ...` that casslab-load and casslab-netem print for a failure or
+//! a bad command line.
 
 /// The error and its causes joined by `: `, each text once: a cause that a message
 /// already quotes (thiserror's `{source}`) is not repeated; newlines become `; `.
@@ -15,6 +16,16 @@ pub fn one_line(e: &anyhow::Error) -> String {
         line.push_str(&text);
     }
     line.replace('\n', "; ")
+}
+
+/// The first line of a rendered clap error, without clap's own `error: ` prefix, and
+/// where to look for more.
+pub fn clap_line(rendered: &str) -> String {
+    let first = rendered.lines().next().unwrap_or("invalid command line");
+    format!(
+        "{} (see --help)",
+        first.trim().trim_start_matches("error: ")
+    )
 }
 
 #[cfg(test)]

@@ -66,20 +66,14 @@ fn parse_cli() -> config::Cli {
                 std::process::exit(2);
             }
             _ => {
-                eprintln!("error: {}", clap_line(&e.render().to_string()));
+                eprintln!(
+                    "error: {}",
+                    casslab_errline::clap_line(&e.render().to_string())
+                );
                 std::process::exit(2);
             }
         },
     }
-}
-
-/// The first line of a rendered clap error, without clap's own `error: ` prefix.
-fn clap_line(rendered: &str) -> String {
-    let first = rendered.lines().next().unwrap_or("invalid command line");
-    format!(
-        "{} (see --help)",
-        first.trim().trim_start_matches("error: ")
-    )
 }
 
 fn real_main(cli: config::Cli, threads: usize) -> anyhow::Result<EndReason> {
@@ -125,7 +119,7 @@ mod tests {
     #[test]
     fn a_clap_error_becomes_its_first_line() {
         let err = config::Cli::try_parse_from(["casslab-load", "ycsb", "--bogus"]).unwrap_err();
-        let line = clap_line(&err.render().to_string());
+        let line = casslab_errline::clap_line(&err.render().to_string());
         assert!(line.starts_with("unexpected argument '--bogus'"), "{line}");
         assert!(!line.contains('\n'));
     }

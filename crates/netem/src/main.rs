@@ -56,11 +56,9 @@ fn parse_cli() -> Cli {
             | ErrorKind::DisplayVersion
             | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
             _ => {
-                let rendered = e.render().to_string();
-                let first = rendered.lines().next().unwrap_or("invalid command line");
                 eprintln!(
-                    "error: {} (see --help)",
-                    first.trim().trim_start_matches("error: ")
+                    "error: {}",
+                    casslab_errline::clap_line(&e.render().to_string())
                 );
                 std::process::exit(2);
             }
