@@ -12,7 +12,7 @@ import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, ClassVar, NoReturn
 
 import typer
 from rich.table import Table
@@ -21,7 +21,6 @@ from typer._click.exceptions import UsageError as ClickUsageError
 
 from casslab import __version__
 from casslab.cassandra.distribution import DEFAULT_VERSION, resolve
-from casslab.cli import experiment, lab, net, tune
 from casslab.cli.common import (
     DEBUG_ENV,
     debug_enabled,
@@ -33,14 +32,9 @@ from casslab.cli.common import (
     out,
     print_error,
 )
-from casslab.cli.compare import compare_cmd
-from casslab.cli.plan import plan
-from casslab.cli.report import report
-from casslab.cli.run import run
-from casslab.cli.schema import schema
+from casslab.cli.lazy import LazyCommand, LazyGroup
 from casslab.core.errors import CasslabError
 from casslab.core.paths import default_cache
-from casslab.profiles import BUILTIN_PROFILES, load_profiles_file
 
 
 def run_cli(invoke: Callable[[], Any]) -> NoReturn:
@@ -113,7 +107,45 @@ class CasslabApp(typer.Typer):
         run_cli(lambda: super(CasslabApp, self).__call__(*args, **kwargs))
 
 
+class CasslabGroup(LazyGroup):
+    """The root group: every command but the three small ones below is imported on use."""
+
+    lazy: ClassVar[dict[str, LazyCommand]] = {
+        "lab": LazyCommand("casslab.cli.lab", "app",
+                           "Local Cassandra labs: real nodes on this machine."),
+        "net": LazyCommand("casslab.cli.net", "app",
+                           "Network emulation of a lab: link profiles and per-link delay, "
+                           "jitter, loss and bandwidth inside the lab's namespace."),
+        "experiment": LazyCommand("casslab.cli.experiment", "app",
+                                  "Campaigns of trials from a YAML spec: validate, plan, run, "
+                                  "export."),
+        "tune": LazyCommand("casslab.cli.tune", "app",
+                            "Watch a keyspace and ALTER its TWCS and UCS tables to the rules' "
+                            "optimal options as the TTL and read share change; Ctrl-C or "
+                            "SIGTERM stops it cleanly."),
+        "report": LazyCommand("casslab.cli.report", "report",
+                              "Write a self-contained HTML report (statistics, tables, plots) "
+                              "and print a summary."),
+        "compare": LazyCommand("casslab.cli.compare", "compare_cmd",
+                               "Compare every response of two sets of trials: medians, change, "
+                               "Welch t test, Hedges' g; differences flagged only where the "
+                               "Holm-corrected p <= 0.01."),
+        "plan": LazyCommand("casslab.cli.plan", "plan",
+                            "Plan VM types, node counts and host placement of Cassandra "
+                            "tenants."),
+        "schema": LazyCommand("casslab.cli.schema", "schema",
+                              "Print the JSON Schema of a YAML input (experiment spec, plan "
+                              "spec, tune rules, link spec, hardware profiles) for editors' "
+                              "completion and checks."),
+        "run": LazyCommand("casslab.cli.run", "run",
+                           "Run a workload with casslab-load and print a summary (extra "
+                           "casslab-load options go after `--`).",
+                           {"allow_extra_args": True, "ignore_unknown_options": True}),
+    }
+
+
 app = CasslabApp(
+    cls=CasslabGroup,
     help="casslab: a performance lab for Apache Cassandra on constrained, edge and cloud "
     "deployments.",
     no_args_is_help=True,
@@ -131,16 +163,6 @@ def _root(
         os.environ[DEBUG_ENV] = "1"
 
 
-app.add_typer(lab.app, name="lab")
-app.add_typer(net.app, name="net")
-app.add_typer(experiment.app, name="experiment")
-app.add_typer(tune.app, name="tune")
-app.command()(report)
-app.command(name="compare")(compare_cmd)
-app.command()(plan)
-app.command()(schema)
-app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(run)
-
 
 @app.command()
 def profiles(
@@ -151,6 +173,8 @@ def profiles(
 
     Example: casslab profiles --profiles-file my-boards.yaml
     """
+    from casslab.profiles import BUILTIN_PROFILES, load_profiles_file  # only this command
+
     table = Table(title="hardware profiles")
     for col in ("name", "CPU (cores)", "memory (MiB)", "heap (MiB)", "disk r/w (MB/s)",
                 "source"):

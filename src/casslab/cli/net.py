@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -12,8 +12,6 @@ from casslab import net
 from casslab.cli.common import err, errors_to_exit, open_lab, out
 from casslab.core.errors import LabStateError
 from casslab.core.units import parse_duration_s, parse_fraction, parse_rate_bit_s
-from casslab.lab.state import LabState
-from casslab.net.check import check_options
 from casslab.net.profiles import (
     BUILTIN_PROFILES,
     LinkConditions,
@@ -21,6 +19,9 @@ from casslab.net.profiles import (
     parse_burst,
 )
 from casslab.net.spec import CONGESTION_CONTROLS, NetSpec, link_label, parse_link_option
+
+if TYPE_CHECKING:
+    from casslab.lab.state import LabState
 
 app = typer.Typer(
     help="Network emulation of a lab: link profiles and per-link delay, jitter, loss and "
@@ -217,6 +218,8 @@ def check(
     Example: casslab net check --name edge --link client-node1 --loss-packets 10000
     """
     with errors_to_exit():
+        from casslab.net.check import check_options  # the prober: only this command
+
         check_options(links=link, pings=pings, loss_packets=loss_packets,
                       bandwidth_s=bandwidth_seconds)
         lab = _lab_state(name)

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from casslab.cassandra.cql import NATIVE_PORT, parse_contact_points
@@ -87,6 +86,9 @@ def _targets(name: str, hosts: str | None) -> tuple[list[str], list[str]]:
 
 def _run_with_progress(spec: LoadSpec, targets: list[str], prefix: list[str], ops: int | None,
                        out_file: Path | None) -> RunSummary:
+    # rich.progress costs ~10 ms of start-up that `run --help` need not pay.
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
     columns = [TextColumn("[bold]{task.description}"), BarColumn(),
                TextColumn("{task.fields[status]}"), TimeElapsedColumn()]
     # Only on a terminal: piped, a progress display leaves a stray blank line.

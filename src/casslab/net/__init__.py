@@ -9,12 +9,38 @@ Library API (what `lab up --net` and `casslab net` call):
     clear(lab_dir)
 """
 
-from casslab.net.check import LinkCheck, check
-from casslab.net.emulator import NetState, apply, clear, is_active, load, set_links, stats
-from casslab.net.errors import NetError, NetSpecError
-from casslab.net.profiles import BUILTIN_PROFILES, LinkConditions, NetProfile, resolve_profile
-from casslab.net.spec import NetSpec
+from typing import TYPE_CHECKING
+
+from casslab.core.lazy import exports
+
+if TYPE_CHECKING:
+    from casslab.net.check import LinkCheck, check
+    from casslab.net.emulator import (
+        NetState,
+        apply,
+        clear,
+        is_active,
+        load,
+        set_links,
+        stats,
+    )
+    from casslab.net.errors import NetError, NetSpecError
+    from casslab.net.profiles import (
+        BUILTIN_PROFILES,
+        LinkConditions,
+        NetProfile,
+        resolve_profile,
+    )
+    from casslab.net.spec import NetSpec
 
 __all__ = ["BUILTIN_PROFILES", "LinkCheck", "LinkConditions", "NetError", "NetProfile",
            "NetSpec", "NetSpecError", "NetState", "apply", "check", "clear", "is_active",
            "load", "resolve_profile", "set_links", "stats"]
+__getattr__, __dir__ = exports(__name__, {
+    "LinkCheck": "casslab.net.check", "check": "casslab.net.check",
+    **dict.fromkeys(("NetState", "apply", "clear", "is_active", "load", "set_links", "stats"),
+                    "casslab.net.emulator"),
+    "NetError": "casslab.net.errors", "NetSpecError": "casslab.net.errors",
+    **dict.fromkeys(("BUILTIN_PROFILES", "LinkConditions", "NetProfile", "resolve_profile"),
+                    "casslab.net.profiles"),
+    "NetSpec": "casslab.net.spec"})

@@ -1,0 +1,38 @@
+"""The root command lists every command without importing it, and each listed line is
+the command's own help."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from casslab.cli.main import CasslabGroup
+
+
+@pytest.mark.parametrize("name", sorted(CasslabGroup.lazy))
+def test_listed_help_is_the_commands_own_first_line(name: str) -> None:
+    entry = CasslabGroup.lazy[name]
+    assert entry.load(name).get_short_help_str(limit=1000) == entry.short_help
+
+
+def test_importing_the_entry_point_imports_no_command_module() -> None:
+    code = ("import sys, casslab.cli.main; "
+            "print(sorted(m for m in sys.modules if m.startswith(('casslab.lab', "
+            "'casslab.net', 'casslab.experiment', 'casslab.analysis', 'casslab.report', "
+            "'casslab.tune', 'casslab.load', 'casslab.cli.lab'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]"
+
+
+def test_a_lazy_command_runs_and_an_unknown_one_is_one_line() -> None:
+    cli = [sys.executable, "-m", "casslab.cli.main"]
+    ok = subprocess.run([*cli, "lab", "--help"], capture_output=True, text=True)
+    assert ok.returncode == 0 and "lab up" not in ok.stderr and "up" in ok.stdout
+    bad = subprocess.run([*cli, "lab", "bogus"], capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines() == [
+        "error: python -m casslab.cli.main lab: No such command 'bogus'. "
+        "Did you mean 'logs'? (see --help)"]
