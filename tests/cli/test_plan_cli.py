@@ -52,7 +52,7 @@ def test_bad_spec_is_a_one_line_error(tmp_path: Path) -> None:
     bad.write_text(Path(EXAMPLE).read_text().replace("rf: 3, dataset_gb: 0.5}       # YCSB A",
                                                      "rf: many, dataset_gb: 0.5}  # YCSB A"))
     res = casslab("plan", str(bad))
-    assert res.returncode == 2  # usage error (bad input); no plan also exits 2, with output
+    assert res.returncode == 2  # usage error (bad input); no plan exits 3, with output
     lines = res.stderr.strip().splitlines()
     assert lines == [f"error: {bad}:20: tenants[0].rf: 'many' is not an integer "
                      "(valid: >= 1 and <= 64)"], res.stderr
@@ -62,10 +62,10 @@ def test_bad_spec_is_a_one_line_error(tmp_path: Path) -> None:
         "error: --time-limit: 'soon' is not a duration (e.g. 10ms or 10s)"]
 
 
-def test_infeasible_spec_exits_2_and_says_why(tmp_path: Path) -> None:
+def test_infeasible_spec_exits_3_and_says_why(tmp_path: Path) -> None:
     spec = tmp_path / "big.yaml"
     spec.write_text(Path(EXAMPLE).read_text().replace("workload: RW, min_ops_s: 8000",
                                                       "workload: RW, min_ops_s: 900000"))
     res = casslab("plan", str(spec))
-    assert res.returncode == 2
+    assert res.returncode == 3
     assert "milp: infeasible: tenant A: minimum throughput 900000 ops/s" in res.stdout

@@ -14,12 +14,12 @@ from typing import Any
 
 import yaml
 
+from casslab.cassandra.cql import NATIVE_PORT
 from casslab.cassandra.distribution import Distribution
 from casslab.core.errors import UsageError
 
 DEFAULT_NUM_TOKENS = 16
 STORAGE_PORT = 7000
-NATIVE_PORT = 9042
 
 # From Cassandra's conf/jvm17-server.options: the JPMS openings Cassandra 5 needs on Java 17.
 JPMS_OPTIONS = [

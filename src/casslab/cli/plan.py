@@ -11,6 +11,8 @@ from rich.table import Table
 
 from casslab.cli.common import err, errors_to_exit, out
 
+# Not 2: a spec with no feasible plan is an answer, not a usage error.
+NO_PLAN_EXIT = 3
 
 def plan(
     spec: Annotated[Path, typer.Argument(help="Planner spec (YAML), see docs/planner.md.")],
@@ -24,7 +26,7 @@ def plan(
     """Plan VM types, node counts and host placement of Cassandra tenants.
 
     Least power (or cost) with seed 001's energy-aware MILP on HiGHS, and best-fit
-    decreasing for comparison; exit code 2 when no plan exists.
+    decreasing for comparison; exit code 3 when no plan exists (2 is a usage error).
 
     Example: casslab plan examples/plan-seed001.yaml --mode cost
     """
@@ -45,7 +47,7 @@ def plan(
     if as_json:
         print(json.dumps(report_json(rep), indent=2))
         if not primary.has_plan:
-            raise typer.Exit(2)
+            raise typer.Exit(NO_PLAN_EXIT)
         return
     plans = [p for p in (rep.milp, rep.heuristic) if p is not None]
     for p in plans:
@@ -60,4 +62,4 @@ def plan(
     for p in plans:
         out.print(summary_line(rep.problem, p), highlight=False)
     if not primary.has_plan:
-        raise typer.Exit(2)
+        raise typer.Exit(NO_PLAN_EXIT)

@@ -19,6 +19,7 @@ from types import FrameType
 from typing import Any
 
 from casslab import net
+from casslab.cassandra.cql import NATIVE_PORT
 from casslab.core.errors import CasslabError, UsageError
 from casslab.experiment import network
 from casslab.experiment.design import (
@@ -40,7 +41,6 @@ from casslab.store.db import Store
 from casslab.system.process import is_same_process
 from casslab.testbed import open_lab
 
-NATIVE_PORT = 9042
 DEFAULT_KEYSPACE = {"ycsb": "ycsb", "stress": "keyspace1", "iot": "iot"}
 MAIN_TABLE = {"ycsb": "usertable", "stress": "standard1"}
 COMPACTION_CLASSES = {"stcs": "SizeTieredCompactionStrategy",

@@ -31,7 +31,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from casslab.cassandra.cql import CqlClient
+from casslab.cassandra.cql import NATIVE_PORT, CqlClient
 from casslab.core.errors import CasslabError, UsageError
 from casslab.lab import Lab, LabOptions
 from casslab.load import LoadResult, LoadSpec, run_load
@@ -61,7 +61,6 @@ from casslab.tune.rules import RulesTable
 
 KEYSPACE = "iot_cmp"
 TABLE = "sensor_data"
-NATIVE_PORT = 9042
 T = TypeVar("T")
 
 
