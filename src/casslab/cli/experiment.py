@@ -30,29 +30,36 @@ app = typer.Typer(help="Campaigns of trials from a YAML spec: validate, plan, ru
 AllowLarge = Annotated[bool, typer.Option(
     "--allow-large", help="Accept a campaign above 20000 trials or 30 days of (upper-bound) "
     "wall time; without it such a spec is refused before it is planned.")]
+Scale = Annotated[str | None, typer.Option(
+    "--scale", help="Run the spec at one of its named sizes (its `scales:` block, e.g. "
+    "paper) or `smoke` (a few cells of one short trial); default: as written.")]
 
 
 @app.command()
 def validate(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
-             allow_large: AllowLarge = False) -> None:
-    """Check a spec; errors name the field, its line and what is valid.
+             allow_large: AllowLarge = False, scale: Scale = None) -> None:
+    """Check a spec, and each of its sizes unless --scale names one; errors name the
+    field, its line and what is valid.
 
     Example: casslab experiment validate examples/000-rpi-iot.yaml
     """
     from casslab.experiment.design import plan as make_plan
-    from casslab.experiment.spec import load_spec
+    from casslab.experiment.spec import load_spec, scale_names
 
     with errors_to_exit():
-        s = load_spec(spec, allow_large=allow_large)
-        trials = make_plan(s)
-    cells = len({t.cell.index for t in trials})
-    out.print(f"{spec}: valid; {cells} cells, {len(trials)} trials "
-              f"({s.design.warmup_trials} warm-up per cell)")
+        sizes: list[str | None] = [scale] if scale else [None, *scale_names(spec)]
+        for size in sizes:
+            s = load_spec(spec, allow_large=allow_large or size is not None, scale=size)
+            trials = make_plan(s)
+            cells = len({t.cell.index for t in trials})
+            what = f"{spec}" + (f" --scale {size}" if size else "")
+            out.print(f"{what}: valid; {cells} cells, {len(trials)} trials "
+                      f"({s.design.warmup_trials} warm-up per cell)")
 
 
 @app.command()
 def plan(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
-         allow_large: AllowLarge = False) -> None:
+         allow_large: AllowLarge = False, scale: Scale = None) -> None:
     """Print the run order: cell, trial number, warm-up, reset before the trial.
 
     Example: casslab experiment plan examples/004-containers.yaml
@@ -61,7 +68,7 @@ def plan(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
     from casslab.experiment.spec import load_spec
 
     with errors_to_exit():
-        trials = make_plan(load_spec(spec, allow_large=allow_large))
+        trials = make_plan(load_spec(spec, allow_large=allow_large, scale=scale))
     table = Table(title=f"{len(trials)} trials in run order")
     for col in ("seq", "cell", "trial", "warm-up", "reset before"):
         table.add_column(col)
@@ -80,18 +87,20 @@ def run(
     lab_name: Annotated[str | None, typer.Option("--lab", help="Name of the lab the campaign "
                                                  "builds (default exp-<digest>).")] = None,
     allow_large: AllowLarge = False,
+    scale: Scale = None,
 ) -> None:
     """Run a campaign; trials are committed as they end, a rerun resumes, Ctrl-C stops
     cleanly (lab down, finished trials kept).
 
-    Example: casslab experiment run examples/000-rpi-iot.yaml --results results/rpi
+    Examples: casslab experiment run examples/000-rpi-iot.yaml --results results/rpi
+              casslab experiment run examples/000-rpi-iot.yaml --scale smoke
     """
     from casslab.experiment.runner import CampaignInterrupted, CampaignRunner
     from casslab.experiment.spec import load_spec
 
     with errors_to_exit():
-        s = load_spec(spec, allow_large=allow_large)
-        target = results or Path("results") / s.name
+        s = load_spec(spec, allow_large=allow_large, scale=scale)
+        target = results or Path("results") / (s.name + (f"-{scale}" if scale else ""))
         columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TextColumn("trials"), TimeElapsedColumn(), TextColumn("ETA"),
                    TimeRemainingColumn()]

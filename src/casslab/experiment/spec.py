@@ -19,6 +19,7 @@ from casslab.core.specio import Doc as _Doc
 from casslab.core.specio import Path_, fmt_path
 from casslab.core.specio import V as _V
 from casslab.core.units import parse_fraction
+from casslab.experiment import scales
 from casslab.lab.runtime import DEFAULT_RUNTIME, RUNTIMES
 from casslab.load.options import CONSISTENCY_LEVELS, OptionError, options_class
 from casslab.load.runner import WORKLOADS
@@ -145,6 +146,7 @@ class CampaignSpec:
     bootstrap: int
     analysis_seed: int
     text: str
+    scale: str | None = None  # a `scales:` name or `smoke` (casslab.experiment.scales)
 
     @property
     def response(self) -> str:
@@ -153,8 +155,10 @@ class CampaignSpec:
 
     @property
     def digest(self) -> str:
-        """Hash of the spec's text: a results directory belongs to one spec."""
-        return hashlib.sha256(self.text.encode()).hexdigest()[:16]
+        """Hash of the spec's text and scale: a results directory belongs to one spec at
+        one size."""
+        size = f"\0scale={self.scale}" if self.scale else ""
+        return hashlib.sha256((self.text + size).encode()).hexdigest()[:16]
 
     def factor(self, name: str) -> Factor:
         return next(f for f in self.factors if f.name == name)
@@ -224,19 +228,29 @@ def _doc(text: str, source: str) -> _Doc:
 
 # ---- the spec -----------------------------------------------------------------------------
 
-def load_spec(path: Path, *, allow_large: bool = False) -> CampaignSpec:
+def load_spec(path: Path, *, allow_large: bool = False, scale: str | None = None
+              ) -> CampaignSpec:
     """Read and validate a spec file; raises SpecError (file:line: field: problem).
 
     allow_large: accept a campaign above MAX_TRIALS trials or MAX_WALL_S of wall time.
+    scale: one of the spec's `scales:` or `smoke` (casslab.experiment.scales); None: as
+    written.
     """
     text = specio.read_text(path, "spec", SpecError)
-    return parse_spec(text, source=str(path), base_dir=path.parent, allow_large=allow_large)
+    return parse_spec(text, source=str(path), base_dir=path.parent, allow_large=allow_large,
+                      scale=scale)
+
+
+def scale_names(path: Path) -> list[str]:
+    """The sizes a spec file offers (its `scales:` and `smoke`)."""
+    return scales.names(_doc(specio.read_text(path, "spec", SpecError), str(path)))
 
 
 def parse_spec(text: str, *, source: str = "spec", base_dir: Path | None = None,
-               allow_large: bool = False) -> CampaignSpec:
+               allow_large: bool = False, scale: str | None = None) -> CampaignSpec:
     """Validate spec text; raises SpecError naming the field, its line and what is valid."""
     doc = _doc(text, source)
+    scales.apply(doc, scale)
     v = _V(doc)
     top = v.mapping(doc.root, (), TOP_KEYS)
     name = v.string(top.get("name", Path(source).stem if source != "spec" else "campaign"),
@@ -265,7 +279,8 @@ def parse_spec(text: str, *, source: str = "spec", base_dir: Path | None = None,
     spec = CampaignSpec(name=name, description=str(top.get("description") or ""), lab=lab,
                         workload=workload, factors=tuple(factors), design=design, stop=stop,
                         search=search, metrics_interval_s=interval, metrics_cql=cql,
-                        responses=responses, bootstrap=boot, analysis_seed=aseed, text=text)
+                        responses=responses, bootstrap=boot, analysis_seed=aseed, text=text,
+                        scale=scale)
     if not allow_large:
         _check_size(doc, spec)
     return spec
@@ -694,4 +709,7 @@ def json_schema() -> specio.JsonSchema:
                              "type": "array", "minItems": 1, "items": response},
                          "bootstrap": integer(100, 100_000),
                          "seed": integer(0)}),
+        "scales": specio.schema_map(specio.schema_map(
+            {}, "dotted spec path (factors by name, e.g. factors.nodes.levels) -> value"),
+            "named sizes of this spec, e.g. paper (`--scale NAME`; `smoke` is built in)"),
     }, required=("workload",)))

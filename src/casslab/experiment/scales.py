@@ -1,0 +1,180 @@
+"""Named sizes of one spec: `scales:` overrides, and the built-in `smoke` size.
+
+A reproduction is written once and run at several sizes: the size that finishes on this
+machine (the spec as written), the study's own size (`--scale paper`) for a bigger
+machine or remote hosts, and a smoke size that `make test` runs so no spec can rot.
+Keeping the sizes in one file means the paper's size cannot drift from the one that is
+run here: only the values the `scales:` block names differ.
+
+    scales:
+      paper:
+        design.trials: 21
+        design.warmup_trials: 9
+        stop.ops: 10000
+        factors.nodes.levels: [1, 2, 3, 4, 5, 6]
+
+A key is a dotted path into the spec; a factor is addressed by its `name`. The override
+replaces the value at that path (a mapping or list is replaced whole), and an error in
+an overridden value points at the line of the override.
+
+`smoke` (unless the spec defines its own) keeps at most 4 cells (two levels of the first
+factors, then the first level of the rest, in the spec's order), one trial per cell, no
+warm-ups, at most 200 operations or 5 s per trial, at most 1,000 records and at most two
+search steps: a few cells of one short trial each. A spec whose important levels come
+later writes its own `smoke:` scale.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from casslab.core.specio import Doc, Path_, fmt_path
+
+SMOKE = "smoke"
+SMOKE_CELLS = 4
+SMOKE_OPS = 200
+SMOKE_DURATION_S = 5.0
+SMOKE_RECORDS = 1000
+SMOKE_SEARCH_STEPS = 2
+_NAME = re.compile(r"[a-z][a-z0-9-]{0,31}")
+
+
+def names(doc: Doc) -> list[str]:
+    """The scales a spec offers: its own, and `smoke`."""
+    raw = doc.root.get("scales") if isinstance(doc.root, dict) else None
+    own = list(raw) if isinstance(raw, dict) else []
+    return [*own, *([SMOKE] if SMOKE not in own else [])]
+
+
+def apply(doc: Doc, scale: str | None) -> None:
+    """Rewrite `doc.root` (and its lines) to the named scale, and drop `scales:`.
+
+    Raises the doc's error type naming the scale or the path when either is unknown.
+    """
+    if not isinstance(doc.root, dict):
+        return
+    raw = doc.root.pop("scales", None)
+    if raw is not None and not isinstance(raw, dict):
+        raise doc.error(("scales",), "must be a mapping of scale names to overrides "
+                        "(e.g. {paper: {design.trials: 21}})")
+    own: dict[str, Any] = raw or {}
+    for name in own:
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            raise doc.error(("scales", str(name)), "a scale name is lower-case letters, "
+                            "digits and '-' (1-32), e.g. paper")
+    if scale is None:
+        return
+    if scale in own:
+        _override(doc, scale, own[scale])
+    elif scale == SMOKE:
+        _smoke(doc.root)
+    else:
+        valid = ", ".join([*own, *([SMOKE] if SMOKE not in own else [])])
+        raise doc.error(("scales",), f"no scale {scale!r} in this spec (valid: {valid})")
+
+
+def _override(doc: Doc, scale: str, overrides: Any) -> None:
+    where: Path_ = ("scales", scale)
+    if not isinstance(overrides, dict) or not overrides:
+        raise doc.error(where, "must be a mapping of dotted spec paths to values "
+                        "(e.g. {design.trials: 21, stop.ops: 10000})")
+    for key, value in overrides.items():
+        target = _resolve(doc, str(key), (*where, key))
+        _set(doc.root, target, value)
+        _move_lines(doc, (*where, key), target)
+
+
+def _resolve(doc: Doc, dotted: str, where: Path_) -> Path_:
+    """('factors', 2, 'levels') from 'factors.nodes.levels' (factors named, not numbered)."""
+    parts = dotted.split(".")
+    if not all(parts):
+        raise doc.error(where, f"{dotted!r} is not a dotted path (e.g. design.trials)")
+    if parts[0] == "scales":
+        raise doc.error(where, "a scale cannot override `scales`")
+    out: list[str | int] = []
+    node: Any = doc.root
+    i = 0
+    while i < len(parts):
+        part = parts[i]
+        if isinstance(node, list):
+            index = _factor_index(node, part)
+            if index is None:
+                named = [str(f.get("name")) for f in node if isinstance(f, dict)]
+                raise doc.error(where, f"{fmt_path(tuple(out))} has no item named {part!r} "
+                                f"(valid: {', '.join(named) or 'none'})")
+            out.append(index)
+            node = node[index]
+        else:
+            out.append(part)
+            node = node.get(part) if isinstance(node, dict) else None
+        i += 1
+    return tuple(out)
+
+
+def _factor_index(items: list[Any], name: str) -> int | None:
+    for i, item in enumerate(items):
+        if isinstance(item, dict) and str(item.get("name")) == name:
+            return i
+    return None
+
+
+def _set(root: dict[str, Any], path: Path_, value: Any) -> None:
+    node: Any = root
+    for step in path[:-1]:
+        if isinstance(step, str) and (not isinstance(node.get(step), dict | list)):
+            node[step] = {}
+        node = node[step]
+    node[path[-1]] = value
+
+
+def _move_lines(doc: Doc, source: Path_, target: Path_) -> None:
+    """Errors in the overridden value point at the override's lines."""
+    n = len(source)
+    for path in [p for p in doc.lines if p[:len(target)] == target]:
+        del doc.lines[path]
+    for path, line in list(doc.lines.items()):
+        if path[:n] == source:
+            doc.lines[(*target, *path[n:])] = line
+
+
+def _smoke(root: dict[str, Any]) -> None:
+    """A few cells of one short trial each (see the module docstring)."""
+    design = root.get("design")
+    if design is None:
+        design = root["design"] = {}
+    if isinstance(design, dict):
+        design["trials"] = 1
+        design["warmup_trials"] = 0
+    factors = root.get("factors")
+    if isinstance(factors, list):
+        cells = 1
+        for f in factors:
+            if isinstance(f, dict) and isinstance(f.get("levels"), list):
+                keep = 2 if cells * 2 <= SMOKE_CELLS else 1
+                f["levels"] = f["levels"][:keep]
+                cells *= len(f["levels"])
+    stop = root.get("stop")
+    if stop is None:
+        root["stop"] = {"ops": SMOKE_OPS}
+    elif isinstance(stop, dict):
+        _cap(stop, "ops", SMOKE_OPS)
+        _cap(stop, "duration_s", SMOKE_DURATION_S)
+    workload = root.get("workload")
+    if isinstance(workload, dict):
+        _cap(workload, "records", SMOKE_RECORDS)
+    search = root.get("search")
+    if isinstance(search, dict):
+        _cap(search, "max_steps", SMOKE_SEARCH_STEPS)
+        _cap(search, "trials", 1)
+        if "ops" not in search and "duration_s" not in search:
+            search["ops"] = SMOKE_OPS
+        _cap(search, "ops", SMOKE_OPS)
+        _cap(search, "duration_s", SMOKE_DURATION_S)
+
+
+def _cap(m: dict[str, Any], key: str, most: float) -> None:
+    """Lower m[key] to `most`; a value of the wrong type is left for the validator."""
+    v = m.get(key)
+    if isinstance(v, int | float) and not isinstance(v, bool) and v > most:
+        m[key] = int(most) if isinstance(v, int) else float(most)
