@@ -10,7 +10,7 @@ CASSANDRA_VERSION ?= 5.0.6
 APT_PACKAGES := iproute2 iptables ethtool procps util-linux openjdk-17-jdk-headless maven \
                 build-essential pkg-config chromium lxc mmdebstrap
 
-.PHONY: help setup apt venv rust jars lint test test-unit test-integration demo bench bench-tune bench-tune-learned clean
+.PHONY: help setup apt venv rust jars lint test test-unit test-integration demo bench bench-tune bench-tune-learned reproduce clean
 
 help:
 	@echo "make demo   set up, then run the demo on a local 3-node lab"
@@ -18,6 +18,7 @@ help:
 	@echo "make bench  set up, then measure and record numbers in BENCHMARKS.md"
 	@echo "make bench-tune  static vs tuned compaction, side by side, seed 003 scenario (~70 min)"
 	@echo "make bench-tune-learned  the same with rules learned here first (~2 h)"
+	@echo "make reproduce [STUDY=002] [SCALE=paper|smoke]  the studies' reproductions (hours)"
 	@echo "make setup  only install: apt packages, Python venv, Rust builds, Cassandra jars"
 
 setup: apt venv rust jars
@@ -87,6 +88,10 @@ bench-tune-learned: setup
 	  --results results/tune-learn-scenario -o results/tune-rules-scenario.yaml
 	$(PY) scripts/bench_tune.py --reps 3 --stage-scale 0.025 \
 	  --rules results/tune-rules-scenario.yaml
+
+# Every spec of each study (examples/<study>-*/), then its report; resumable.
+reproduce: setup
+	$(PY) scripts/reproduce.py $(if $(STUDY),--study $(STUDY)) $(if $(SCALE),--scale $(SCALE))
 
 clean:
 	rm -rf $(VENV) $(STAMPS) target
