@@ -12,7 +12,7 @@ import pytest
 
 from casslab.core.errors import UsageError
 from casslab.metrics.samples import HostSample, NodeSample, SstableSample, TrialMetrics
-from casslab.store.db import TABLES, Store, StoreError, export
+from casslab.store.db import TABLES, Store, StoreError, export, merged
 from casslab.store.results import Results
 
 
@@ -203,3 +203,11 @@ def test_a_corrupt_database_is_a_failure_not_a_usage_error(tmp_path: Path) -> No
     with pytest.raises(StoreError, match="not a results database") as exc:
         Store(tmp_path, create=False)
     assert not isinstance(exc.value, UsageError)
+
+
+def test_the_only_type_that_ran_is_all_when_no_merged_block_came() -> None:
+    ran = {"ops": 5, "latency": {"p50_us": 100}}
+    idle = {"ops": 0, "latency": {"p50_us": 0}}
+    assert merged({"read": idle, "update": ran}, None, "summary") is ran
+    with pytest.raises(StoreError, match="2 operation types and no 'all' block"):
+        merged({"read": ran, "update": dict(ran)}, None, "summary")

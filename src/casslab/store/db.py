@@ -201,11 +201,13 @@ def merged(by_op: dict[str, Any], block: dict[str, Any] | None, where: str) -> d
     """The `all` block of a casslab-load summary or interval line: every operation type's
     histograms merged, so its percentiles are those of all operations (casslab-load's
     StatsSet::all is the one place they are computed). A line with one operation type
-    is its own `all`. Raises StoreError for several types and no `all` block."""
+    is its own `all`, as is the only type that ran any operation (the rule
+    RunSummary.all_ops follows). Raises StoreError for several types and no `all` block."""
     if block is not None:
         return block
-    if len(by_op) == 1:
-        return next(iter(by_op.values()))
+    live = [o for o in by_op.values() if int(o.get("ops", 0)) > 0]
+    if len(by_op) == 1 or len(live) == 1:
+        return live[0] if live else next(iter(by_op.values()))
     raise StoreError(f"{where}: {len(by_op)} operation types and no 'all' block (percentiles "
                      "of all operations); this casslab-load is older than casslab's store, "
                      "rebuild it (cargo build --release)")
