@@ -56,7 +56,7 @@ def test_a_bad_level_is_one_line_naming_factor_level_and_what_is_valid(
 
 
 def test_an_unknown_profile_field_lists_the_profile_factors() -> None:
-    with pytest.raises(SpecError, match="unknown factor 'profile.memory'.*profile.<memory_mib"):
+    with pytest.raises(SpecError, match=r"unknown factor 'profile.memory'.*profile.<memory_mib"):
         parse_spec("workload: ycsb-a\nfactors:\n  - {name: profile.memory, levels: [1]}\n")
 
 

@@ -137,5 +137,5 @@ def test_fields_set_over_a_profile_keep_its_name_and_other_fields() -> None:
 def test_a_field_that_is_not_a_profile_field_is_refused() -> None:
     from casslab.profiles import with_fields
 
-    with pytest.raises(ProfileError, match="'memory' is not a field .*valid: memory_mib"):
+    with pytest.raises(ProfileError, match=r"'memory' is not a field .*valid: memory_mib"):
         with_fields(BUILTIN_PROFILES["rpi2"], {"memory": 1})
