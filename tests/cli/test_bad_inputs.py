@@ -494,6 +494,12 @@ VALUE_BEFORE_LAB = [
       "--lines"),
     c("start-timeout-before-lab", "casslab lab start 1 --name ghost --timeout -1", USAGE,
       "--timeout"),
+    c("node-profile-form", "casslab lab up --name ghost --node-profile node3", USAGE,
+      "--node-profile 'node3'"),
+    c("node-profile-node", "casslab lab up --name ghost --nodes 3 --node-profile node5=rpi3",
+      USAGE, "node5"),
+    c("node-profile-profile", "casslab lab up --name ghost --node-profile node2=rpi9", USAGE,
+      "rpi9"),
 ]
 
 ALL = (TRACEBACKS + ACCEPTED_SILENTLY + SEVERAL_LINES + UNNAMED_CAUSE + LEFT_BEHIND

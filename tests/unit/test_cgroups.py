@@ -1,3 +1,5 @@
+from pathlib import Path
+
 from casslab.profiles import BUILTIN_PROFILES
 from casslab.profiles.cgroups import limit_files, parse_mountinfo
 
@@ -64,3 +66,32 @@ def test_no_block_device_means_no_disk_limit() -> None:
 def test_container_profile_writes_no_limits() -> None:
     files = limit_files(BUILTIN_PROFILES["container"], 1, "254:0")
     assert all(v == {} for v in files.values())
+
+
+def test_live_limits_are_cpu_and_disk_only() -> None:
+    from casslab.profiles.cgroups import live_limit_files
+
+    v1 = live_limit_files(BUILTIN_PROFILES["rpi2"], 1, "8:0")
+    assert v1["memory"] == {}
+    assert v1["cpu"]["cpu.cfs_quota_us"] == "60000"
+    assert v1["blkio"]["blkio.throttle.read_bps_device"] == "8:0 18000000"
+    v2 = live_limit_files(BUILTIN_PROFILES["rpi2"], 2, "8:0")
+    assert set(v2[""]) == {"cpu.max", "io.max"}
+
+
+def test_live_writes_go_into_the_nodes_existing_cgroup_dirs(tmp_path: Path) -> None:
+    from casslab.profiles.cgroups import CgroupLayout, live_writes, relative_dir, write_files
+
+    mounts = {c: tmp_path / c for c in ("cpu", "cpuacct", "memory", "blkio")}
+    layout = CgroupLayout(1, v1_mounts=mounts)
+    profile = BUILTIN_PROFILES["rpi3"]
+    # Made without the controllers (a `host` node, or another runtime's cgroup): no writes.
+    assert live_writes(layout, "lab", "node1", profile, None) is None
+    for m in mounts.values():
+        (m / relative_dir("lab", "node1")).mkdir(parents=True)
+    writes = live_writes(layout, "lab", "node1", profile, None)
+    assert writes is not None
+    write_files(writes)
+    quota = mounts["cpu"] / relative_dir("lab", "node1") / "cpu.cfs_quota_us"
+    assert quota.read_text() == "100000"
+    assert not (mounts["memory"] / relative_dir("lab", "node1") / "memory.limit_in_bytes").exists()

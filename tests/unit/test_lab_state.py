@@ -44,3 +44,27 @@ def test_a_node_reference_is_checked_for_its_form_before_any_lab() -> None:
     for bad in ("0", "nodeX", "node0", "", "-1", "first"):
         with pytest.raises(UsageError, match=f"node '{bad}' is not a node"):
             check_node_ref(bad)
+
+
+def test_a_state_file_older_than_per_node_profiles_still_loads(tmp_path: Path) -> None:
+    import json
+
+    _state(tmp_path).save()
+    raw = json.loads((tmp_path / "lab.json").read_text())
+    for key in ("profile_fields", "profiles_file"):
+        raw.pop(key)
+    for n in raw["nodes"]:
+        n.pop("profile")
+    (tmp_path / "lab.json").write_text(json.dumps(raw))
+    s = LabState.load(tmp_path)
+    assert s.profile_of(s.nodes[0]) == "rpi3" and s.profile_fields == {}
+
+
+def test_a_nodes_own_profile_survives_a_round_trip(tmp_path: Path) -> None:
+    s = _state(tmp_path)
+    s.nodes[0].profile = "rpi2"
+    s.profile_fields = {"memory_mib": 2048}
+    s.save()
+    loaded = LabState.load(tmp_path)
+    assert loaded.profile_of(loaded.nodes[0]) == "rpi2"
+    assert loaded.profile_fields == {"memory_mib": 2048}

@@ -122,3 +122,20 @@ def test_profile_file_not_utf8(tmp_path: Path) -> None:
     f.write_bytes("pi:\n  source: caf\u00e9\n".encode("latin-1"))
     with pytest.raises(ProfileError, match=rf"^{f}:2: not UTF-8 text"):
         load_profiles_file(f)
+
+
+def test_fields_set_over_a_profile_keep_its_name_and_other_fields() -> None:
+    from casslab.profiles import describe, with_fields
+
+    p = with_fields(BUILTIN_PROFILES["rpi2"], {"memory_mib": 2048, "cpu_cores": 1})
+    assert (p.name, p.memory_mib, p.cpu_cores, p.disk_read_mb_s) == ("rpi2", 2048, 1.0, 18.0)
+    assert isinstance(p.memory_mib, int) and isinstance(p.cpu_cores, float)
+    assert describe("rpi2", {"memory_mib": 2048}) == "rpi2 (memory_mib=2048)"
+    assert describe("rpi2", {}) == "rpi2"
+
+
+def test_a_field_that_is_not_a_profile_field_is_refused() -> None:
+    from casslab.profiles import with_fields
+
+    with pytest.raises(ProfileError, match=r"'memory' is not a field .*valid: memory_mib"):
+        with_fields(BUILTIN_PROFILES["rpi2"], {"memory": 1})

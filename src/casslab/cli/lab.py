@@ -19,8 +19,9 @@ from casslab.core.paths import default_home
 from casslab.core.units import parse_duration_s
 from casslab.lab import LabOptions, list_labs
 from casslab.lab.cluster import DEFAULT_TIMEOUT_S
+from casslab.lab.nodeprofiles import parse_node_profile_options
 from casslab.lab.runtime import DEFAULT_RUNTIME, RUNTIMES
-from casslab.lab.state import check_node_ref
+from casslab.lab.state import LabState, check_node_ref
 
 app = typer.Typer(help="Local Cassandra labs: real nodes on this machine.", no_args_is_help=True)
 
@@ -34,6 +35,9 @@ def up(
     name: NameOpt = "default",
     profile: Annotated[str, typer.Option(help="Hardware profile (see `casslab profiles`).")]
     = "host",
+    node_profile: Annotated[list[str] | None, typer.Option(
+        help="A node's own profile, NODE=PROFILE (repeatable), e.g. node3=rpi3; the other "
+             "nodes run --profile.")] = None,
     profiles_file: Annotated[Path | None, typer.Option(help="YAML file of user profiles.")]
     = None,
     cassandra_version: Annotated[str, typer.Option(help="Cassandra version (Maven Central).")]
@@ -58,13 +62,16 @@ def up(
     """Start a real Cassandra cluster and return when every node is UN.
 
     Example: casslab lab up --nodes 3 --profile rpi3 --net wifi --set concurrent_writes=16
+
+    Example (mixed): casslab lab up --nodes 6 --profile rpi2 --node-profile node6=rpi3
     """
     with errors_to_exit():
         timeout_s = parse_duration_s(timeout, "--timeout")
+        per_node = parse_node_profile_options(node_profile or [])
     options = LabOptions(nodes=nodes, profile=profile, profiles_file=profiles_file,
                          cassandra_version=cassandra_version, overrides=set_ or [],
                          timeout_s=timeout_s, own_namespace=netns, net=net_, heap_mib=heap_mib,
-                         runtime=runtime)
+                         runtime=runtime, node_profiles=per_node)
     started = time.monotonic()
     with errors_to_exit(), err.status("starting lab") as spinner:
         state = open_lab(name).up(options, progress=lambda msg: spinner.update(msg))
@@ -72,8 +79,14 @@ def up(
     for warning in state.warnings:
         err.print(f"[yellow]warning:[/] {warning}", highlight=False)
     out.print(f"lab [bold]{name}[/] up: {len(state.nodes)} nodes, Cassandra "
-              f"{state.cassandra_version}, profile {state.profile}, "
+              f"{state.cassandra_version}, profile {_profiles(state)}, "
               f"namespace {state.netns or '(none)'}, ready in {elapsed:.1f} s")
+
+
+def _profiles(state: LabState) -> str:
+    """`rpi2`, or `rpi2 (node6: rpi3)` for a lab of mixed profiles."""
+    own = [f"{n.name}: {n.profile}" for n in state.nodes if n.profile]
+    return state.profile + (f" ({', '.join(own)})" if own else "")
 
 
 @app.command()
@@ -122,7 +135,7 @@ def list_() -> None:
         table.add_column(col)
     for s in list_labs(default_home()):
         running = sum(is_same_process(n.pid, n.start_ticks) for n in s.nodes)
-        table.add_row(s.name, str(len(s.nodes)), str(running), s.profile, s.cassandra_version,
+        table.add_row(s.name, str(len(s.nodes)), str(running), _profiles(s), s.cassandra_version,
                       s.netns or "-")
     out.print(table)
 

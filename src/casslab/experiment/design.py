@@ -66,7 +66,10 @@ def reset_needed(prev: dict[str, Any] | None, params: dict[str, Any],
 
     A change of a lab factor rebuilds the lab, of a schema factor (workload, records,
     rf, compaction) recreates the keyspace; otherwise the spec's `design.reset`.
-    Network and workload-option changes need no reset (network is applied live).
+    Network and workload-option changes need no reset (network is applied live), nor
+    do `limits` factors (profile CPU and disk fields, written on the running nodes'
+    cgroups); `profile.memory_mib` and `profile.heap_mib` are lab factors (the JVM must
+    start again with a new cgroup limit and -Xmx).
     """
     if prev is None or kind_key(prev, factors, ("lab",)) != kind_key(params, factors, ("lab",)):
         return "rebuild"

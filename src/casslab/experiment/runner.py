@@ -21,7 +21,7 @@ from typing import Any
 from casslab import net
 from casslab.cassandra.cql import NATIVE_PORT
 from casslab.core.errors import CasslabError, UsageError
-from casslab.experiment import network
+from casslab.experiment import network, profilefactors
 from casslab.experiment.design import (
     PlannedTrial,
     needs_search,
@@ -37,6 +37,7 @@ from casslab.load import LoadResult, LoadSpec, run_load
 from casslab.load.options import LoadOptions, SchemaOptions, family_of
 from casslab.metrics.sampler import NodeTarget, Sampler
 from casslab.metrics.samples import TrialMetrics
+from casslab.profiles import describe
 from casslab.store.db import Store
 from casslab.system.process import is_same_process
 from casslab.testbed import open_lab
@@ -105,6 +106,7 @@ class CampaignRunner:
         self.peaks: dict[str, PeakResult] = {}
         self._current: dict[str, Any] | None = None  # params the lab is set up for
         self._net: dict[str, Any] | None = None  # link conditions applied now
+        self._limits: dict[str, float | int] = {}  # live profile fields applied now
         self._prepared = False
 
     # ---- entry point ------------------------------------------------------------------
@@ -185,7 +187,7 @@ class CampaignRunner:
         reset = reset_needed(self._current, params, self.spec.factors, self.spec.design.reset)
         label = f"{t.cell.key} #{t.trial_no}" + (" (warm-up)" if t.warmup else "")
         try:
-            self._reset(reset, params, done, total)
+            reset = self._reset(reset, params, done, total)
             if needs_search(params):
                 peak = self._search(store, cid, params, done, total)
                 for k, v in params.items():
@@ -227,20 +229,21 @@ class CampaignRunner:
 
     # ---- lab and data -----------------------------------------------------------------
 
-    def _reset(self, reset: str, params: dict[str, Any], done: int, total: int) -> None:
+    def _reset(self, reset: str, params: dict[str, Any], done: int, total: int) -> str:
+        """Bring the lab to the cell `params` by `reset`; returns the reset done (a change
+        of CPU or disk limits becomes a rebuild when the lab cannot make it live)."""
+        live = profilefactors.live_fields(params)
+        if reset != "rebuild" and live != self._limits:
+            self.emit(Event("lab", f"profile limits: {describe('live', live)}", done, total))
+            if self.lab.update_limits(live):
+                self._limits = live
+            else:
+                self.emit(Event("message", "the lab cannot change its limits live: rebuilding",
+                                done, total))
+                reset = "rebuild"
         if reset == "rebuild":
             self._down()
-            nodes = int(params.get("nodes", self.spec.lab.nodes))
-            profile = str(params.get("profile", self.spec.lab.profile))
-            runtime = str(params.get("runtime", self.spec.lab.runtime))
-            overrides = {**self.spec.lab.overrides,
-                         **{k[4:]: v for k, v in params.items() if k.startswith("set.")}}
-            self.emit(Event("lab", f"building lab {self.lab.name}: {nodes} x {profile} "
-                            f"({runtime})", done, total))
-            self._current = None
-            self.lab.up(LabOptions(nodes=nodes, profile=profile,
-                                   overrides=[f"{k}={v}" for k, v in overrides.items()],
-                                   timeout_s=self.spec.lab.timeout_s, runtime=runtime))
+            self._build(params, done, total)
             self._prepared = False
         elif reset == "truncate":
             self._truncate(params)
@@ -260,6 +263,23 @@ class CampaignRunner:
                 network.apply(self.lab.directory, state.netns,
                               [n.address for n in state.nodes], want)
                 self._net = want
+        return reset
+
+    def _build(self, params: dict[str, Any], done: int, total: int) -> None:
+        nodes = int(params.get("nodes", self.spec.lab.nodes))
+        profile = str(params.get("profile", self.spec.lab.profile))
+        runtime = str(params.get("runtime", self.spec.lab.runtime))
+        fields = profilefactors.cell_fields(params)
+        overrides = {**self.spec.lab.overrides,
+                     **{k[4:]: v for k, v in params.items() if k.startswith("set.")}}
+        self.emit(Event("lab", f"building lab {self.lab.name}: {nodes} x "
+                        f"{describe(profile, fields)} ({runtime})", done, total))
+        self._current = None
+        self.lab.up(LabOptions(
+            nodes=nodes, profile=profile, overrides=[f"{k}={v}" for k, v in overrides.items()],
+            timeout_s=self.spec.lab.timeout_s, runtime=runtime, profile_fields=fields,
+            node_profiles=profilefactors.cell_node_profiles(self.spec.lab.node_profiles, nodes)))
+        self._limits = profilefactors.live_fields(params)
 
     def _down(self) -> None:
         """Clear network emulation (its daemon lives outside the lab's processes), then

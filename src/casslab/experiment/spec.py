@@ -19,7 +19,7 @@ from casslab.core.specio import Doc as _Doc
 from casslab.core.specio import Path_, fmt_path
 from casslab.core.specio import V as _V
 from casslab.core.units import parse_fraction
-from casslab.experiment import scales
+from casslab.experiment import profilefactors, scales
 from casslab.lab.runtime import DEFAULT_RUNTIME, RUNTIMES
 from casslab.load.options import CONSISTENCY_LEVELS, OptionError, options_class
 from casslab.load.runner import WORKLOADS
@@ -47,7 +47,7 @@ MAX_OPTION_CELLS = 10_000  # combinations of option levels checked together at v
 
 TOP_KEYS = ("name", "description", "lab", "workload", "factors", "design", "stop", "search",
             "metrics", "analysis")
-LAB_KEYS = ("nodes", "profile", "runtime", "network", "set", "timeout_s")
+LAB_KEYS = ("nodes", "profile", "node_profiles", "runtime", "network", "set", "timeout_s")
 WORKLOAD_KEYS = ("name", "records", "prepare", "options")
 FACTOR_KEYS = ("name", "levels", "label")
 DESIGN_KEYS = ("trials", "warmup_trials", "randomize", "seed", "reset")
@@ -57,7 +57,8 @@ SEARCH_KEYS = ("vary", "start", "multiply", "add", "max_steps", "stop_when", "tr
 STOP_WHEN_KEYS = ("throughput_drop_pct", "p99_ms")
 METRICS_KEYS = ("interval_s", "cql")
 ANALYSIS_KEYS = ("response", "responses", "bootstrap", "seed")
-FACTOR_DOC = ("nodes, profile, runtime, set.<cassandra.yaml key>, network, "
+FACTOR_DOC = ("nodes, profile, profile.<memory_mib|heap_mib|cpu_cores|disk_read_mb_s|"
+              "disk_write_mb_s>, runtime, set.<cassandra.yaml key>, network, "
               "network[.all|client|nodes|nodeA-nodeB].<delay_ms|jitter_ms|loss_pct|rate_mbit>, "
               "workload, records, rf, compaction, cl, cl_read, cl_write, in_flight, workers, "
               "threads, rate, option.<casslab-load option>")
@@ -75,6 +76,8 @@ class LabSpec:
     overrides: dict[str, Any] = field(default_factory=dict)
     timeout_s: float = 180.0
     runtime: str = DEFAULT_RUNTIME
+    # Nodes with a profile of their own: {"node6": "rpi3"} (see profilefactors).
+    node_profiles: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,8 @@ class WorkloadSpec:
 
 @dataclass(frozen=True)
 class Factor:
-    """One factor: `kind` is lab, network, schema or workload (what it touches)."""
+    """One factor: `kind` is lab, limits, network, schema or workload (what it touches;
+    limits: the profile's CPU and disk fields, applied on the running lab)."""
 
     name: str
     kind: str
@@ -337,7 +341,9 @@ def _lab(v: _V, raw: Any) -> LabSpec:
     timeout = v.number(m.get("timeout_s", 180.0), ("lab", "timeout_s"), 10.0, 3600.0)
     runtime = v.choice(m.get("runtime", DEFAULT_RUNTIME), ("lab", "runtime"), list(RUNTIMES),
                        "runtime")
-    return LabSpec(nodes, profile, network, dict(overrides), timeout, runtime)
+    per_node = profilefactors.node_profiles(v, m.get("node_profiles"), ("lab", "node_profiles"),
+                                            MAX_NODES)
+    return LabSpec(nodes, profile, network, dict(overrides), timeout, runtime, per_node)
 
 
 def _network_value(v: _V, value: Any, path: Path_) -> Any:
@@ -452,6 +458,8 @@ def factor_kind(name: str) -> str | None:
     """lab, network, schema or workload; None for an unknown factor name."""
     if name in ("nodes", "profile", "runtime") or name.startswith("set."):
         return "lab"
+    if name.startswith(profilefactors.PREFIX):
+        return profilefactors.factor_kind(name)
     if name == "network" or re.fullmatch(
             r"network(\.(all|client|nodes|node\d+-node\d+))?\.(delay_ms|jitter_ms|loss_pct|"
             r"rate_mbit)", name):
@@ -522,6 +530,8 @@ def _level(v: _V, name: str, value: Any, path: Path_, has_search: bool,
         return v.choice(value, path, list(BUILTIN_PROFILES), "profile")
     if name == "runtime":
         return v.choice(value, path, list(RUNTIMES), "runtime")
+    if name in profilefactors.NAMES:
+        return profilefactors.level(v, name, value, path)
     if name == "network":
         return _network_value(v, value, path)
     if name.startswith("network."):
@@ -564,6 +574,10 @@ def _cross_checks(v: _V, lab: LabSpec, factors: list[Factor], search: SearchSpec
         raise v.doc.error(where, f"link conditions work on runtime {DEFAULT_RUNTIME} only; "
                           "drop the network settings or the other runtimes")
     node_levels = next((f.levels for f in factors if f.name == "nodes"), (lab.nodes,))
+    for node in lab.node_profiles:
+        if int(node.removeprefix("node")) > max(node_levels):
+            raise v.doc.error(("lab", "node_profiles", node), f"{node!r} is not a node of the "
+                              f"lab (valid: node1 ... node{max(node_levels)})")
     for i, f in enumerate(factors):
         if f.name == "rf":
             for j, rf in enumerate(f.levels):
@@ -685,6 +699,8 @@ def json_schema() -> specio.JsonSchema:
         "description": {"type": "string"},
         "lab": obj({"nodes": integer(1, MAX_NODES), "profile": enum(list(BUILTIN_PROFILES)),
                     "runtime": enum(list(RUNTIMES)),
+                    "node_profiles": specio.schema_map(enum(list(BUILTIN_PROFILES)),
+                                                       "node name (node6) -> profile"),
                     "network": network, "set": {"type": "object",
                                                 "description": "cassandra.yaml overrides"},
                     "timeout_s": num(10, 3600)}),

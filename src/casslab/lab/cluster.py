@@ -29,10 +29,11 @@ from casslab.core.errors import (
     UsageError,
 )
 from casslab.lab import node
+from casslab.lab.nodeprofiles import cpu_warning, node_profiles
 from casslab.lab.runtime import DEFAULT_RUNTIME, NodeRuntime, runtime_for
 from casslab.lab.state import LabState, NodeState, lab_lock, system_name, validate_name
 from casslab.profiles import cgroups
-from casslab.profiles.hardware import HardwareProfile, resolve_profile
+from casslab.profiles.hardware import LIVE_FIELDS, HardwareProfile, describe
 from casslab.system import netns
 from casslab.system.process import is_same_process, signal_process, terminate
 
@@ -87,6 +88,11 @@ class LabOptions:
     heap_mib: int | None = None
     # What each node runs in: see casslab.lab.runtime (process, netns).
     runtime: str = DEFAULT_RUNTIME
+    # Nodes with a profile of their own: {"node3": "rpi3"} (`--node-profile node3=rpi3`).
+    node_profiles: dict[str, str] = field(default_factory=dict)
+    # Profile fields set over every node's profile ({"memory_mib": 2048}; see
+    # casslab.profiles.hardware.with_fields).
+    profile_fields: dict[str, float | int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -133,17 +139,9 @@ def validate_node_count(count: int, heap_mib: int, memory_mib: int) -> None:
 
 
 def oversubscription_warning(profile: HardwareProfile, count: int, cores: int) -> str | None:
-    """A warning when the nodes' CPU quotas add up to more than this machine's cores."""
-    if profile.cpu_cores is None:
-        if count > 1:
-            return (f"profile '{profile.name}' has no CPU limit: {count} nodes share this "
-                    f"machine's {cores} cores")
-        return None
-    total = profile.cpu_cores * count
-    if total > cores:
-        return (f"results are oversubscribed: {count} nodes x {profile.cpu_cores:g} cores = "
-                f"{total:g} cores of CPU quota on a {cores}-core machine")
-    return None
+    """A warning when `count` nodes of one profile have more CPU quota than this machine
+    has cores (see nodeprofiles.cpu_warning for a lab of mixed profiles)."""
+    return cpu_warning([profile] * count, cores)
 
 
 def list_labs(home: Path) -> list[LabState]:
@@ -199,10 +197,13 @@ class Lab:
         started is left running.
         """
         say = progress or (lambda _msg: None)
-        profile = resolve_profile(options.profile, options.profiles_file)
-        heap = options.heap_mib or profile.effective_heap_mib(
-            unlimited_node_memory_mib(host_memory_mib(), options.nodes))
-        validate_node_count(options.nodes, heap, host_memory_mib())
+        validate_node_count(options.nodes, 0, host_memory_mib())
+        profiles = node_profiles(options.profile, options.node_profiles, options.nodes,
+                                 profiles_file=options.profiles_file,
+                                 fields=options.profile_fields)
+        basis = unlimited_node_memory_mib(host_memory_mib(), options.nodes)
+        heaps = [options.heap_mib or p.effective_heap_mib(basis) for p in profiles]
+        validate_node_count(options.nodes, max(heaps), host_memory_mib())
         overrides = cconf.parse_overrides(options.overrides)
         if options.heap_mib is not None and options.heap_mib < 256:
             raise UsageError(f"--heap-mib {options.heap_mib}: Cassandra needs at least 256 MiB")
@@ -226,13 +227,13 @@ class Lab:
                 self._check_data_matches(old, options.nodes)
             say(f"resolving Cassandra {options.cassandra_version}")
             dist = resolve(options.cassandra_version, self.cache)
-            state = self._initial_state(options, profile, heap, overrides)
-            warning = oversubscription_warning(profile, options.nodes, os.cpu_count() or 1)
+            state = self._initial_state(options, profiles, heaps, overrides)
+            warning = cpu_warning(profiles, os.cpu_count() or 1)
             if warning:
                 state.warnings.append(warning)
             state.save()
             try:
-                self._build(state, dist, profile, options, say)
+                self._build(state, dist, profiles, options, say)
                 for ext in self.extensions:
                     state.warnings.extend(ext.after_up(self, state, options, say))
                     state.save()
@@ -253,8 +254,8 @@ class Lab:
                 f"{len(old.nodes)} or remove it: casslab lab down --name {self.name} --wipe"
             )
 
-    def _initial_state(self, options: LabOptions, profile: HardwareProfile, heap: int,
-                       overrides: dict[str, object]) -> LabState:
+    def _initial_state(self, options: LabOptions, profiles: list[HardwareProfile],
+                       heaps: list[int], overrides: dict[str, object]) -> LabState:
         is_root = os.geteuid() == 0
         use_netns = options.own_namespace and netns.can_use_namespaces()
         subnet = 1 if use_netns else self._free_subnet()
@@ -265,16 +266,20 @@ class Lab:
             name=self.name,
             directory=str(self.directory),
             cassandra_version=options.cassandra_version,
-            profile=profile.name,
+            profile=options.profile,
             netns=lab_netns,
             cgroup_version=None,
             subnet=subnet,
             seeds=[addresses[0]],
             overrides=overrides,
-            nodes=[NodeState(i, a, str(self.directory / f"node{i}"), heap_mib=heap,
-                             netns=runtime.node_netns(lab_netns, i))
+            nodes=[NodeState(i, a, str(self.directory / f"node{i}"), heap_mib=heaps[i - 1],
+                             netns=runtime.node_netns(lab_netns, i),
+                             profile=(None if profiles[i - 1].name == options.profile
+                                      else profiles[i - 1].name))
                    for i, a in enumerate(addresses, start=1)],
             runtime=runtime.name,
+            profile_fields=dict(options.profile_fields),
+            profiles_file=None if options.profiles_file is None else str(options.profiles_file),
         )
         if not is_root:
             state.warnings.append(
@@ -291,7 +296,7 @@ class Lab:
         # Debian maps 127.0.1.1 to the hostname: host-namespace labs start at 127.0.10.x.
         return next(i for i in range(10, 255) if i not in used)
 
-    def _build(self, state: LabState, dist: Distribution, profile: HardwareProfile,
+    def _build(self, state: LabState, dist: Distribution, profiles: list[HardwareProfile],
                options: LabOptions, say: Progress) -> None:
         runtime = _runtime(state)
         runtime.prepare(state, dist, self.cache, say)
@@ -303,10 +308,11 @@ class Lab:
             layout = cgroups.detect_layout()
             state.cgroup_version = layout.version
         device = cgroups.block_device_of(self.directory) if layout else None
-        if layout and device is None and (profile.disk_read_mb_s or profile.disk_write_mb_s):
+        if layout and device is None and any(p.disk_read_mb_s or p.disk_write_mb_s
+                                             for p in profiles):
             state.warnings.append(f"{self.directory} is not on a block device: disk bandwidth "
                                   "limits are not applied")
-        for n in state.nodes:
+        for n, profile in zip(state.nodes, profiles, strict=True):
             layout_n = cconf.NodeLayout(n.index, n.address, Path(n.directory))
             cfg = cconf.render_cassandra_yaml(lab_name=self.name, node=layout_n,
                                               node_count=len(state.nodes), seeds=state.seeds,
@@ -471,6 +477,45 @@ class Lab:
                 raise
             return n
 
+    # ---- live limits -------------------------------------------------------------------
+
+    def update_limits(self, fields: dict[str, float | int]) -> bool:
+        """Set CPU and disk profile fields (LIVE_FIELDS) over every node's profile on the
+        running nodes' cgroups, without a restart; they replace the live fields set before.
+
+        Returns False, changing nothing, when this lab cannot: its runtime keeps the
+        cgroups itself (lxc) or a node's cgroup lacks the controller (a `host` node);
+        the caller then rebuilds the lab. Raises UsageError for a field that needs a
+        restart (memory_mib, heap_mib), CgroupError when a file cannot be written.
+        """
+        bad = [k for k in fields if k not in LIVE_FIELDS]
+        if bad:
+            raise UsageError(f"profile field {bad[0]} cannot change on a running node (live: "
+                             f"{', '.join(LIVE_FIELDS)}); rebuild the lab")
+        self.state()  # no such lab: say so before a lock file is made for it
+        with lab_lock(self.directory):
+            state = self.state()
+            kept = {k: v for k, v in state.profile_fields.items() if k not in LIVE_FIELDS}
+            new_fields = {**kept, **fields}
+            if state.cgroup_version is not None:
+                profiles = node_profiles(
+                    state.profile, {n.name: n.profile for n in state.nodes if n.profile},
+                    len(state.nodes), fields=new_fields,
+                    profiles_file=Path(state.profiles_file) if state.profiles_file else None)
+                layout = cgroups.detect_layout()
+                device = cgroups.block_device_of(self.directory)
+                writes = [cgroups.live_writes(layout, self.system_name, n.name, p, device)
+                          for n, p in zip(state.nodes, profiles, strict=True)]
+                if any(w is None for w in writes):
+                    return False
+                for w in writes:
+                    cgroups.write_files(w or [])
+            # Without cgroups (not root) no limit was applied at `up` either (its warning
+            # says so): the fields are only recorded.
+            state.profile_fields = new_fields
+            state.save()
+            return True
+
     # ---- queries -----------------------------------------------------------------------
 
     def status(self) -> list[NodeStatus]:
@@ -491,7 +536,8 @@ class Lab:
             up = "U" if n.address in alive else "D"
             phase = {"NORMAL": "N", "BOOT": "J", "LEAVING": "L", "LEFT": "L"}.get(
                 status.split(",")[0], "N" if up == "D" else "?")
-            out.append(NodeStatus(n.name, n.address, up + phase, load, state.profile,
+            out.append(NodeStatus(n.name, n.address, up + phase, load,
+                                  describe(state.profile_of(n), state.profile_fields),
                                   n.pid if n.address in alive else None))
         return out
 

@@ -57,6 +57,9 @@ class NodeState:
     heap_mib: int = 0
     # The node's own network namespace (runtime netns); None: it runs in the lab's.
     netns: str | None = None
+    # The node's hardware profile when it differs from the lab's (`--node-profile`);
+    # None: the lab's (and every node of a state file older than per-node profiles).
+    profile: str | None = None
 
     @property
     def name(self) -> str:
@@ -92,6 +95,14 @@ class LabState:
     # What the nodes run in (casslab.lab.runtime); state files older than runtimes
     # were all "process".
     runtime: str = "process"
+    # Profile fields set over every node's profile (campaign factors `profile.<field>`).
+    profile_fields: dict[str, float | int] = field(default_factory=dict)
+    # The user profiles file the profiles came from (None: built-in profiles only).
+    profiles_file: str | None = None
+
+    def profile_of(self, node: NodeState) -> str:
+        """The name of the profile `node` runs with."""
+        return node.profile or self.profile
 
     def node(self, ref: str | int) -> NodeState:
         """Find a node by number (2), name (node2) or address; UsageError if none."""

@@ -2,16 +2,24 @@
 
 from casslab.profiles.hardware import (
     BUILTIN_PROFILES,
+    LIVE_FIELDS,
+    RESTART_FIELDS,
     HardwareProfile,
     cassandra_default_heap_mib,
+    describe,
     load_profiles_file,
     resolve_profile,
+    with_fields,
 )
 
 __all__ = [
     "BUILTIN_PROFILES",
+    "LIVE_FIELDS",
+    "RESTART_FIELDS",
     "HardwareProfile",
     "cassandra_default_heap_mib",
+    "describe",
     "load_profiles_file",
     "resolve_profile",
+    "with_fields",
 ]

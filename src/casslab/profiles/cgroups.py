@@ -188,6 +188,41 @@ def create_node_cgroup(
     return NodeCgroup(layout.version, tuple(created))
 
 
+# Limit files a running node's cgroup takes as they are (see hardware.LIVE_FIELDS).
+_LIVE_FILES = ("cpu.cfs_period_us", "cpu.cfs_quota_us", "blkio.throttle.read_bps_device",
+               "blkio.throttle.write_bps_device", "cpu.max", "io.max")
+
+
+def live_limit_files(profile: HardwareProfile, version: int,
+                     device: str | None) -> dict[str, dict[str, str]]:
+    """The CPU and disk part of `limit_files`: what changes on a live cgroup (pure)."""
+    return {ctrl: {k: v for k, v in files.items() if k in _LIVE_FILES}
+            for ctrl, files in limit_files(profile, version, device).items()}
+
+
+def live_writes(layout: CgroupLayout, lab: str, node: str, profile: HardwareProfile,
+                device: str | None) -> list[tuple[Path, str]] | None:
+    """The (file, value) writes that give the node's existing cgroup the profile's CPU
+    quota and disk bandwidth; None when a cgroup directory they need does not exist
+    (the node was made without that controller, or by another runtime)."""
+    rel = relative_dir(lab, node)
+    out: list[tuple[Path, str]] = []
+    for ctrl, files in live_limit_files(profile, layout.version, device).items():
+        base = layout.v1_mounts.get(ctrl) if layout.version == 1 else layout.v2_mount
+        if not files:
+            continue
+        if base is None or not (base / rel).is_dir():
+            return None
+        out += [(base / rel / name, value) for name, value in files.items()]
+    return out
+
+
+def write_files(writes: list[tuple[Path, str]]) -> None:
+    """Write each value to its cgroup file; CgroupError names the first that fails."""
+    for path, value in writes:
+        _write(path, value)
+
+
 def _enable_v2_controllers(root: Path, rel: Path) -> None:
     # v2 delegates a controller only if every ancestor enables it for its children.
     available = set((root / "cgroup.controllers").read_text().split())

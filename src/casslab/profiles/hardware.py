@@ -124,6 +124,34 @@ BUILTIN_PROFILES: dict[str, HardwareProfile] = {
     ]
 }
 
+# Fields a running node's cgroup takes without a restart (CFS quota, blkio/io throttle);
+# the others (memory limit, -Xmx) only take effect when the JVM starts again.
+LIVE_FIELDS = ("cpu_cores", "disk_read_mb_s", "disk_write_mb_s")
+RESTART_FIELDS = ("memory_mib", "heap_mib")
+
+
+def with_fields(profile: HardwareProfile, fields: dict[str, float | int]) -> HardwareProfile:
+    """The profile with some of its fields replaced (same name; `describe` shows them).
+
+    Raises ProfileError for a name that is not a profile field.
+    """
+    unknown = [k for k in fields if k not in (*LIVE_FIELDS, *RESTART_FIELDS)]
+    if unknown:
+        raise ProfileError(f"profile field '{unknown[0]}' is not a field (valid: "
+                           f"{', '.join((*RESTART_FIELDS, *LIVE_FIELDS))})")
+    # Memory and heap are whole MiB; the others may be fractions.
+    values: dict[str, Any] = {k: int(v) if k in RESTART_FIELDS else float(v)
+                              for k, v in fields.items()}
+    return replace(profile, **values)
+
+
+def describe(name: str, fields: dict[str, float | int]) -> str:
+    """`rpi2` or `rpi2 (memory_mib=2048)`: a profile name with the fields set over it."""
+    if not fields:
+        return name
+    return f"{name} ({', '.join(f'{k}={v:g}' for k, v in sorted(fields.items()))})"
+
+
 # Field -> (kind, upper bound): bounds far above any machine, so a typo is caught.
 _FIELDS: dict[str, tuple[type, float]] = {
     "cpu_cores": (float, 4096.0),
