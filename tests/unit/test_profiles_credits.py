@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from casslab.core.errors import UsageError
+from casslab.core.errors import ProfileError, UsageError
 from casslab.profiles.credits import (
     T2_CREDITS,
     CreditBalance,
@@ -20,7 +20,7 @@ from casslab.profiles.credits import (
     time_scale_from_env,
     write_balance_file,
 )
-from casslab.profiles.hardware import BUILTIN_PROFILES
+from casslab.profiles.hardware import BUILTIN_PROFILES, load_profiles_file
 
 MICRO = T2_CREDITS["t2.micro"]
 MEDIUM = T2_CREDITS["t2.medium"]
@@ -111,7 +111,7 @@ def test_time_scale_comes_from_the_environment() -> None:
     assert time_scale_from_env({}) == 1.0
     assert time_scale_from_env({"CASSLAB_CREDIT_TIME_SCALE": "60"}) == 60.0
     for bad in ("0", "-2", "fast", "1e9"):
-        with pytest.raises(UsageError, match="CASSLAB_CREDIT_TIME_SCALE=.*must be a number"):
+        with pytest.raises(UsageError, match=r"CASSLAB_CREDIT_TIME_SCALE=.*must be a number"):
             time_scale_from_env({"CASSLAB_CREDIT_TIME_SCALE": bad})
 
 
@@ -126,9 +126,6 @@ def test_the_balance_file_round_trips_and_a_missing_one_is_empty(tmp_path: Path)
 
 
 def test_a_user_profile_may_be_burstable_or_inherit_it(tmp_path: Path) -> None:
-    from casslab.core.errors import ProfileError
-    from casslab.profiles.hardware import load_profiles_file
-
     path = tmp_path / "p.yaml"
     path.write_text("mine: {cpu_cores: 0.5, burst: t2.small}\nfixed: {base: t2.micro, "
                     "burst: null}\nlike: {base: t2.medium}\n")
@@ -136,5 +133,5 @@ def test_a_user_profile_may_be_burstable_or_inherit_it(tmp_path: Path) -> None:
     assert (got["mine"].burst, got["fixed"].burst, got["like"].burst) == (
         "t2.small", None, "t2.medium")
     path.write_text("bad: {burst: t3.micro}\n")
-    with pytest.raises(ProfileError, match="bad.burst: 't3.micro' is not a valid burstable"):
+    with pytest.raises(ProfileError, match=r"bad\.burst: 't3\.micro' is not a valid burstable"):
         load_profiles_file(path)

@@ -92,6 +92,9 @@ class LabState:
     # What the nodes run in (casslab.lab.runtime); state files older than runtimes
     # were all "process".
     runtime: str = "process"
+    # The CPU credit controller of burstable nodes (casslab.lab.credits); 0: none.
+    credit_controller_pid: int = 0
+    credit_controller_ticks: int | None = None
 
     def node(self, ref: str | int) -> NodeState:
         """Find a node by number (2), name (node2) or address; UsageError if none."""
