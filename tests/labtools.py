@@ -37,6 +37,8 @@ def leftovers(lab: str) -> list[str]:
             continue
         if marker in cmdline and "CassandraDaemon" in cmdline:
             found.append(f"process {proc.name}")
+        elif "casslab.lab.credit_daemon" in cmdline and f"{home}/labs/{lab}" in cmdline:
+            found.append(f"CPU credit controller {proc.name}")
         elif "[lxc monitor]" in cmdline and f"{home}/labs/{lab}/lxc" in cmdline:
             found.append(f"LXC monitor {proc.name}")
     # The lab's namespace and, on runtime netns, its nodes' (casslab-<name>-nI); their

@@ -85,7 +85,8 @@ def results(tmp_path: Path) -> Results:
     m = TrialMetrics()
     for i in range(1, 7):
         t = float(i)
-        m.nodes.append(NodeSample(t, "node1", 10.0 * i, 0.0, 0.0, 100.0 * i, 500.0, float(i)))
+        m.nodes.append(NodeSample(t, "node1", 10.0 * i, 0.0, 0.0, 100.0 * i, 500.0, float(i),
+                                  cpu_credits=30.0 - i))
         m.nodes.append(NodeSample(t, "node2", 60.0, 40.0, 0.0, 50.0, 700.0, 2.0))
         m.host.append(HostSample(t, 50.0, 10.0, 0.0, 0.0, 10.0 * i))
         m.sstables.append(SstableSample(t, "node1", "ks", "a", i))
@@ -114,6 +115,9 @@ def test_resources_are_computed_over_the_recorded_window(results: Results) -> No
     # node1 completed 1 compaction by t = 2 and 3 by t = 6: 2 in the window
     assert trial_values(results, "compactions_completed.sum", [1]) == {1: 2.0}
     assert trial_values(results, "host_disk_write_kib_s", [1]) == {1: 45.0}
+    # A balance, like data_mib: node1's at the window's end; node2 is not burstable.
+    assert trial_values(results, "node_cpu_credits", [1]) == {1: 24.0}
+    assert math.isnan(trial_values(results, "node_cpu_credits.node2", [1])[1])
 
 
 def test_cpu_of_the_profile_divides_by_its_cores(results: Results) -> None:

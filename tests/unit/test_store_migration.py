@@ -88,3 +88,19 @@ def _pct(us: int) -> dict[str, float]:
 
 def _empty() -> TrialMetrics:
     return TrialMetrics()
+
+
+def test_a_schema_2_database_gains_the_credit_column(tmp_path: Path) -> None:
+    with Store(tmp_path):
+        pass
+    raw = sqlite3.connect(tmp_path / "results.db")
+    raw.execute("ALTER TABLE node_metrics DROP COLUMN cpu_credits")
+    raw.execute("UPDATE meta SET value='2' WHERE key='schema_version'")
+    raw.commit()
+    raw.close()
+    with Store(tmp_path) as store:
+        assert store.schema_found == 2
+    raw = sqlite3.connect(tmp_path / "results.db")
+    cols = [r[1] for r in raw.execute("PRAGMA table_info(node_metrics)")]
+    raw.close()
+    assert cols[-1] == "cpu_credits"

@@ -87,8 +87,10 @@ _NODE_FIELDS: dict[str, Callable[[NodeMetricRow], float | None]] = {
     "disk_write_kib_s": lambda r: r.write_kb_s,
     "rss_mib": lambda r: r.rss_mib,
     "data_mib": lambda r: r.data_mib,
+    "node_cpu_credits": lambda r: r.cpu_credits,
 }
-_LEVELS = ("data_mib", "sstables")  # a state, not a rate: its value at the window's end
+# A state, not a rate: its value at the window's end.
+_LEVELS = ("data_mib", "sstables", "node_cpu_credits")
 
 
 def _by_node(rows: Sequence[tuple[float, str, float]]) -> dict[str, list[tuple[float, float]]]:
@@ -182,6 +184,8 @@ _RESOURCE = {
     "sstables": "live SSTables (*-Data.db) of each node's user tables",
     "compactions_completed": "compactions each node completed (its system.compaction_history "
                              "rows, sampled over CQL as a count since the trial started)",
+    "node_cpu_credits": "CPU credit balance of each burstable (t2.*) node as the lab's credit "
+                        "controller keeps it (AWS T2 model), at the window's end",
     "host_cpu_pct": "whole-machine CPU (user + system) from /proc/stat, % of all cores",
     "host_disk_read_kib_s": "whole disks of /proc/diskstats, KiB/s read",
     "host_disk_write_kib_s": "whole disks of /proc/diskstats, KiB/s written",

@@ -105,20 +105,25 @@ def down(
 
 @app.command()
 def status(name: NameOpt = "default") -> None:
-    """Show each node: address, state (UN/DN), load, profile, pid.
+    """Show each node: address, state (UN/DN), load, profile, pid, and the CPU credit
+    balance of burstable (t2.*) nodes.
 
     Example: casslab lab status --name edge
     """
     with errors_to_exit():
         rows = open_lab(name).status()
     table = Table(title=f"lab {name}")
-    for col in ("node", "address", "state", "load (MiB)", "profile", "pid"):
+    credits = any(r.cpu_credits is not None for r in rows)
+    for col in ("node", "address", "state", "load (MiB)", "profile", "pid",
+                *(["CPU credits"] if credits else [])):
         table.add_column(col)
     for r in rows:
         colour = "green" if r.state == "UN" else "red"
         load = "-" if r.load_mib is None else f"{r.load_mib:.2f}"
+        credit = [] if not credits else ["-" if r.cpu_credits is None
+                                         else f"{r.cpu_credits:.1f}"]
         table.add_row(r.name, r.address, f"[{colour}]{r.state}[/]", load, r.profile,
-                      str(r.pid or "-"))
+                      str(r.pid or "-"), *credit)
     out.print(table)
 
 

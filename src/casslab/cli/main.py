@@ -173,7 +173,9 @@ def profiles(
 
     Example: casslab profiles --profiles-file my-boards.yaml
     """
-    from casslab.profiles import BUILTIN_PROFILES, load_profiles_file  # only this command
+    # Imported here: only this command needs the profiles.
+    from casslab.profiles import BUILTIN_PROFILES, load_profiles_file
+    from casslab.profiles.credits import credit_spec, quota_cores
 
     table = Table(title="hardware profiles")
     for col in ("name", "CPU (cores)", "memory (MiB)", "heap (MiB)", "disk r/w (MB/s)",
@@ -187,7 +189,11 @@ def profiles(
         heap = p.heap_mib or (p.effective_heap_mib(0) if p.memory_mib else None)
         disk = ("-" if p.disk_read_mb_s is None and p.disk_write_mb_s is None
                 else f"{p.disk_read_mb_s or '-'}/{p.disk_write_mb_s or '-'}")
-        table.add_row(p.name, _fmt(p.cpu_cores), _fmt(p.memory_mib),
+        cpu = _fmt(p.cpu_cores)
+        if p.burst is not None and p.cpu_cores is not None:
+            spec = credit_spec(p.burst)
+            cpu += f" ({quota_cores(spec, p.cpu_cores, bursting=False):g} without credits)"
+        table.add_row(p.name, cpu, _fmt(p.memory_mib),
                       _fmt(heap) if heap else "Cassandra's rule", disk, p.source)
     out.print(table)
 

@@ -38,6 +38,7 @@ from casslab.load.options import LoadOptions, SchemaOptions, family_of
 from casslab.metrics.sampler import NodeTarget, Sampler
 from casslab.metrics.samples import TrialMetrics
 from casslab.profiles import describe
+from casslab.profiles.credits import BALANCE_FILE
 from casslab.store.db import Store
 from casslab.system.process import is_same_process
 from casslab.testbed import open_lab
@@ -362,7 +363,8 @@ class CampaignRunner:
         opts = replace(self._options(params), phase="run", seed=seed, ops=stop.ops,
                        duration_s=stop.duration_s or None)
         state = self.lab.state()
-        targets = [NodeTarget(n.name, n.pid, n.address, Path(n.directory) / "data")
+        credits = Path(state.directory) / BALANCE_FILE
+        targets = [NodeTarget(n.name, n.pid, n.address, Path(n.directory) / "data", credits)
                    for n in state.nodes if is_same_process(n.pid, n.start_ticks)]
         sampler = Sampler(targets, interval_s=self.spec.metrics_interval_s,
                           cql=self.lab.cql if self.spec.metrics_cql else None)

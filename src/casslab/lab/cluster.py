@@ -28,11 +28,12 @@ from casslab.core.errors import (
     NodeStartError,
     UsageError,
 )
-from casslab.lab import node
+from casslab.lab import credits, node
 from casslab.lab.nodeprofiles import cpu_warning, node_profiles
 from casslab.lab.runtime import DEFAULT_RUNTIME, NodeRuntime, runtime_for
 from casslab.lab.state import LabState, NodeState, lab_lock, system_name, validate_name
 from casslab.profiles import cgroups
+from casslab.profiles.credits import BALANCE_FILE, read_balance_file, time_scale_from_env
 from casslab.profiles.hardware import LIVE_FIELDS, HardwareProfile, describe
 from casslab.system import netns
 from casslab.system.process import is_same_process, signal_process, terminate
@@ -105,6 +106,8 @@ class NodeStatus:
     load_mib: float | None
     profile: str
     pid: int | None
+    # The node's CPU credit balance (burstable profiles while the lab is up), else None.
+    cpu_credits: float | None = None
 
 
 def host_memory_mib() -> int:
@@ -210,6 +213,7 @@ class Lab:
         if options.timeout_s <= 0:
             raise UsageError(f"--timeout {options.timeout_s}: must be > 0 seconds")
         check_version(options.cassandra_version)
+        credit_time_scale = time_scale_from_env()
         runtime_for(options.runtime).check(own_namespace=options.own_namespace,
                                            can_use_namespaces=netns.can_use_namespaces())
         for ext in self.extensions:
@@ -234,6 +238,9 @@ class Lab:
             state.save()
             try:
                 self._build(state, dist, profiles, options, say)
+                self._start_credits(state, {n.name: p for n, p in zip(state.nodes, profiles,
+                                                                      strict=True)},
+                                    credit_time_scale, say)
                 for ext in self.extensions:
                     state.warnings.extend(ext.after_up(self, state, options, say))
                     state.save()
@@ -246,6 +253,22 @@ class Lab:
                     exc.add_note(f"clean-up after the failure also failed: {cleanup}")
                 raise
             return state
+
+    def _start_credits(self, state: LabState, profiles: dict[str, HardwareProfile],
+                       time_scale: float, say: Progress) -> None:
+        """Start the CPU credit controller when some node's profile is burstable."""
+        nodes, warnings = credits.burst_nodes(state, profiles)
+        state.warnings.extend(warnings)
+        if not nodes:
+            return
+        say(f"starting the CPU credit controller for {', '.join(n.node for n in nodes)}")
+        if time_scale != 1.0:
+            state.warnings.append(f"CPU credits are accounted {time_scale:g}x faster than "
+                                  "real time (CASSLAB_CREDIT_TIME_SCALE)")
+        config = credits.ControllerConfig(time_scale, credits.TICK_S, tuple(nodes))
+        pid, ticks = credits.start(self.directory, config)
+        state.credit_controller_pid, state.credit_controller_ticks = pid, ticks
+        state.save()
 
     def _check_data_matches(self, old: LabState, count: int) -> None:
         if len(old.nodes) != count and any(Path(n.directory, "data").exists() for n in old.nodes):
@@ -414,6 +437,10 @@ class Lab:
                 ext.before_teardown(self, state)
             except CasslabError as exc:
                 errors.append(str(exc))
+        # Before the nodes go: the controller exits by itself without their cgroups, but
+        # would log every quota it could not set on the way.
+        credits.stop(state.credit_controller_pid, state.credit_controller_ticks)
+        state.credit_controller_pid, state.credit_controller_ticks = 0, None
         self._stop_all(state, grace_s)
         for n in state.nodes:
             if n.cgroup_dirs:
@@ -530,15 +557,19 @@ class Lab:
                 gossip = {str(r[0]): (_gossip_status(r), _mib(r[3])) for r in rows}
             except CqlError:
                 gossip = {}
+        balances = (read_balance_file(self.directory / BALANCE_FILE) if is_same_process(
+            state.credit_controller_pid, state.credit_controller_ticks) else {})
         out = []
         for n in state.nodes:
             status, load = gossip.get(n.address, ("", None))
             up = "U" if n.address in alive else "D"
             phase = {"NORMAL": "N", "BOOT": "J", "LEAVING": "L", "LEFT": "L"}.get(
                 status.split(",")[0], "N" if up == "D" else "?")
+            credit = balances.get(n.name)
             out.append(NodeStatus(n.name, n.address, up + phase, load,
                                   describe(state.profile_of(n), state.profile_fields),
-                                  n.pid if n.address in alive else None))
+                                  n.pid if n.address in alive else None,
+                                  credit.credits if credit else None))
         return out
 
     def cql(self) -> CqlClient:

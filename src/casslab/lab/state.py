@@ -99,6 +99,9 @@ class LabState:
     profile_fields: dict[str, float | int] = field(default_factory=dict)
     # The user profiles file the profiles came from (None: built-in profiles only).
     profiles_file: str | None = None
+    # The CPU credit controller of burstable nodes (casslab.lab.credits); 0: none.
+    credit_controller_pid: int = 0
+    credit_controller_ticks: int | None = None
 
     def profile_of(self, node: NodeState) -> str:
         """The name of the profile `node` runs with."""

@@ -4,6 +4,7 @@ OS side, per node JVM: CPU from /proc/<pid>/stat (utime, stime), disk bytes from
 /proc/<pid>/io (read_bytes / write_bytes: what reached the block layer), RSS from
 /proc/<pid>/status, data size as `du` of the node's data directory, and SSTables as
 the *-Data.db files per table directory. Machine: /proc/stat and /proc/diskstats.
+Burstable nodes: the CPU credit balance the lab's credit controller last wrote.
 Cassandra side, per node over CQL (host=...): running compactions
 (system_views.sstable_tasks), pending ones (thread_pools CompactionExecutor) and
 coordinator read/write rates and latencies per table, and the compactions completed
@@ -31,6 +32,7 @@ from casslab.metrics.samples import (
     TableSample,
     TrialMetrics,
 )
+from casslab.profiles.credits import read_balance_file
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 SYSTEM_KEYSPACES = {"system", "system_schema", "system_auth", "system_distributed",
@@ -44,6 +46,8 @@ class NodeTarget:
     pid: int
     address: str
     data_dir: Path
+    # The lab's CPU credit balance file (profiles.credits); None: no burstable nodes.
+    credits_file: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -121,6 +125,13 @@ def sstable_counts(data_dir: Path) -> dict[tuple[str, str], int]:
     return out
 
 
+def _credits(n: NodeTarget) -> float | None:
+    if n.credits_file is None:
+        return None
+    row = read_balance_file(n.credits_file).get(n.name)
+    return None if row is None else row.credits
+
+
 class Sampler:
     """Samples every `interval_s` from start() to stop() in a daemon thread."""
 
@@ -188,7 +199,7 @@ class Sampler:
                     100 * (cur.cpu_sys_s - old.cpu_sys_s) / dt,
                     (cur.read_bytes - old.read_bytes) / 1024 / dt,
                     (cur.write_bytes - old.write_bytes) / 1024 / dt, cur.rss_mib,
-                    du_mib(n.data_dir), active, pending))
+                    du_mib(n.data_dir), active, pending, _credits(n)))
                 for (ks, table), count in sstable_counts(n.data_dir).items():
                     self.metrics.sstables.append(SstableSample(t_s, n.name, ks, table, count))
                 if cql:

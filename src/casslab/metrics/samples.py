@@ -19,6 +19,8 @@ class NodeSample:
     data_mib: float | None
     compactions_active: int | None = None
     compactions_pending: int | None = None
+    # The CPU credit balance of a burstable node (the lab's credit controller), else None.
+    cpu_credits: float | None = None
 
 
 @dataclass(frozen=True)

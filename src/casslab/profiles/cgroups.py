@@ -288,3 +288,62 @@ def _remove_empty_parents(path: Path) -> None:
             parent.rmdir()
         except OSError:
             return
+
+
+# ---- CPU quota changed while the node runs (burstable profiles) --------------------------
+
+
+def _dir_with(dirs: list[str] | tuple[str, ...], name: str) -> Path | None:
+    # A node's dirs are one per v1 controller plus its v2 identity dir; the file names
+    # tell them apart on either version.
+    for d in dirs:
+        if (Path(d) / name).exists():
+            return Path(d)
+    return None
+
+
+def cpu_usage_s(dirs: list[str] | tuple[str, ...]) -> float | None:
+    """CPU seconds the node's cgroup used so far (v1 cpuacct.usage, v2 cpu.stat
+    usage_usec); None when neither file is there (the cgroup is gone)."""
+    try:
+        if (d := _dir_with(dirs, "cpuacct.usage")) is not None:
+            return int((d / "cpuacct.usage").read_text()) / 1e9
+        if (d := _dir_with(dirs, "cpu.max")) is not None:
+            for line in (d / "cpu.stat").read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "usage_usec":
+                    return int(value) / 1e6
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def quota_us(cores: float) -> int:
+    """CFS quota (per CFS_PERIOD_US) for a quota in cores; the kernel's minimum is 1 ms."""
+    return max(1000, round(cores * CFS_PERIOD_US))
+
+
+def set_cpu_quota(dirs: list[str] | tuple[str, ...], cores: float) -> None:
+    """Set the node's CPU quota to `cores` (v1 cpu.cfs_quota_us, v2 cpu.max).
+    Raises CgroupError when the node has no CPU controller dir or the write fails."""
+    if (d := _dir_with(dirs, "cpu.cfs_quota_us")) is not None:
+        _write(d / "cpu.cfs_quota_us", str(quota_us(cores)))
+    elif (d := _dir_with(dirs, "cpu.max")) is not None:
+        _write(d / "cpu.max", f"{quota_us(cores)} {CFS_PERIOD_US}")
+    else:
+        raise CgroupError(f"no CPU controller in the node's cgroup dirs {', '.join(dirs)}")
+
+
+def cpu_quota_cores(dirs: list[str] | tuple[str, ...]) -> float | None:
+    """The node's CPU quota in cores as the kernel holds it; None: unlimited or no dir."""
+    try:
+        if (d := _dir_with(dirs, "cpu.cfs_quota_us")) is not None:
+            quota = (d / "cpu.cfs_quota_us").read_text().strip()
+            period = (d / "cpu.cfs_period_us").read_text().strip()
+        elif (d := _dir_with(dirs, "cpu.max")) is not None:
+            quota, _, period = (d / "cpu.max").read_text().strip().partition(" ")
+        else:
+            return None
+        return None if quota in ("-1", "max") else int(quota) / int(period)
+    except (OSError, ValueError):
+        return None

@@ -26,6 +26,7 @@ from typing import Any
 from casslab.core import specio
 from casslab.core.errors import ProfileError, UsageError
 from casslab.core.units import parse_rate_bit_s
+from casslab.profiles.credits import T2_CREDITS
 
 MIB = 1024 * 1024
 
@@ -46,6 +47,9 @@ class HardwareProfile:
     disk_read_mb_s / disk_write_mb_s: bandwidth limit in MB/s (10^6 bytes/s); a
       profile file may also write `disk_read: 40MB/s` (or `320Mbit`, `38MiB/s`, ...).
     isolated: give the node a cgroup even without limits (accounting, `container`).
+    burst: a burstable instance type (casslab.profiles.credits: t2.micro, ...): cpu_cores
+      is then the quota while the node has CPU credits, and the lab's credit controller
+      drops it to the baseline share when they run out. None: a fixed quota.
     """
 
     name: str
@@ -56,6 +60,7 @@ class HardwareProfile:
     disk_write_mb_s: float | None
     isolated: bool = True
     source: str = ""
+    burst: str | None = None
 
     def effective_heap_mib(self, host_memory_mib: int) -> int:
         """The heap the node gets: the explicit one, else Cassandra's rule."""
@@ -90,15 +95,20 @@ BUILTIN_PROFILES: dict[str, HardwareProfile] = {
         HardwareProfile(
             "t2.micro", 1.0, 1024, None, 128.0, 128.0,
             source="AWS t2.micro: 1 vCPU (burst; 10 % baseline), 1 GiB; EBS gp2 volumes up "
-            "to 170 GiB deliver up to 128 MB/s (AWS EC2/EBS docs; seed 001)",
+            "to 170 GiB deliver up to 128 MB/s (AWS EC2/EBS docs; seed 001); CPU credits: "
+            "casslab.profiles.credits",
+            burst="t2.micro",
         ),
         HardwareProfile(
             "t2.small", 1.0, 2048, None, 128.0, 128.0,
             source="AWS t2.small: 1 vCPU (burst; 20 % baseline), 2 GiB; EBS gp2 128 MB/s",
+            burst="t2.small",
         ),
         HardwareProfile(
             "t2.medium", 2.0, 4096, None, 128.0, 128.0,
-            source="AWS t2.medium: 2 vCPU (burst; 40 % baseline each), 4 GiB; EBS gp2 128 MB/s",
+            source="AWS t2.medium: 2 vCPU (burst; 20 % baseline each, 40 % of one vCPU in "
+            "all), 4 GiB; EBS gp2 128 MB/s",
+            burst="t2.medium",
         ),
         HardwareProfile(
             "vm-1g", 1.0, 1024, None, None, None,
@@ -164,7 +174,7 @@ _FIELDS: dict[str, tuple[type, float]] = {
 _RATE_FIELDS = {"disk_read": "disk_read_mb_s", "disk_write": "disk_write_mb_s"}
 # Names that said `mbps`, which people read as megabits as often as megabytes.
 _AMBIGUOUS = {"disk_read_mbps": "disk_read", "disk_write_mbps": "disk_write"}
-_KEYS = ("base", "source", "isolated", *_FIELDS, *_RATE_FIELDS)
+_KEYS = ("base", "source", "isolated", "burst", *_FIELDS, *_RATE_FIELDS)
 
 
 def load_profiles_file(path: Path) -> dict[str, HardwareProfile]:
@@ -204,6 +214,9 @@ def _parse_profile(v: specio.V, path: Path, name: str, body: Any) -> HardwarePro
     for key, value in body.items():
         if key == "isolated":
             values[key] = v.boolean(value, (name, key))
+        elif key == "burst":
+            values[key] = None if value is None else v.choice(
+                value, (name, key), list(T2_CREDITS), "burstable instance type")
         elif key in _RATE_FIELDS:
             values[_RATE_FIELDS[key]] = _disk_rate_mb_s(v, (name, key), value)
         elif key in _FIELDS:
@@ -254,7 +267,9 @@ def json_schema() -> specio.JsonSchema:
     """A hardware profiles file as JSON Schema for editors."""
     props: dict[str, specio.JsonSchema] = {
         "base": specio.schema_enum(list(BUILTIN_PROFILES), "start from a built-in profile"),
-        "source": {"type": "string"}, "isolated": {"type": "boolean"}}
+        "source": {"type": "string"}, "isolated": {"type": "boolean"},
+        "burst": {"oneOf": [specio.schema_enum(list(T2_CREDITS), "CPU credits as this AWS "
+                                               "instance type"), {"type": "null"}]}}
     for key, (kind, hi) in _FIELDS.items():
         limit = (specio.schema_integer(1, int(hi)) if kind is int
                  else specio.schema_number(0, hi, lo_open=True))

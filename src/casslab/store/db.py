@@ -150,7 +150,7 @@ class Store:
                 "INSERT INTO intervals VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 interval_rows(trial_id, intervals))
             self.conn.executemany(
-                "INSERT INTO node_metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO node_metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(trial_id, *asdict(s).values()) for s in metrics.nodes])
             self.conn.executemany("INSERT INTO host_metrics VALUES (?, ?, ?, ?, ?, ?, ?)",
                                   [(trial_id, *asdict(s).values()) for s in metrics.host])

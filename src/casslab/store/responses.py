@@ -25,7 +25,7 @@ LEGACY = ("runtime_s", "ops_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_m
 # Per-node resources (aggregated over nodes unless a node is named) and machine ones.
 NODE_RESOURCES = ("node_cpu_pct", "node_cpu_profile_pct", "disk_read_kib_s",
                   "disk_write_kib_s", "rss_mib", "data_mib", "sstables",
-                  "compactions_completed")
+                  "compactions_completed", "node_cpu_credits")
 HOST_RESOURCES = ("host_cpu_pct", "host_disk_read_kib_s", "host_disk_write_kib_s")
 AGGREGATES = ("mean", "sum")
 
@@ -34,7 +34,8 @@ UNITS = {"runtime_s": "s", "ops": "ops", "ops_s": "ops/s", "errors": "errors",
          "host_cpu_pct": "% of all cores", "disk_read_kib_s": "KiB/s",
          "disk_write_kib_s": "KiB/s", "host_disk_read_kib_s": "KiB/s",
          "host_disk_write_kib_s": "KiB/s", "rss_mib": "MiB", "data_mib": "MiB",
-         "sstables": "SSTables", "compactions_completed": "compactions"}
+         "sstables": "SSTables", "compactions_completed": "compactions",
+         "node_cpu_credits": "CPU credits"}
 
 _OP = re.compile(r"[a-z][a-z0-9_]*")
 _NODE = re.compile(r"node[0-9]+")

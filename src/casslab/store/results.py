@@ -134,6 +134,7 @@ class NodeMetricRow:
     data_mib: float | None
     compactions_active: int | None
     compactions_pending: int | None
+    cpu_credits: float | None = None
 
 
 @dataclass(frozen=True)
@@ -256,7 +257,8 @@ class Results:
         """A trial's per-node samples in time order."""
         rows = self._conn.execute(
             "SELECT t_s, node, cpu_user_pct, cpu_sys_pct, read_kb_s, write_kb_s, rss_mib, "
-            "data_mib, compactions_active, compactions_pending FROM node_metrics WHERE "
+            "data_mib, compactions_active, compactions_pending, cpu_credits FROM node_metrics "
+            "WHERE "
             "trial_id=? ORDER BY t_s, node", (trial_id,)).fetchall()
         return [NodeMetricRow(**dict(r)) for r in rows]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # How a summary or interval row's percentiles were computed (column pct_source).
 FROM_HISTOGRAM = "histogram"  # percentiles of the row's own (for ALL: merged) histogram
@@ -45,7 +45,7 @@ CREATE TABLE IF NOT EXISTS intervals (
 CREATE TABLE IF NOT EXISTS node_metrics (
   trial_id INTEGER NOT NULL REFERENCES trials(id), t_s REAL NOT NULL, node TEXT NOT NULL,
   cpu_user_pct REAL, cpu_sys_pct REAL, read_kb_s REAL, write_kb_s REAL, rss_mib REAL,
-  data_mib REAL, compactions_active INTEGER, compactions_pending INTEGER);
+  data_mib REAL, compactions_active INTEGER, compactions_pending INTEGER, cpu_credits REAL);
 CREATE TABLE IF NOT EXISTS host_metrics (
   trial_id INTEGER NOT NULL REFERENCES trials(id), t_s REAL NOT NULL, cpu_user_pct REAL,
   cpu_sys_pct REAL, cpu_iowait_pct REAL, read_kb_s REAL, write_kb_s REAL);
@@ -82,6 +82,8 @@ _V1_TO_V2 = (
     "ALTER TABLE intervals ADD COLUMN service_hist TEXT",
     f"UPDATE intervals SET pct_source = '{V1_MAX}'",
 )
+# Schema 2 -> 3: the CPU credit balance of burstable nodes (NULL for every other node).
+_V2_TO_V3 = ("ALTER TABLE node_metrics ADD COLUMN cpu_credits REAL",)
 
 
 def _version(conn: sqlite3.Connection) -> int | None:
@@ -110,6 +112,9 @@ def open_schema(conn: sqlite3.Connection) -> int:
             if "interval_s" not in cols:
                 conn.execute("ALTER TABLE intervals ADD COLUMN interval_s REAL")
             for statement in _V1_TO_V2:
+                conn.execute(statement)
+        if found in (1, 2):
+            for statement in _V2_TO_V3:
                 conn.execute(statement)
         # executescript would commit the open transaction: one statement at a time.
         for statement in SCHEMA.split(";"):
