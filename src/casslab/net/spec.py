@@ -359,7 +359,8 @@ def _seq(value: Any) -> tuple[Any, ...] | str | None:
 
 
 def parse_link_option(text: str, node_count: int | None) -> tuple[str, dict[str, Any]]:
-    """`node1-node2:delay=10ms,jitter=2ms,loss=1%,burst=3,rate=10mbit` (or profile=4g)."""
+    """`node1-node2:delay=10ms,jitter=2ms,loss=1%,burst=3,rate=10mbit,medium=wifi` (or
+    profile=4g)."""
     name, sep, rest = text.partition(":")
     if not sep or not rest.strip():
         raise NetSpecError(f"--link '{text}': expected LINK:field=value,... e.g. "
@@ -370,7 +371,7 @@ def parse_link_option(text: str, node_count: int | None) -> tuple[str, dict[str,
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
             raise NetSpecError(f"--link '{text}': '{item}' is not field=value (fields: delay, "
-                               "jitter, loss, burst, rate, profile)")
+                               "jitter, loss, burst, rate, medium, profile)")
         fields_[key.strip()] = value.strip()
     return name.strip(), fields_
 

@@ -226,7 +226,8 @@ impl Daemon {
             // The link is the packet's mark, set by casslab's mangle OUTPUT rules.
             let mark = msg.get_nfmark();
             let now = self.arrival_ns(&msg);
-            let bytes = u32::try_from(msg.get_payload().len()).unwrap_or(u32::MAX);
+            // The whole packet's length: only the first COPY_RANGE bytes are copied to us.
+            let bytes = u32::try_from(msg.get_original_len()).unwrap_or(u32::MAX);
             match self.sched.admit(now, mark, bytes, msg) {
                 Admit::Pass(m) => self.verdict(m, Verdict::Accept),
                 Admit::Drop(m) => self.verdict(m, Verdict::Drop),
