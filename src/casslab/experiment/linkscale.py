@@ -96,7 +96,7 @@ def level(v: _V, value: Any, path: Path_) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not lo <= value <= hi:
         raise v.doc.error(path, f"level {value!r} is not a percentage (valid: a number "
                           f"from {lo:g} to {hi:g}, e.g. 50 for +50 %)")
-    return float(value)
+    return value  # as written (10, not 10.0): it labels the trials
 
 
 def check_factors(v: _V, lab_network: Any, names: list[str]) -> None:
