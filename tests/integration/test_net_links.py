@@ -5,6 +5,7 @@ The "nodes" are probe sockets created in the nodes' identity cgroups
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -19,9 +20,11 @@ sys.path.insert(0, str(Path(__file__).parent.parent))
 
 from casslab import net
 from casslab.core.paths import default_home
+from casslab.experiment.network import wanted
+from casslab.experiment.spec import parse_spec
 from casslab.lab.state import LabState, NodeState
 from casslab.net import NetSpec, identity
-from casslab.net.check import run_probe
+from casslab.net.check import run_probe, wire_rate
 from casslab.system import netns
 from casslab.system.process import is_same_process
 
@@ -143,6 +146,54 @@ def test_bandwidth_within_ten_percent(bare: Bare) -> None:
         assert abs(r.wire_rate_mbit / r.configured.rate_mbit - 1) <= 0.10, r
     qdiscs = _in_ns("tc", "qdisc", "show", "dev", "lo")
     assert "htb 1: root" in qdiscs and "bfifo" in qdiscs
+
+
+def test_shared_wifi_medium_splits_its_rate_between_flows(bare: Bare) -> None:
+    """Every wifi link draws from one budget: one flow alone gets the medium's rate,
+    two flows at once (client->node1, client->node2) about half of it each."""
+    spec = NetSpec(profile="wifi", all={"rate": "20mbit", "loss": "0%"})
+    state = net.apply(bare.lab_dir, bare.netns, ADDRS, spec)
+    flows = [["127.0.0.1", "127.0.1.1", None], ["127.0.0.1", "127.0.1.2", None]]
+
+    def wire_mbit(links: list[list[str | None]]) -> list[float]:
+        job = {"wait_s": 1.0, "flows": {"links": links, "duration_s": 4.0, "warmup_s": 1.0}}
+        res = run_probe(bare.netns, job, 60, {})
+        return [wire_rate(r["mbit"], int(r["mss"])) for r in res["flows"]]
+
+    (alone,) = wire_mbit(flows[:1])
+    both = wire_mbit(flows)
+    # The medium also carries each flow's ACKs (half-duplex): a few % below 20.
+    assert 17.0 <= alone <= 20.5, alone
+    assert 17.0 <= sum(both) <= 20.5, both
+    for got in both:
+        assert abs(got - 10.0) <= 1.5, both
+    cfg = json.loads((bare.lab_dir / "net" / "netem.json").read_text())
+    assert cfg["groups"] == [{"id": 1, "name": "wifi", "rate_bit_s": 20_000_000,
+                              "queue_limit_bytes": 65536}]
+    assert "htb" not in _in_ns("tc", "qdisc", "show", "dev", "lo")
+    assert state.daemon is not None and state.daemon.alive()
+
+
+def test_coupled_scaling_of_50_percent_gives_one_and_a_half_round_trips(bare: Bare) -> None:
+    """Seed 002's edge delays a, b, c = 5, 10, 15 ms as a base link table; the factor
+    network.scale.edge at +50 % makes every edge round trip 1.5x its base."""
+    spec = parse_spec("workload: ycsb-a\nlab:\n  nodes: 3\n  network:\n    groups:\n"
+                      "      edge: {node1-node2: 5, node2-node3: 10, node1-node3: 15}\n"
+                      "factors:\n  - {name: network.scale.edge, levels: [0, 50]}\n")
+    pairs = ["node1-to-node2", "node2-to-node3", "node1-to-node3"]
+    rtt: dict[float, list[float]] = {}
+    for level in spec.factors[0].levels:
+        mapping = wanted(spec.lab.network, {"network.scale.edge": level}, len(ADDRS))
+        state = net.apply(bare.lab_dir, bare.netns, ADDRS,
+                          NetSpec.from_mapping(mapping, "network"))
+        rows = net.check(state, links=pairs, pings=200, loss_packets=0, bandwidth=False)
+        rtt[level] = [r.rtt_p50_ms or 0.0 for r in rows]
+    for base_ms, got_base, got_up in zip((10.0, 20.0, 30.0), rtt[0.0], rtt[50.0],
+                                         strict=True):
+        assert abs(got_base - base_ms) <= _tolerance(base_ms), rtt
+        assert abs(got_up - 1.5 * base_ms) <= _tolerance(1.5 * base_ms), rtt
+        # The ratio, within the emulator's tolerance on both round trips.
+        assert abs(got_up / got_base - 1.5) <= 0.1, rtt
 
 
 def test_change_while_running_reloads_the_same_daemon(bare: Bare) -> None:

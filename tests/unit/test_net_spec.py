@@ -337,3 +337,53 @@ def test_a_link_spec_file_takes_seed_002_delays_as_one_comma_list(tmp_path: Path
     table = NetSpec.from_yaml(f).resolve(3)
     assert table[("client", "node3")].delay_ms == 30
     assert table[("node1", "node3")].delay_ms == 10
+
+
+def test_ethernet_100_is_fast_ethernet_with_a_switch_hop() -> None:
+    cond = BUILTIN_PROFILES["ethernet-100"].conditions
+    assert cond.rate_mbit == 100.0
+    assert 0.1 <= cond.delay_ms <= 0.2
+    assert "802.3u" in BUILTIN_PROFILES["ethernet-100"].source
+
+
+def test_wifi_is_one_shared_medium_and_wifi_independent_is_not() -> None:
+    t = NetSpec(profile="wifi").resolve(3)
+    assert all(c.shared and c.medium == "wifi" for c in t.values())
+    cfg = rules.daemon_config(t, ADDR, 1)
+    assert cfg["groups"] == [{"id": 1, "name": "wifi", "rate_bit_s": 40_000_000,
+                              "queue_limit_bytes": 65536}]
+    assert {x["group"] for x in cfg["links"]} == {1}
+    assert len(cfg["links"]) == len(t)
+    # The medium's budget is the daemon's: no htb class of its own per link.
+    assert rules.tc_batch(t, ADDR) == []
+    t = NetSpec(profile="wifi-independent").resolve(3)
+    assert not any(c.shared for c in t.values())
+    assert "groups" not in str(rules.daemon_config(t, ADDR, 1)["links"])
+    assert len([x for x in rules.tc_batch(t, ADDR) if "class add" in x]) == len(t)
+
+
+def test_a_medium_links_and_rates_from_the_spec() -> None:
+    spec = NetSpec(links=(("client-node1", {"medium": "air", "rate": "20mbit"}),
+                          ("client-node2", {"medium": "air", "rate": "20mbit"}),
+                          ("node1-node2", {"rate": "5mbit"})))
+    t = spec.resolve(2)
+    cfg = rules.daemon_config(t, {"client": "127.0.0.1", "node1": "127.0.1.1",
+                                  "node2": "127.0.1.2"}, 1)
+    assert [g["name"] for g in cfg["groups"]] == ["air"]
+    assert len([x for x in cfg["links"] if x.get("group") == 1]) == 4
+    # medium: none takes a link off the wifi channel.
+    t = NetSpec(profile="wifi", links=(("node1-node2", {"medium": "none"}),)).resolve(2)
+    assert t[("node1", "node2")].medium is None and t[("client", "node1")].shared
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"medium": "Wi Fi"}, "link client-node1: medium: 'Wi Fi' is not a medium name (valid: "
+                          "none, or lowercase letters, digits, - and _, e.g. wifi)"),
+    ({"medium": "wifi", "rate": "5mbit"}, "medium 'wifi': links give it different rates "
+                                          "(client->node1 5 Mbit/s, client->node2 40 Mbit/s)"),
+])
+def test_bad_media_are_named(fields: dict[str, str], message: str) -> None:
+    spec = NetSpec(profile="wifi", links=(("client-node1", fields),))
+    with pytest.raises(NetSpecError) as err:
+        spec.resolve(2)
+    assert message in str(err.value)

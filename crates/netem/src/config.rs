@@ -37,8 +37,10 @@ pub struct RunCommand {
     #[arg(long, default_value_t = 0)]
     pub queue_num: u16,
     /// JSON link config: {"seed": 1, "links": [{"mark": 212140033, "name": "client->node1",
-    /// "delay_us": 10000, "jitter_us": 0, "loss_pct": 0.0, "loss_burst": 1.0}]}; `mark` is
-    /// the packet mark (non-zero, unique) of the link's packets, `name` only a label.
+    /// "delay_us": 10000, "jitter_us": 0, "loss_pct": 0.0, "loss_burst": 1.0, "group": 1}],
+    /// "groups": [{"id": 1, "name": "wifi", "rate_bit_s": 40000000}]}; `mark` is the packet
+    /// mark (non-zero, unique) of the link's packets, `name` only a label; links of one
+    /// group share its rate (a half-duplex medium, links taking turns per packet).
     #[arg(long)]
     pub config: PathBuf,
     /// Write counters as JSON to this file about once a second (atomically).

@@ -21,6 +21,13 @@ pub enum NetemError {
         link: String,
         message: String,
     },
+    #[error("link config {path}: group {index} ({group}): {message}")]
+    ConfigGroup {
+        path: PathBuf,
+        index: usize,
+        group: String,
+        message: String,
+    },
     #[error(
         "NFQUEUE {queue}: {step} failed: {source} (needs root and the nfnetlink_queue module)"
     )]

@@ -30,6 +30,29 @@ pub struct LinkConfig {
     /// Mean length of a loss burst in packets; 1 means independent (random) loss.
     #[serde(default = "one")]
     pub loss_burst: f64,
+    /// The shared medium (an `id` in `groups`) whose rate budget this link draws from.
+    #[serde(default)]
+    pub group: Option<u32>,
+}
+
+/// A shared medium: every link naming it draws from one rate budget, both directions
+/// alike (half-duplex, like one Wi-Fi channel).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupConfig {
+    pub id: u32,
+    #[serde(default)]
+    pub name: String,
+    /// Bits per second of the medium, counted on whole IP packets.
+    pub rate_bit_s: u64,
+    /// Bytes a link may have waiting for the medium; beyond it packets are dropped
+    /// (a station's transmit buffer).
+    #[serde(default = "default_queue_limit")]
+    pub queue_limit_bytes: u64,
+}
+
+fn default_queue_limit() -> u64 {
+    64 * 1024
 }
 
 fn one() -> f64 {
@@ -43,6 +66,8 @@ pub struct FileConfig {
     pub seed: u64,
     // Required: a config without `links` is a wrong file, not a lab without conditions.
     pub links: Vec<LinkConfig>,
+    #[serde(default)]
+    pub groups: Vec<GroupConfig>,
 }
 
 /// A validated link.
@@ -55,12 +80,24 @@ pub struct Link {
     /// Loss probability in [0, 1].
     pub loss: f64,
     pub loss_burst: f64,
+    /// Id of the shared medium the link transmits on, if any.
+    pub group: Option<u32>,
+}
+
+/// A validated shared medium.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    pub id: u32,
+    pub name: String,
+    pub rate_bit_s: u64,
+    pub queue_limit_bytes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     pub seed: u64,
     pub links: Vec<Link>,
+    pub groups: Vec<Group>,
 }
 
 /// Read and validate a config file.
@@ -78,6 +115,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Config> {
         path: path.to_path_buf(),
         source,
     })?;
+    let groups = parse_groups(path, &raw.groups)?;
     let mut links = Vec::with_capacity(raw.links.len());
     for (index, l) in raw.links.iter().enumerate() {
         let bad = |message: String| NetemError::ConfigValue {
@@ -111,6 +149,19 @@ pub fn parse(path: &Path, text: &str) -> Result<Config> {
         if links.iter().any(|x: &Link| x.mark == l.mark) {
             return Err(bad("mark listed twice".into()));
         }
+        if let Some(g) = l.group {
+            if !groups.iter().any(|x| x.id == g) {
+                let ids: Vec<String> = groups.iter().map(|x| x.id.to_string()).collect();
+                return Err(bad(format!(
+                    "group {g} is not in groups (valid: {})",
+                    if ids.is_empty() {
+                        "none defined".to_string()
+                    } else {
+                        ids.join(", ")
+                    }
+                )));
+            }
+        }
         links.push(Link {
             mark: l.mark,
             name: l.name.clone(),
@@ -118,12 +169,56 @@ pub fn parse(path: &Path, text: &str) -> Result<Config> {
             jitter_ns: l.jitter_us * 1_000,
             loss: l.loss_pct / 100.0,
             loss_burst: l.loss_burst,
+            group: l.group,
         });
     }
     Ok(Config {
         seed: raw.seed,
         links,
+        groups,
     })
+}
+
+fn parse_groups(path: &Path, raw: &[GroupConfig]) -> Result<Vec<Group>> {
+    let mut out: Vec<Group> = Vec::with_capacity(raw.len());
+    for (index, g) in raw.iter().enumerate() {
+        let bad = |message: String| NetemError::ConfigGroup {
+            path: path.to_path_buf(),
+            index,
+            group: format!(
+                "id {}{}",
+                g.id,
+                if g.name.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {}", g.name)
+                }
+            ),
+            message,
+        };
+        if !(1_000..=100_000_000_000).contains(&g.rate_bit_s) {
+            return Err(bad(format!(
+                "rate_bit_s {} is not in 1000..100000000000",
+                g.rate_bit_s
+            )));
+        }
+        if !(1_500..=1 << 30).contains(&g.queue_limit_bytes) {
+            return Err(bad(format!(
+                "queue_limit_bytes {} is not in 1500..1073741824",
+                g.queue_limit_bytes
+            )));
+        }
+        if out.iter().any(|x| x.id == g.id) {
+            return Err(bad("id listed twice".into()));
+        }
+        out.push(Group {
+            id: g.id,
+            name: g.name.clone(),
+            rate_bit_s: g.rate_bit_s,
+            queue_limit_bytes: g.queue_limit_bytes,
+        });
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -182,5 +277,37 @@ mod tests {
         )
         .expect_err("unknown field");
         assert!(err.to_string().contains("delay"), "{err}");
+    }
+
+    #[test]
+    fn parses_groups_and_checks_the_links_group() {
+        let c = parse(
+            Path::new("x.json"),
+            r#"{"links": [{"mark": 1, "group": 4}, {"mark": 2, "group": 4}],
+                "groups": [{"id": 4, "name": "wifi", "rate_bit_s": 20000000}]}"#,
+        )
+        .expect("valid");
+        assert_eq!(c.groups[0].rate_bit_s, 20_000_000);
+        assert_eq!(c.groups[0].queue_limit_bytes, 65_536);
+        assert_eq!(c.links[1].group, Some(4));
+        let err = parse(
+            Path::new("x.json"),
+            r#"{"links": [{"mark": 1, "group": 5}], "groups": [{"id": 4, "rate_bit_s": 20000000}]}"#,
+        )
+        .expect_err("unknown group");
+        assert!(
+            err.to_string()
+                .contains("group 5 is not in groups (valid: 4)"),
+            "{err}"
+        );
+        let err = parse(
+            Path::new("x.json"),
+            r#"{"links": [], "groups": [{"id": 4, "name": "wifi", "rate_bit_s": 0}]}"#,
+        )
+        .expect_err("zero rate");
+        assert!(
+            err.to_string().contains("wifi") && err.to_string().contains("rate_bit_s"),
+            "{err}"
+        );
     }
 }

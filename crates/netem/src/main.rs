@@ -36,10 +36,22 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 .map(|l| {
                     serde_json::json!({"mark": l.mark, "name": l.name,
                         "delay_us": l.delay_ns / 1000, "jitter_us": l.jitter_ns / 1000,
-                        "loss_pct": l.loss * 100.0, "loss_burst": l.loss_burst})
+                        "loss_pct": l.loss * 100.0, "loss_burst": l.loss_burst,
+                        "group": l.group})
                 })
                 .collect();
-            println!("{}", serde_json::json!({"seed": cfg.seed, "links": out}));
+            let groups: Vec<_> = cfg
+                .groups
+                .iter()
+                .map(|g| {
+                    serde_json::json!({"id": g.id, "name": g.name, "rate_bit_s": g.rate_bit_s,
+                        "queue_limit_bytes": g.queue_limit_bytes})
+                })
+                .collect();
+            println!(
+                "{}",
+                serde_json::json!({"seed": cfg.seed, "links": out, "groups": groups})
+            );
         }
     }
     Ok(())

@@ -53,7 +53,8 @@ def _fmt_cond(c: LinkConditions) -> list[str]:
         _fmt_ms(c.jitter_ms) if c.jitter_ms else "0",
         (f"{c.loss_pct:g}" + (f" (burst {c.loss_burst:g})" if c.loss_burst > 1 else ""))
         if c.loss_pct else "0",
-        "unlimited" if c.rate_mbit is None else f"{c.rate_mbit:g}",
+        "unlimited" if c.rate_mbit is None
+        else f"{c.rate_mbit:g}" + (f" shared ({c.medium})" if c.shared else ""),
     ]
 
 

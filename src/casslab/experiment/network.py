@@ -5,7 +5,9 @@ Spec notation -> casslab.net:
 - `network.delay_ms` (or `network.all.delay_ms`) -> `all` fields (every link);
 - `network.client.delay_ms` -> every client<->node link (seed 002's endpoint-to-edge);
 - `network.nodes.delay_ms` -> every node<->node link (seed 002's edge-to-edge);
-- `network.node1-node2.delay_ms` -> that link, both directions.
+- `network.node1-node2.delay_ms` -> that link, both directions;
+- `lab.network.groups` with factor `network.scale.<group>` -> the base link table, one
+  group scaled (see casslab.experiment.linkscale); explicit link settings win over it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from casslab import net
 from casslab.core.errors import CasslabError
+from casslab.experiment import linkscale
 
 
 def wanted(lab_network: Any, params: dict[str, Any],
@@ -23,6 +26,8 @@ def wanted(lab_network: Any, params: dict[str, Any],
     profile: str | None = None
     all_: dict[str, Any] = {}
     links: dict[str, dict[str, Any]] = {}
+    groups: Any = None
+    scales: dict[str, float] = {}
 
     def scoped(scope: str, param: str, value: Any) -> None:
         if scope == "all":
@@ -41,7 +46,9 @@ def wanted(lab_network: Any, params: dict[str, Any],
         profile = lab_network
     elif isinstance(lab_network, dict):
         for k, v in lab_network.items():
-            if k == "profile":
+            if k == "groups":
+                groups = v
+            elif k == "profile":
                 profile = v
             elif isinstance(v, dict):
                 for p, val in v.items():
@@ -55,9 +62,13 @@ def wanted(lab_network: Any, params: dict[str, Any],
             else:
                 return wanted(v, {kk: vv for kk, vv in params.items() if kk != "network"},
                               node_count)
+        elif linkscale.is_factor(k):
+            scales[linkscale.group_of(k)] = float(v)
         elif k.startswith("network."):
             parts = k.split(".")
             scoped(parts[1] if len(parts) == 3 else "all", parts[-1], v)
+    for link, fields in linkscale.links(groups, scales).items():
+        links[link] = {**fields, **links.get(link, {})}
     if profile in (None, "none", "loopback") and not all_ and not links:
         return None
     out: dict[str, Any] = {}

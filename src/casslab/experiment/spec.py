@@ -19,7 +19,7 @@ from casslab.core.specio import Doc as _Doc
 from casslab.core.specio import Path_, fmt_path
 from casslab.core.specio import V as _V
 from casslab.core.units import parse_fraction
-from casslab.experiment import profilefactors, scales
+from casslab.experiment import linkscale, profilefactors, scales
 from casslab.lab.runtime import DEFAULT_RUNTIME, RUNTIMES
 from casslab.load.options import CONSISTENCY_LEVELS, OptionError, options_class
 from casslab.load.runner import WORKLOADS
@@ -60,6 +60,7 @@ ANALYSIS_KEYS = ("response", "responses", "bootstrap", "seed")
 FACTOR_DOC = ("nodes, profile, profile.<memory_mib|heap_mib|cpu_cores|disk_read_mb_s|"
               "disk_write_mb_s>, runtime, set.<cassandra.yaml key>, network, "
               "network[.all|client|nodes|nodeA-nodeB].<delay_ms|jitter_ms|loss_pct|rate_mbit>, "
+              "network.scale.<group of lab.network.groups>, "
               "workload, records, rf, compaction, cl, cl_read, cl_write, in_flight, workers, "
               "threads, rate, option.<casslab-load option>")
 
@@ -279,6 +280,7 @@ def parse_spec(text: str, *, source: str = "spec", base_dir: Path | None = None,
     aseed = v.integer(analysis.get("seed", design.seed), ("analysis", "seed"), 0)
     _cross_checks(v, lab, factors, search)
     _check_load_options(v, workload, factors)
+    linkscale.check_factors(v, lab.network, [f.name for f in factors])
     _check_network(v, lab, factors)
     spec = CampaignSpec(name=name, description=str(top.get("description") or ""), lab=lab,
                         workload=workload, factors=tuple(factors), design=design, stop=stop,
@@ -350,9 +352,11 @@ def _network_value(v: _V, value: Any, path: Path_) -> Any:
     profiles = ("none", *NET_PROFILES)
     if isinstance(value, str):
         return v.choice(value, path, profiles, "network profile")
-    m = v.mapping(value, path, (*NETWORK_PARAMS, *NETWORK_SCOPES, "profile"))
+    m = v.mapping(value, path, (*NETWORK_PARAMS, *NETWORK_SCOPES, "profile", "groups"))
     for key, val in m.items():
-        if key == "profile":
+        if key == "groups":
+            linkscale.check_groups(v, val, (*path, key))
+        elif key == "profile":
             v.choice(val, (*path, key), profiles, "network profile")
         elif key in NETWORK_PARAMS:
             lo, hi = NETWORK_PARAMS[key]
@@ -460,6 +464,8 @@ def factor_kind(name: str) -> str | None:
         return "lab"
     if name.startswith(profilefactors.PREFIX):
         return profilefactors.factor_kind(name)
+    if linkscale.is_factor(name):
+        return "network"
     if name == "network" or re.fullmatch(
             r"network(\.(all|client|nodes|node\d+-node\d+))?\.(delay_ms|jitter_ms|loss_pct|"
             r"rate_mbit)", name):
@@ -534,6 +540,8 @@ def _level(v: _V, name: str, value: Any, path: Path_, has_search: bool,
         return profilefactors.level(v, name, value, path)
     if name == "network":
         return _network_value(v, value, path)
+    if linkscale.is_factor(name):
+        return linkscale.level(v, value, path)
     if name.startswith("network."):
         param = name.rsplit(".", 1)[1]
         lo, hi = NETWORK_PARAMS[param]
@@ -685,6 +693,8 @@ def json_schema() -> specio.JsonSchema:
     params = {k: num(lo, hi, description=k) for k, (lo, hi) in NETWORK_PARAMS.items()}
     network = {"oneOf": [{"type": "string", "description": "a link profile name or none"},
                          obj({**params, "profile": {"type": "string"},
+                              "groups": {"type": "object", "description": "group -> link "
+                                         "-> base delay_ms or fields (network.scale.GROUP)"},
                               **{s: obj(params) for s in NETWORK_SCOPES}})]}
     stop = {"ops": integer(1, MAX_OPS), "duration_s": num(0, MAX_TRIAL_S, lo_open=True),
             "timeout_s": num(1, MAX_TRIAL_S, description="wall-time guard of a trial")}

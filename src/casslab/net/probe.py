@@ -7,11 +7,13 @@ see casslab.net.rules), so packets travel exactly the emulated directed links.
 Job: {"delay": {"pairs": [[a, b, owner], ...], "count": 200, "interval_ms": 5},
       "loss": {"links": [[src, dst, owner], ...], "count": 2000, "rate_pps": 5000},
       "bandwidth": {"links": [[src, dst, owner], ...], "duration_s": 2.0, "warmup_s": 0.5},
+      "flows": {"links": [[src, dst, owner], ...], "duration_s": 3.0, "warmup_s": 0.5},
       "cgroup_fds": {"home": 5, "node1": 6, ...},
       "wait_s": 1.0}
 `owner` (optional, may be null) names an entry of `cgroup_fds`: open `cgroup.procs`
 descriptors the parent passed in (/sys/fs/cgroup is not visible inside the namespace).
 The worker joins that cgroup to create the opening socket, then returns to "home".
+`bandwidth` measures one flow at a time, `flows` all of its flows at once.
 One event loop, no threads: timestamps are taken when the loop sees a packet.
 """
 
@@ -182,50 +184,75 @@ def probe_loss(links: list[list[Any]], count: int, rate_pps: float,
 def probe_bandwidth(src: str, dst: str, duration_s: float, warmup_s: float,
                     owner: str | None = None) -> dict[str, Any]:
     """One TCP flow src -> dst for duration_s; goodput after warmup_s, Mbit/s."""
-    listener = socket.socket()
-    listener.bind((dst, 0))
-    listener.listen(1)
-    with _owned_by(owner):
-        client = socket.socket()
-    client.bind((src, 0))
-    client.connect(listener.getsockname())
-    server, _ = listener.accept()
-    for s in (client, server):
-        s.setblocking(False)
+    return probe_flows([[src, dst, owner]], duration_s, warmup_s)[0]
+
+
+def probe_flows(links: list[list[Any]], duration_s: float,
+                warmup_s: float) -> list[dict[str, Any]]:
+    """TCP flows on `links` ([src, dst, owner]) all at once for duration_s (so flows that
+    share a medium contend); each one's goodput after warmup_s, Mbit/s."""
+    flows = [_Flow(x[0], x[1], _owner(x)) for x in links]
     sel = selectors.DefaultSelector()
-    sel.register(client, selectors.EVENT_WRITE, "send")
-    sel.register(server, selectors.EVENT_READ, "recv")
+    for n, f in enumerate(flows):
+        sel.register(f.client, selectors.EVENT_WRITE, (n, "send"))
+        sel.register(f.server, selectors.EVENT_READ, (n, "recv"))
     chunk = b"\0" * 65536
     start = time.perf_counter()
     t_warm, t_end = start + warmup_s, start + duration_s
-    counted = 0
-    first = last = None
-    while True:
-        now = time.perf_counter()
-        if now >= t_end:
-            break
+    while time.perf_counter() < t_end:
         for key, _ in sel.select(0.05):
-            if key.data == "send":
+            n, what = key.data
+            if what == "send":
                 with contextlib.suppress(BlockingIOError):
-                    client.send(chunk)
+                    flows[n].client.send(chunk)
             else:
-                try:
-                    data = server.recv(1 << 20)
-                except BlockingIOError:
-                    continue
-                t = time.perf_counter()
-                if t >= t_warm:
-                    if first is None:
-                        first = t
-                    else:
-                        counted += len(data)
-                    last = t
-    mss = client.getsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG)
-    for s in (client, server, listener):
-        s.close()
-    window = (last - first) if first is not None and last is not None else 0.0
-    mbit = counted * 8 / window / 1e6 if window > 0 else 0.0
-    return {"link": [src, dst, owner], "mbit": mbit, "window_s": window, "mss": mss}
+                flows[n].receive(t_warm)
+    out = [f.result(x) for f, x in zip(flows, links, strict=True)]
+    sel.close()
+    return out
+
+
+class _Flow:
+    """One connected TCP pair and the bytes its receiver counted after the warm-up."""
+
+    def __init__(self, src: str, dst: str, owner: str | None) -> None:
+        listener = socket.socket()
+        listener.bind((dst, 0))
+        listener.listen(1)
+        with _owned_by(owner):
+            self.client = socket.socket()
+        self.client.bind((src, 0))
+        self.client.connect(listener.getsockname())
+        self.server, _ = listener.accept()
+        listener.close()
+        for s in (self.client, self.server):
+            s.setblocking(False)
+        self.counted = 0
+        self.first: float | None = None
+        self.last: float | None = None
+
+    def receive(self, t_warm: float) -> None:
+        try:
+            data = self.server.recv(1 << 20)
+        except BlockingIOError:
+            return
+        t = time.perf_counter()
+        if t >= t_warm:
+            if self.first is None:
+                self.first = t
+            else:
+                self.counted += len(data)
+            self.last = t
+
+    def result(self, link: list[Any]) -> dict[str, Any]:
+        mss = self.client.getsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG)
+        for s in (self.client, self.server):
+            s.close()
+        window = (self.last - self.first) if self.first is not None and self.last is not None \
+            else 0.0
+        mbit = self.counted * 8 / window / 1e6 if window > 0 else 0.0
+        return {"link": [link[0], link[1], _owner(link)], "mbit": mbit, "window_s": window,
+                "mss": mss}
 
 
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
@@ -247,6 +274,9 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         out["bandwidth"] = [probe_bandwidth(x[0], x[1], float(b["duration_s"]),
                                             float(b["warmup_s"]), _owner(x))
                             for x in b["links"]]
+    if job.get("flows"):
+        f = job["flows"]
+        out["flows"] = probe_flows(f["links"], float(f["duration_s"]), float(f["warmup_s"]))
     return out
 
 

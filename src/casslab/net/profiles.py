@@ -4,11 +4,14 @@ Every value is ONE-WAY and applies to each direction of a link, so a profile's r
 trip is about 2 x delay_ms. Jitter is uniform in [-jitter_ms, +jitter_ms] (netem's
 default distribution) but never reorders packets within a link. `loss_burst` is the mean
 length of a loss burst in packets (Gilbert model); 1 means independent random loss.
-`rate_mbit` None means unlimited.
+`rate_mbit` None means unlimited. `medium` names a shared medium: every link of the lab
+on the same medium draws from ONE budget of `rate_mbit`, both directions alike
+(half-duplex, like one Wi-Fi channel), so more busy links get less each.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -28,11 +31,19 @@ class LinkConditions:
     loss_pct: float = 0.0
     loss_burst: float = 1.0
     rate_mbit: float | None = None
+    medium: str | None = None
+
+    @property
+    def shared(self) -> bool:
+        """True when the link's rate is a shared medium's budget (enforced by the daemon,
+        not by a qdisc of its own)."""
+        return self.medium is not None and self.rate_mbit is not None
 
     @property
     def needs_daemon(self) -> bool:
-        """True when packets must pass the delay daemon (delay, jitter or loss)."""
-        return self.delay_ms > 0 or self.jitter_ms > 0 or self.loss_pct > 0
+        """True when packets must pass the delay daemon (delay, jitter, loss or a shared
+        medium)."""
+        return self.delay_ms > 0 or self.jitter_ms > 0 or self.loss_pct > 0 or self.shared
 
     @property
     def is_clean(self) -> bool:
@@ -48,7 +59,7 @@ ALIASES = {"delay": "delay_ms", "jitter": "jitter_ms", "loss": "loss_pct",
            "burst": "loss_burst", "rate": "rate_mbit"}
 
 
-def parse_field(name: str, value: Any, where: str) -> tuple[str, float | None]:
+def parse_field(name: str, value: Any, where: str) -> tuple[str, float | str | None]:
     """Validate one condition field; returns (canonical name, value in its unit).
 
     A bare number takes the unit of a name that carries one (`delay_ms: 5`); the short
@@ -68,12 +79,27 @@ def parse_field(name: str, value: Any, where: str) -> tuple[str, float | None]:
             if value is None or str(value).lower() in ("none", "unlimited"):
                 return key, None
             return key, _rate_mbit(value, label, named)
+        if key == "medium":
+            return key, parse_medium(value, label)
     except NetSpecError:
         raise
     except UsageError as exc:
         raise NetSpecError(str(exc)) from None
     valid = ", ".join(FIELDS + tuple(ALIASES))
     raise NetSpecError(f"{label}: unknown field (valid: {valid})")
+
+
+_MEDIUM = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+
+
+def parse_medium(value: Any, label: str) -> str | None:
+    """A shared medium's name (`wifi`), or None for `none` (the link's own rate)."""
+    if value is None or str(value).lower() == "none":
+        return None
+    if not isinstance(value, str) or not _MEDIUM.match(value):
+        raise NetSpecError(f"{label}: {value!r} is not a medium name (valid: none, or "
+                           "lowercase letters, digits, - and _, e.g. wifi)")
+    return value
 
 
 def parse_delay_ms(value: Any, label: str, bare_ms: bool) -> float:
@@ -134,14 +160,26 @@ def _p(name: str, source: str, **kw: Any) -> tuple[str, NetProfile]:
     return name, NetProfile(name, LinkConditions(**kw), source)
 
 
+_WIFI = ("802.11n LAN: 72.2 Mbit/s PHY for one 20 MHz stream (IEEE 802.11n-2009 MCS7, "
+         "short GI), of which TCP gets about 60 %; 2-4 ms ping round trip with ~1 ms jitter "
+         "and 0.1 % residual loss after link-layer retries (casslab's typical-LAN estimate)")
+_WIFI_LINK: dict[str, Any] = {"delay_ms": 1.5, "jitter_ms": 1.0, "loss_pct": 0.1,
+                              "rate_mbit": 40.0}
+
+
 BUILTIN_PROFILES: dict[str, NetProfile] = dict([
     _p("loopback", "no emulation: the lab's own loopback"),
     _p("ethernet", "switched Gigabit Ethernet LAN: 1000BASE-T line rate; ~0.1 ms ping round "
        "trip on one switch (0.05 ms each way)", delay_ms=0.05, rate_mbit=1000.0),
-    _p("wifi", "802.11n LAN: 72.2 Mbit/s PHY for one 20 MHz stream (IEEE 802.11n-2009 MCS7, "
-       "short GI), of which TCP gets about 60 %; 2-4 ms ping round trip with ~1 ms jitter "
-       "and 0.1 % residual loss after link-layer retries (casslab's typical-LAN estimate)",
-       delay_ms=1.5, jitter_ms=1.0, loss_pct=0.1, rate_mbit=40.0),
+    _p("ethernet-100", "switched Fast Ethernet LAN, as on the Raspberry Pi 2 and 3 (their "
+       "LAN9514 USB adapter is 100BASE-TX): 100 Mbit/s line rate (IEEE 802.3u); one "
+       "store-and-forward switch hop holds a full frame, 1538 bytes on the wire = 0.123 ms "
+       "at 100 Mbit/s, each way", delay_ms=0.12, rate_mbit=100.0),
+    _p("wifi", _WIFI + "; ONE channel: every wifi link of the lab shares the 40 Mbit/s, "
+       "both directions alike (half-duplex), links taking turns like 802.11 DCF stations",
+       medium="wifi", **_WIFI_LINK),
+    _p("wifi-independent", _WIFI + "; every link has its own 40 Mbit/s (no contention)",
+       **_WIFI_LINK),
     _p("wifi-congested", "comcast's WIFI profile (40 ms latency, 30 Mbit/s, 0.2 % loss; "
        "github.com/tylertreat/comcast) plus 10 ms jitter and bursty loss (mean burst "
        "3 packets) for a shared channel", delay_ms=40.0, jitter_ms=10.0, loss_pct=0.2,

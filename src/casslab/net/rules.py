@@ -25,6 +25,8 @@ addresses do not say which node sent it. Instead, in table mangle of the lab's n
   (the default 1000-packet queue gave 394 ms of bufferbloat at 10 Mbit), `r2q 1000`.
   One classic-BPF `bpf` filter maps skb marks to classes (this kernel has neither the
   `fw` classifier nor u32's mark match; cls_bpf is built in everywhere that matters).
+- Shared media: links with a `medium` and a rate get no htb class; casslab-netem sends
+  them one packet at a time from the medium's one budget (a `group` in its config).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 from casslab.net.profiles import LinkConditions
-from casslab.net.spec import CLIENT, Link, Table, all_links, link_label
+from casslab.net.spec import CLIENT, Link, Table, all_links, link_label, media_rates
 
 CHAIN = "CASSLAB_NET"  # PREROUTING: marked packets -> NFQUEUE
 OUT_CHAIN = "CASSLAB_NET_OUT"  # OUTPUT: connection owner, then link mark
@@ -41,6 +43,7 @@ NODE_CHAIN = "CASSLAB_NET_N{}"  # packets of connections node i opened
 CHAIN_PREFIX = "CASSLAB_NET"
 DEV = "lo"
 BFIFO_LIMIT = "64kb"
+MEDIUM_QUEUE_BYTES = 64 * 1024
 # Unclassified packets use htb's direct queue; lo's txqueuelen 0 would make it 2 packets.
 DIRECT_QLEN = 10_000
 FIRST_CLASS = 10
@@ -128,7 +131,7 @@ def iptables_restore(table: Table, addresses: dict[str, str], queue_num: int,
 
 def tc_batch(table: Table, addresses: dict[str, str]) -> list[str]:
     """`tc -batch` lines building the htb tree; empty when no link has a rate."""
-    limited = [(k, c) for k, c in table.items() if c.rate_mbit is not None]
+    limited = [(k, c) for k, c in table.items() if c.rate_mbit is not None and not c.shared]
     if not limited:
         return []
     marks = link_marks(len(addresses) - 1)
@@ -173,11 +176,19 @@ def daemon_config(table: Table, addresses: dict[str, str], seed: int) -> dict[st
     """The JSON casslab-netem reads: one entry per link that needs the daemon, named by
     its packet mark."""
     marks = link_marks(len(addresses) - 1)
+    media = media_rates(table)
+    group_ids = {name: n for n, name in enumerate(media, start=1)}
     links = []
     for link, c in table.items():
         if c.needs_daemon:
-            links.append({"mark": marks[link], "name": link_label(link),
-                          "delay_us": round(c.delay_ms * 1000),
-                          "jitter_us": round(c.jitter_ms * 1000),
-                          "loss_pct": c.loss_pct, "loss_burst": c.loss_burst})
-    return {"seed": seed, "links": links}
+            entry: dict[str, Any] = {"mark": marks[link], "name": link_label(link),
+                                     "delay_us": round(c.delay_ms * 1000),
+                                     "jitter_us": round(c.jitter_ms * 1000),
+                                     "loss_pct": c.loss_pct, "loss_burst": c.loss_burst}
+            if c.shared and c.medium is not None:
+                entry["group"] = group_ids[c.medium]
+            links.append(entry)
+    # The medium's buffer per link is the htb leaf's (BFIFO_LIMIT): same bufferbloat.
+    groups = [{"id": group_ids[name], "name": name, "rate_bit_s": round(rate * 1e6),
+               "queue_limit_bytes": MEDIUM_QUEUE_BYTES} for name, rate in media.items()]
+    return {"seed": seed, "links": links, "groups": groups}

@@ -271,7 +271,29 @@ class NetSpec:
                 start = (resolve_profile(str(prof), self.profiles_file).conditions if prof
                          else table[k])
                 table[k] = conditions_from_mapping(fields_, where, start)
+        media_rates(table)
         return table
+
+
+def media_rates(table: Table) -> dict[str, float]:
+    """Each shared medium of the table and its one rate, in order of first use.
+
+    Raises NetSpecError when links on one medium give it different rates.
+    """
+    out: dict[str, float] = {}
+    first: dict[str, Link] = {}
+    for link, cond in table.items():
+        if not cond.shared or cond.medium is None or cond.rate_mbit is None:
+            continue
+        seen = out.setdefault(cond.medium, cond.rate_mbit)
+        first.setdefault(cond.medium, link)
+        if seen != cond.rate_mbit:
+            raise NetSpecError(f"medium '{cond.medium}': links give it different rates "
+                               f"({link_label(first[cond.medium])} {seen:g} Mbit/s, "
+                               f"{link_label(link)} {cond.rate_mbit:g} Mbit/s); a shared "
+                               "medium has one rate (set it for all its links, or give a "
+                               "link medium: none)")
+    return out
 
 
 def _check_doc(doc: specio.Doc) -> None:
@@ -337,7 +359,8 @@ def _seq(value: Any) -> tuple[Any, ...] | str | None:
 
 
 def parse_link_option(text: str, node_count: int | None) -> tuple[str, dict[str, Any]]:
-    """`node1-node2:delay=10ms,jitter=2ms,loss=1%,burst=3,rate=10mbit` (or profile=4g)."""
+    """`node1-node2:delay=10ms,jitter=2ms,loss=1%,burst=3,rate=10mbit,medium=wifi` (or
+    profile=4g)."""
     name, sep, rest = text.partition(":")
     if not sep or not rest.strip():
         raise NetSpecError(f"--link '{text}': expected LINK:field=value,... e.g. "
@@ -348,7 +371,7 @@ def parse_link_option(text: str, node_count: int | None) -> tuple[str, dict[str,
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
             raise NetSpecError(f"--link '{text}': '{item}' is not field=value (fields: delay, "
-                               "jitter, loss, burst, rate, profile)")
+                               "jitter, loss, burst, rate, medium, profile)")
         fields_[key.strip()] = value.strip()
     return name.strip(), fields_
 

@@ -36,6 +36,7 @@ struct Stats<'a> {
     seen: u64,
     passed: u64,
     dropped: u64,
+    medium_dropped: u64,
     released: u64,
     held_now: u64,
     held_max: u64,
@@ -225,7 +226,9 @@ impl Daemon {
             // The link is the packet's mark, set by casslab's mangle OUTPUT rules.
             let mark = msg.get_nfmark();
             let now = self.arrival_ns(&msg);
-            match self.sched.admit(now, mark, msg) {
+            // The whole packet's length: only the first COPY_RANGE bytes are copied to us.
+            let bytes = u32::try_from(msg.get_original_len()).unwrap_or(u32::MAX);
+            match self.sched.admit(now, mark, bytes, msg) {
                 Admit::Pass(m) => self.verdict(m, Verdict::Accept),
                 Admit::Drop(m) => self.verdict(m, Verdict::Drop),
                 Admit::Held => {}
@@ -302,6 +305,7 @@ impl Daemon {
             seen: c.seen,
             passed: c.passed,
             dropped: c.dropped,
+            medium_dropped: c.medium_dropped,
             released: c.released,
             held_now: c.held_now,
             held_max: c.held_max,

@@ -4,14 +4,20 @@
 //! `max(now + delay + jitter, due time of the packet before it on the link)`, so
 //! jitter never reorders packets within a link (netem's default does; users ask
 //! for jitter without reordering). Time is nanoseconds on a monotonic clock.
+//!
+//! A link on a shared medium (`group` in the config) first waits for the medium: its
+//! packets are sent one at a time at the medium's rate, links taking turns (see
+//! `medium`), and the link's delay starts when the packet has been sent.
 
 pub mod loss;
+pub mod medium;
 pub mod rng;
 
 use std::collections::{HashMap, VecDeque};
 
 use crate::links::Config;
 use loss::LossModel;
+use medium::Medium;
 use rng::Rng;
 
 /// What happened to a packet offered to the scheduler.
@@ -36,6 +42,15 @@ pub struct Counters {
     /// Release later than due: sum and max, in nanoseconds.
     pub late_sum_ns: u64,
     pub late_max_ns: u64,
+    /// Dropped because the link's buffer for its shared medium was full.
+    pub medium_dropped: u64,
+}
+
+/// A packet waiting for its link's shared medium.
+struct Waiting<T> {
+    arrival_ns: u64,
+    bytes: u32,
+    item: T,
 }
 
 struct LinkState<T> {
@@ -45,12 +60,31 @@ struct LinkState<T> {
     rng: Rng,
     last_due_ns: u64,
     queue: VecDeque<(u64, T)>,
+    /// Index into `media` of the shared medium this link sends on.
+    medium: Option<usize>,
+    waiting: VecDeque<Waiting<T>>,
+    waiting_bytes: u64,
+}
+
+impl<T> LinkState<T> {
+    /// Due time of a packet whose delay starts at `start_ns`: delay plus jitter, never
+    /// before the packet ahead of it on this link.
+    fn due_after(&mut self, start_ns: u64) -> u64 {
+        let mut delay = self.delay_ns as i128;
+        if self.jitter_ns > 0 {
+            let u = self.rng.next_f64() * 2.0 - 1.0;
+            delay += (u * self.jitter_ns as f64) as i128;
+        }
+        let due = (start_ns as i128 + delay.max(0)) as u64;
+        due.max(self.last_due_ns)
+    }
 }
 
 pub struct Scheduler<T> {
     links: Vec<LinkState<T>>,
     /// Packet mark -> index into `links`.
     index: HashMap<u32, usize>,
+    media: Vec<Medium>,
     pub counters: Counters,
 }
 
@@ -59,6 +93,7 @@ impl<T> Default for Scheduler<T> {
         Scheduler {
             links: Vec::new(),
             index: HashMap::new(),
+            media: Vec::new(),
             counters: Counters::default(),
         }
     }
@@ -74,11 +109,27 @@ impl<T> Scheduler<T> {
     /// Apply a new config. Packets already held keep their due times, and a link that
     /// stays keeps its FIFO order; a removed link's packets are still released on time.
     pub fn reconfigure(&mut self, config: &Config) {
+        let media: Vec<Medium> = config
+            .groups
+            .iter()
+            .map(|g| {
+                // A medium that stays keeps its clock: the packet on it is still sent.
+                let mut m = Medium::new(g.id, g.rate_bit_s, g.queue_limit_bytes);
+                if let Some(old) = self.media.iter().find(|o| o.id == g.id) {
+                    m.free_at_ns = old.free_at_ns;
+                }
+                m
+            })
+            .collect();
+        self.media = media;
         let mut seen = vec![false; self.links.len()];
         for l in &config.links {
             let key = l.mark;
             let loss = LossModel::new(l.loss, l.loss_burst);
-            match self.index.get(&key) {
+            let medium = l
+                .group
+                .and_then(|g| self.media.iter().position(|m| m.id == g));
+            let i = match self.index.get(&key) {
                 Some(&i) => {
                     let st = &mut self.links[i];
                     st.delay_ns = l.delay_ns;
@@ -86,6 +137,7 @@ impl<T> Scheduler<T> {
                     st.loss = loss;
                     st.rng = Rng::for_link(config.seed, key);
                     seen[i] = true;
+                    i
                 }
                 None => {
                     self.index.insert(key, self.links.len());
@@ -96,8 +148,16 @@ impl<T> Scheduler<T> {
                         rng: Rng::for_link(config.seed, key),
                         last_due_ns: 0,
                         queue: VecDeque::new(),
+                        medium: None,
+                        waiting: VecDeque::new(),
+                        waiting_bytes: 0,
                     });
+                    self.links.len() - 1
                 }
+            };
+            self.links[i].medium = medium;
+            if let Some(m) = medium {
+                self.media[m].members.push(i);
             }
         }
         // A link no longer configured passes packets at once; its FIFO drains normally.
@@ -113,12 +173,23 @@ impl<T> Scheduler<T> {
                 st.delay_ns = 0;
                 st.jitter_ns = 0;
                 st.loss = LossModel::new(0.0, 1.0);
+                st.medium = None;
+            }
+        }
+        // Packets waiting for a medium their link left go on without it, in order.
+        for st in &mut self.links {
+            if st.medium.is_none() {
+                while let Some(w) = st.waiting.pop_front() {
+                    st.queue.push_back((st.last_due_ns, w.item));
+                }
+                st.waiting_bytes = 0;
             }
         }
     }
 
-    /// Offer a packet with packet mark `mark` arriving at `now_ns`.
-    pub fn admit(&mut self, now_ns: u64, mark: u32, item: T) -> Admit<T> {
+    /// Offer a packet of `bytes` (the whole IP packet) with packet mark `mark` arriving
+    /// at `now_ns`.
+    pub fn admit(&mut self, now_ns: u64, mark: u32, bytes: u32, item: T) -> Admit<T> {
         self.counters.seen += 1;
         let Some(&i) = self.index.get(&mark) else {
             self.counters.passed += 1;
@@ -129,26 +200,64 @@ impl<T> Scheduler<T> {
             self.counters.dropped += 1;
             return Admit::Drop(item);
         }
-        let mut delay = st.delay_ns as i128;
-        if st.jitter_ns > 0 {
-            let u = st.rng.next_f64() * 2.0 - 1.0;
-            delay += (u * st.jitter_ns as f64) as i128;
+        if let Some(m) = st.medium {
+            if st.waiting_bytes + u64::from(bytes) > self.media[m].queue_limit_bytes {
+                self.counters.dropped += 1;
+                self.counters.medium_dropped += 1;
+                return Admit::Drop(item);
+            }
+            st.waiting_bytes += u64::from(bytes);
+            st.waiting.push_back(Waiting {
+                arrival_ns: now_ns,
+                bytes,
+                item,
+            });
+            self.count_held();
+            self.send_on_media(now_ns);
+            return Admit::Held;
         }
-        let due = (now_ns as i128 + delay.max(0)) as u64;
-        let due = due.max(st.last_due_ns);
+        let due = st.due_after(now_ns);
         if due <= now_ns && st.queue.is_empty() {
             self.counters.passed += 1;
             return Admit::Pass(item);
         }
         st.last_due_ns = due;
         st.queue.push_back((due, item));
+        self.count_held();
+        Admit::Held
+    }
+
+    fn count_held(&mut self) {
         self.counters.held_now += 1;
         self.counters.held_max = self.counters.held_max.max(self.counters.held_now);
-        Admit::Held
+    }
+
+    /// Put on each idle medium the next waiting packet (links taking turns) until the
+    /// medium is busy past `now_ns`; a sent packet then waits out its link's delay.
+    fn send_on_media(&mut self, now_ns: u64) {
+        let links = &mut self.links;
+        for med in &mut self.media {
+            while med.free_at_ns <= now_ns {
+                let Some(i) = med.next_sender(|l| !links[l].waiting.is_empty()) else {
+                    break;
+                };
+                let st = &mut links[i];
+                let Some(w) = st.waiting.pop_front() else {
+                    break;
+                };
+                st.waiting_bytes -= u64::from(w.bytes);
+                let sent = med.free_at_ns.max(w.arrival_ns) + med.airtime_ns(w.bytes);
+                med.free_at_ns = sent;
+                let due = st.due_after(sent);
+                st.last_due_ns = due;
+                st.queue.push_back((due, w.item));
+            }
+        }
     }
 
     /// Move every packet due at `now_ns` into `out`, oldest first within each link.
     pub fn release_due(&mut self, now_ns: u64, out: &mut Vec<T>) {
+        self.send_on_media(now_ns);
         for st in &mut self.links {
             while let Some(&(due, _)) = st.queue.front() {
                 if due > now_ns {
@@ -169,20 +278,29 @@ impl<T> Scheduler<T> {
     /// Release everything now (shutdown): nothing is left for the kernel to time out.
     pub fn drain_all(&mut self, out: &mut Vec<T>) {
         for st in &mut self.links {
-            while let Some((_, item)) = st.queue.pop_front() {
+            let waiting = st.waiting.drain(..).map(|w| w.item);
+            for item in st.queue.drain(..).map(|(_, x)| x).chain(waiting) {
                 self.counters.released += 1;
                 self.counters.held_now -= 1;
                 out.push(item);
             }
+            st.waiting_bytes = 0;
         }
     }
 
-    /// The earliest due time of any held packet.
+    /// The earliest due time of any held packet, or of a busy medium becoming free for
+    /// a packet waiting on it.
     pub fn next_due(&self) -> Option<u64> {
-        self.links
+        let delayed = self
+            .links
             .iter()
-            .filter_map(|st| st.queue.front().map(|(d, _)| *d))
-            .min()
+            .filter_map(|st| st.queue.front().map(|(d, _)| *d));
+        let media = self
+            .media
+            .iter()
+            .filter(|m| m.members.iter().any(|&i| !self.links[i].waiting.is_empty()))
+            .map(|m| m.free_at_ns);
+        delayed.chain(media).min()
     }
 }
 
@@ -205,17 +323,22 @@ mod tests {
             jitter_ns: jitter_ms * MS,
             loss,
             loss_burst: 1.0,
+            group: None,
         }
     }
 
     fn cfg(links: Vec<Link>) -> Config {
-        Config { seed: 7, links }
+        Config {
+            seed: 7,
+            links,
+            groups: vec![],
+        }
     }
 
     #[test]
     fn holds_for_the_delay_then_releases() {
         let mut s = Scheduler::new(&cfg(vec![link(A, 10, 0, 0.0)]));
-        assert_eq!(s.admit(0, A, 1), Admit::Held);
+        assert_eq!(s.admit(0, A, 1500, 1), Admit::Held);
         let mut out = Vec::new();
         s.release_due(9 * MS, &mut out);
         assert!(out.is_empty());
@@ -228,7 +351,7 @@ mod tests {
     #[test]
     fn unknown_marks_pass_at_once() {
         let mut s = Scheduler::new(&cfg(vec![link(A, 10, 0, 0.0)]));
-        assert_eq!(s.admit(0, B, 5), Admit::Pass(5));
+        assert_eq!(s.admit(0, B, 1500, 5), Admit::Pass(5));
         assert_eq!(s.counters.passed, 1);
     }
 
@@ -239,7 +362,7 @@ mod tests {
         for i in 0..10_000u64 {
             let now = i * 100_000; // one packet per 0.1 ms, jitter range 10 ms
             let dst = if i % 3 == 0 { C } else { B };
-            assert_eq!(s.admit(now, dst, (dst, i)), Admit::Held);
+            assert_eq!(s.admit(now, dst, 1500, (dst, i)), Admit::Held);
             s.release_due(now, &mut out);
         }
         s.release_due(u64::MAX, &mut out);
@@ -265,7 +388,7 @@ mod tests {
         // Packets 50 ms apart: the FIFO never holds one back.
         for i in 0..2000u64 {
             let now = i * 50 * MS;
-            s.admit(now, A, i);
+            s.admit(now, A, 1500, i);
             let due = s.next_due().expect("held");
             delays.push(due - now);
             s.release_due(due, &mut out);
@@ -283,7 +406,7 @@ mod tests {
         let mut out = Vec::new();
         for i in 0..1000u64 {
             let now = i * 20 * MS;
-            if s.admit(now, A, i) == Admit::Held {
+            if s.admit(now, A, 1500, i) == Admit::Held {
                 let due = s.next_due().expect("held");
                 assert!(due >= now && due <= now + 6 * MS);
                 s.release_due(due, &mut out);
@@ -295,7 +418,7 @@ mod tests {
     fn loss_drops_the_configured_share() {
         let mut s = Scheduler::new(&cfg(vec![link(A, 0, 0, 0.1)]));
         let dropped = (0..100_000u64)
-            .filter(|i| matches!(s.admit(*i, A, *i), Admit::Drop(_)))
+            .filter(|i| matches!(s.admit(*i, A, 1500, *i), Admit::Drop(_)))
             .count();
         assert!(
             (dropped as f64 / 100_000.0 - 0.1).abs() < 0.005,
@@ -308,7 +431,7 @@ mod tests {
         let pattern = || {
             let mut s = Scheduler::new(&cfg(vec![link(A, 0, 0, 0.3)]));
             (0..1000u64)
-                .map(|i| matches!(s.admit(i, A, i), Admit::Drop(_)))
+                .map(|i| matches!(s.admit(i, A, 1500, i), Admit::Drop(_)))
                 .collect::<Vec<_>>()
         };
         assert_eq!(pattern(), pattern());
@@ -317,10 +440,10 @@ mod tests {
     #[test]
     fn reconfigure_keeps_held_packets_and_order() {
         let mut s = Scheduler::new(&cfg(vec![link(A, 50, 0, 0.0)]));
-        s.admit(0, A, 1);
+        s.admit(0, A, 1500, 1);
         s.reconfigure(&cfg(vec![link(A, 1, 0, 0.0)]));
         // The new, shorter delay cannot overtake the packet already held.
-        s.admit(MS, A, 2);
+        s.admit(MS, A, 1500, 2);
         let mut out = Vec::new();
         s.release_due(10 * MS, &mut out);
         assert!(out.is_empty());
@@ -328,18 +451,147 @@ mod tests {
         assert_eq!(out, vec![1, 2]);
         // A link removed from the config passes new packets at once.
         s.reconfigure(&cfg(vec![]));
-        assert_eq!(s.admit(60 * MS, A, 3), Admit::Pass(3));
+        assert_eq!(s.admit(60 * MS, A, 1500, 3), Admit::Pass(3));
     }
 
     #[test]
     fn drain_all_releases_everything() {
         let mut s = Scheduler::new(&cfg(vec![link(A, 50, 0, 0.0)]));
         for i in 0..5 {
-            s.admit(i, A, i);
+            s.admit(i, A, 1500, i);
         }
         let mut out = Vec::new();
         s.drain_all(&mut out);
         assert_eq!(out, vec![0, 1, 2, 3, 4]);
+        assert_eq!(s.counters.held_now, 0);
+    }
+
+    fn on_medium(mut l: Link, group: u32) -> Link {
+        l.group = Some(group);
+        l
+    }
+
+    fn shared(links: Vec<Link>, rate_bit_s: u64) -> Config {
+        Config {
+            seed: 7,
+            links,
+            groups: vec![crate::links::Group {
+                id: 1,
+                name: "wifi".into(),
+                rate_bit_s,
+                queue_limit_bytes: 64 * 1024,
+            }],
+        }
+    }
+
+    /// Offer `flows` links a packet of 1500 bytes whenever their buffer has room, for
+    /// `seconds` of fake time in 0.1 ms steps; bytes released per link.
+    fn saturate(s: &mut Scheduler<(u32, u32)>, flows: &[u32], seconds: u64) -> Vec<u64> {
+        let mut got = vec![0u64; flows.len()];
+        let mut out = Vec::new();
+        let step = MS / 10;
+        for t in 0..seconds * 10_000 {
+            let now = t * step;
+            for &f in flows {
+                // A TCP sender keeps its buffer full; the limit drops what does not fit.
+                let _ = s.admit(now, f, 1500, (f, 1500));
+            }
+            s.release_due(now, &mut out);
+            for (f, bytes) in out.drain(..) {
+                let k = flows.iter().position(|x| *x == f).expect("known");
+                got[k] += u64::from(bytes);
+            }
+        }
+        got
+    }
+
+    #[test]
+    fn one_link_on_a_medium_gets_its_rate() {
+        let mut s = Scheduler::new(&shared(vec![on_medium(link(A, 0, 0, 0.0), 1)], 20_000_000));
+        let got = saturate(&mut s, &[A], 2);
+        let mbit = got[0] as f64 * 8.0 / 2.0 / 1e6;
+        assert!((mbit - 20.0).abs() < 0.2, "{mbit}");
+    }
+
+    #[test]
+    fn links_on_one_medium_share_its_rate_evenly() {
+        let links = vec![
+            on_medium(link(A, 1, 0, 0.0), 1),
+            on_medium(link(B, 5, 0, 0.0), 1),
+            on_medium(link(C, 0, 0, 0.0), 1),
+        ];
+        let mut s = Scheduler::new(&shared(links.clone(), 20_000_000));
+        let got = saturate(&mut s, &[A, B], 2);
+        for bytes in &got {
+            let mbit = *bytes as f64 * 8.0 / 2.0 / 1e6;
+            assert!((mbit - 10.0).abs() < 0.2, "{got:?}");
+        }
+        assert!(s.counters.medium_dropped > 0, "a full buffer drops");
+        // Three busy links: a third each.
+        let mut s = Scheduler::new(&shared(links, 20_000_000));
+        let got = saturate(&mut s, &[A, B, C], 2);
+        for bytes in &got {
+            let mbit = *bytes as f64 * 8.0 / 2.0 / 1e6;
+            assert!((mbit - 20.0 / 3.0).abs() < 0.2, "{got:?}");
+        }
+    }
+
+    #[test]
+    fn a_link_off_the_medium_keeps_its_own_pace() {
+        let links = vec![on_medium(link(A, 0, 0, 0.0), 1), link(B, 0, 0, 0.0)];
+        let mut s = Scheduler::new(&shared(links, 1_000_000));
+        assert_eq!(s.admit(0, B, 1500, (B, 1)), Admit::Pass((B, 1)));
+    }
+
+    #[test]
+    fn delay_starts_when_the_packet_has_been_sent() {
+        let mut s = Scheduler::new(&shared(vec![on_medium(link(A, 10, 0, 0.0), 1)], 12_000_000));
+        // 1500 bytes at 12 Mbit/s take 1 ms on the medium; two back to back.
+        assert_eq!(s.admit(0, A, 1500, 1), Admit::Held);
+        assert_eq!(s.admit(0, A, 1500, 2), Admit::Held);
+        let mut out = Vec::new();
+        s.release_due(11 * MS - 1, &mut out);
+        assert!(out.is_empty());
+        s.release_due(11 * MS, &mut out);
+        assert_eq!(out, vec![1]);
+        // The second waited for the first: sent at 2 ms, due at 12 ms.
+        assert_eq!(s.next_due(), Some(12 * MS));
+        s.release_due(12 * MS, &mut out);
+        assert_eq!(out, vec![1, 2]);
+    }
+
+    #[test]
+    fn both_directions_share_one_budget() {
+        // A and B as the two directions of one link: half-duplex, one budget.
+        let links = vec![
+            on_medium(link(A, 0, 0, 0.0), 1),
+            on_medium(link(B, 0, 0, 0.0), 1),
+        ];
+        let mut s = Scheduler::new(&shared(links, 12_000_000));
+        s.admit(0, A, 1500, 1);
+        s.admit(0, B, 1500, 2);
+        let mut out = Vec::new();
+        s.release_due(MS, &mut out);
+        assert_eq!(out, vec![1]);
+        assert_eq!(s.next_due(), Some(2 * MS));
+    }
+
+    #[test]
+    fn leaving_the_medium_releases_what_waited() {
+        let mut s = Scheduler::new(&shared(vec![on_medium(link(A, 0, 0, 0.0), 1)], 1_000_000));
+        for i in 0..3 {
+            s.admit(0, A, 1500, i);
+        }
+        s.reconfigure(&cfg(vec![link(A, 0, 0, 0.0)]));
+        let mut out = Vec::new();
+        s.release_due(13 * MS, &mut out);
+        assert_eq!(out, vec![0, 1, 2]);
+        assert_eq!(s.counters.held_now, 0);
+        let mut s = Scheduler::new(&shared(vec![on_medium(link(A, 0, 0, 0.0), 1)], 1_000_000));
+        for i in 0..3 {
+            s.admit(0, A, 1500, i);
+        }
+        s.drain_all(&mut out);
         assert_eq!(s.counters.held_now, 0);
     }
 }
