@@ -207,6 +207,20 @@ def plan(spec: CampaignSpec) -> list[PlannedTrial]:
     return out
 
 
+def reset_before(t: PlannedTrial, current: dict[str, Any] | None,
+                 factors: tuple[Factor, ...]) -> str:
+    """The reset to do before `t` when the lab is set up for `current` (None: no lab):
+    the planned one, or a stronger one when the lab is not where the plan left it (a
+    resumed campaign skipped trials, or a failed setup left the lab unknown)."""
+    return stronger(t.reset, reset_needed(current, t.cell.params, factors, "none"))
+
+
+def rewarm_needed(t: PlannedTrial, reset: str, warmup_trials: int) -> bool:
+    """Whether a kept trial must be warmed up again, unrecorded: only when a reset the
+    plan did not put there comes right before it (the plan never does that)."""
+    return not t.warmup and warmup_trials > 0 and reset != "none"
+
+
 @dataclass(frozen=True)
 class PlanSummary:
     blocks: int
