@@ -232,7 +232,7 @@ class CampaignRunner:
         These runs are not stored (the stored warm-ups stay as they ran)."""
         n = self.spec.design.warmup_trials
         for i in range(n):
-            self.emit(Event("prepare", f"{t.cell.key}: warm-up {i + 1}/{n} again, not stored "
+            self.emit(Event("message", f"{t.cell.key}: warm-up {i + 1}/{n} again, not stored "
                             f"(lab {reset} before a kept trial)", done, total, t.cell.key))
             self._measure(params, self.spec.stop, self._seed(t))
 
