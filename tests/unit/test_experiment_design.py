@@ -170,11 +170,18 @@ def test_design_reset_is_followed_by_warmups_again(randomize: bool) -> None:
     for a, b in itertools.pairwise(trials):
         if not b.warmup:
             assert (b.reset, a.warmup, a.cell) == ("none", True, b.cell)
+    # each kept trial with its warm-ups is a block, started by its reset: a truncate
+    # unless the lab or the schema changed (rebuild, recreate)
+    assert all((a.block != b.block) == (b.reset != "none") for a, b in itertools.pairwise(trials))
     truncates = [t for t in trials if t.reset == "truncate"]
-    assert len(truncates) == 8 * 3 - 4  # every kept trial but a block's first
     assert all(t.warmup and "design.reset: truncate" in t.why for t in truncates)
     s2 = summarize_plan(trials)
-    assert (s2.warmups, s2.kept) == (48, 24)
+    assert (s2.blocks, s2.warmups, s2.kept) == (24, 48, 24)
+    assert sum(s2.resets.values()) == 24
+    if randomize:  # shuffled across the schema levels of a lab, not one level after another
+        assert s2.resets["recreate"] > 2
+    else:
+        assert s2.resets == {"rebuild": 2, "recreate": 2, "truncate": 20}
 
 
 def test_reset_before_follows_the_lab_not_only_the_plan() -> None:

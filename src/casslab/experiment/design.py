@@ -14,10 +14,12 @@ together (the lab is built once per lab configuration).
 - `design.reset` truncate, recreate or rebuild: that reset also wipes the warm state,
   so it comes before each kept trial's own `warmup_trials` warm-ups (of the same cell),
   never between a warm-up and its kept trial: a cell then has
-  `trials * (warmup_trials + 1)` trials.
-With `randomize: true` the order of labs, of blocks within a lab, of warm-ups and of
-kept trials (or reset units) within a block is shuffled with `design.seed`; without it
-cells run in factor order (first factor slowest), grouped by lab.
+  `trials * (warmup_trials + 1)` trials, and each kept trial with its warm-ups is a
+  block of its own (its reset starts it), so they shuffle across the schema levels of
+  their lab (a drift of the machine then cannot pass for one level's effect).
+With `randomize: true` the order of labs, of blocks within a lab and of warm-ups and
+kept trials within a block is shuffled with `design.seed`; without it cells run in
+factor order (first factor slowest), grouped by lab.
 """
 
 from __future__ import annotations
@@ -136,21 +138,36 @@ class _Unit:
 
 def _block_units(block: list[Cell], spec: CampaignSpec, rng: random.Random | None
                  ) -> list[_Unit]:
-    """One block's trials as units, in run order (see the module docstring)."""
+    """One block's trials as units, in run order, when there is no design.reset: every
+    cell's warm-ups first, then the kept trials."""
     d = spec.design
+    if rng is None:  # cell by cell, as spec order always ran
+        return [u for c in block for u in (_Unit(c, d.warmup_trials, False),
+                                           *(_Unit(c, 0, True) for _ in range(d.trials)))]
+    warm = [_Unit(c, 1, False) for c in block for _ in range(d.warmup_trials)]
+    kept = [_Unit(c, 0, True) for c in block for _ in range(d.trials)]
+    rng.shuffle(warm)
+    rng.shuffle(kept)
+    return warm + kept
+
+
+def _run_blocks(spec: CampaignSpec, rng: random.Random | None) -> list[list[_Unit]]:
+    """Every block's units, blocks in run order (see the module docstring)."""
+    d = spec.design
+    blocks = _blocks(spec, rng)
     if d.reset == "none":
-        if rng is None:  # cell by cell, as spec order always ran
-            return [u for c in block for u in (_Unit(c, d.warmup_trials, False),
-                                               *(_Unit(c, 0, True) for _ in range(d.trials)))]
-        warm = [_Unit(c, 1, False) for c in block for _ in range(d.warmup_trials)]
-        kept = [_Unit(c, 0, True) for c in block for _ in range(d.trials)]
-        rng.shuffle(warm)
-        rng.shuffle(kept)
-        return warm + kept
-    units = [_Unit(c, d.warmup_trials, True) for c in block for _ in range(d.trials)]
-    if rng is not None:
-        rng.shuffle(units)
-    return units
+        return [_block_units(b, spec, rng) for b in blocks]
+    by_lab: dict[str, list[_Unit]] = {}
+    for b in blocks:  # blocks of one lab are together: a dict keeps their order
+        lab = kind_key(b[0].params, spec.factors, LAB_KINDS)
+        by_lab.setdefault(lab, []).extend(_Unit(c, d.warmup_trials, True)
+                                          for c in b for _ in range(d.trials))
+    out: list[list[_Unit]] = []
+    for units in by_lab.values():
+        if rng is not None:
+            rng.shuffle(units)
+        out.extend([u] for u in units)
+    return out
 
 
 def _blocks(spec: CampaignSpec, rng: random.Random | None) -> list[list[Cell]]:
@@ -189,8 +206,8 @@ def plan(spec: CampaignSpec) -> list[PlannedTrial]:
     counts: Counter[int] = Counter()
     out: list[PlannedTrial] = []
     prev: dict[str, Any] | None = None
-    for block_no, block in enumerate(_blocks(spec, rng), start=1):
-        for unit in _block_units(block, spec, rng):
+    for block_no, units in enumerate(_run_blocks(spec, rng), start=1):
+        for unit in units:
             # design.reset comes before a kept trial's own warm-ups, never inside a unit
             unit_reset = between if unit.kept and between != "none" else "none"
             for i in range(unit.warmups + unit.kept):
