@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import itertools
+from pathlib import Path
+
 import pytest
 
-from casslab.experiment.design import cells, plan, reset_needed, search_key
+from casslab.experiment.design import (
+    PlannedTrial,
+    cells,
+    plan,
+    reset_before,
+    reset_needed,
+    rewarm_needed,
+    search_key,
+    summarize_plan,
+)
 from casslab.experiment.search import PeakSearch, Step, find_knee, resolve_relative, summarize
-from casslab.experiment.spec import parse_spec
+from casslab.experiment.spec import estimate_size, load_spec, parse_spec
 
 SPEC = """\
 workload: ycsb-a
@@ -62,6 +74,130 @@ def test_resets_follow_what_changes() -> None:
     assert reset_needed(base, {**base, "in_flight": 8}, f, "none") == "none"
     assert reset_needed(base, {**base, "in_flight": 8}, f, "truncate") == "truncate"
     assert reset_needed(base, base, f, "truncate") == "truncate"
+
+
+def cold_kept_trials(trials: list[PlannedTrial], warmups: int) -> list[PlannedTrial]:
+    """Kept trials with fewer than `warmups` warm-ups of their own block between the last
+    reset before them (a block always starts with one) and themselves."""
+    cold, since = [], 0
+    for t in trials:
+        if t.reset != "none":
+            since = 0
+        if t.warmup:
+            since += 1
+        elif since < warmups:
+            cold.append(t)
+    return cold
+
+
+def blocks_share_lab_and_schema(trials: list[PlannedTrial]) -> bool:
+    seen: dict[int, set[tuple[object, ...]]] = {}
+    for t in trials:
+        p = t.cell.params
+        seen.setdefault(t.block, set()).add((p.get("nodes"), p.get("profile"),
+                                              p.get("workload")))
+    return all(len(v) == 1 for v in seen.values())
+
+
+EXAMPLE_000 = Path(__file__).parents[2] / "examples" / "000-rpi-iot.yaml"
+
+
+def test_example_000_every_kept_trial_follows_its_blocks_warmups() -> None:
+    """Issue 15: with randomize and the workload as a schema factor, 121 of the 160
+    kept trials ran right after a keyspace recreate, their warm-ups elsewhere."""
+    trials = plan(load_spec(EXAMPLE_000))
+    assert cold_kept_trials(trials, 2) == []
+    assert blocks_share_lab_and_schema(trials)
+    # a block changes only with a reset that rebuilds or recreates
+    for a, b in itertools.pairwise(trials):
+        assert (a.block != b.block) == (b.reset in ("rebuild", "recreate"))
+    s = summarize_plan(trials)
+    assert (s.blocks, s.warmups, s.kept) == (16, 64, 160)
+    assert s.resets == {"recreate": 12, "rebuild": 4}  # each lab built once
+    assert s.line() == "16 blocks, 64 warm-ups, 160 kept trials; resets: 12 recreate, 4 rebuild"
+    assert trials[0].why == "first trial: no lab yet"
+    recreate = next(t for t in trials if t.reset == "recreate")
+    assert recreate.why.startswith("schema changed: workload ")
+
+
+def test_the_old_order_left_kept_trials_cold() -> None:
+    """The check above can fail: a plan where one block's warm-ups are moved after its
+    kept trials is caught."""
+    trials = plan(load_spec(EXAMPLE_000))
+    block = [t for t in trials if t.block == 1]
+    moved = [t for t in block if not t.warmup] + [t for t in block if t.warmup]
+    moved[0] = PlannedTrial(1, moved[0].cell, 9, False, "rebuild", 1)
+    assert len(cold_kept_trials(moved, 2)) == 10
+
+
+@pytest.mark.parametrize("randomize", [False, True])
+def test_blocks_shuffle_only_inside_lab_and_schema(randomize: bool) -> None:
+    trials = plan(spec(randomize))
+    assert cold_kept_trials(trials, 2) == []
+    assert blocks_share_lab_and_schema(trials)
+    assert summarize_plan(trials).blocks == 4
+    # a block's warm-ups all come before its first kept trial
+    for b in {t.block for t in trials}:
+        mine = [t.warmup for t in trials if t.block == b]
+        assert mine == sorted(mine, reverse=True) or not randomize
+
+
+def test_randomized_block_order_is_shuffled_too() -> None:
+    orders = set()
+    for seed in range(1, 8):
+        s = parse_spec(SPEC.replace("RANDOM", "true").replace("seed: 5", f"seed: {seed}"))
+        orders.add(tuple(dict.fromkeys((t.cell.params["nodes"], t.cell.params["workload"])
+                                       for t in plan(s))))
+    assert len(orders) > 1
+
+
+def test_spec_order_is_kept_without_randomize() -> None:
+    """Cells in factor order, each with its warm-ups first, as before blocks existed."""
+    trials = plan(spec(False))
+    assert [(t.cell.index, t.trial_no) for t in trials] == \
+        [(c, n) for c in range(8) for n in range(1, 6)]
+
+
+@pytest.mark.parametrize("randomize", [False, True])
+def test_design_reset_is_followed_by_warmups_again(randomize: bool) -> None:
+    """A truncate between trials wipes the warm state: each kept trial gets its own
+    warm-ups after the truncate, never a truncate between warm-up and kept trial."""
+    s = parse_spec(SPEC.replace("RANDOM", "true" if randomize else "false")
+                   .replace("seed: 5", "seed: 5, reset: truncate"))
+    trials = plan(s)
+    assert len(trials) == 8 * 3 * (2 + 1) == estimate_size(s).trials
+    assert cold_kept_trials(trials, 2) == []
+    for a, b in itertools.pairwise(trials):
+        if not b.warmup:
+            assert (b.reset, a.warmup, a.cell) == ("none", True, b.cell)
+    # each kept trial with its warm-ups is a block, started by its reset: a truncate
+    # unless the lab or the schema changed (rebuild, recreate)
+    assert all((a.block != b.block) == (b.reset != "none") for a, b in itertools.pairwise(trials))
+    truncates = [t for t in trials if t.reset == "truncate"]
+    assert all(t.warmup and "design.reset: truncate" in t.why for t in truncates)
+    s2 = summarize_plan(trials)
+    assert (s2.blocks, s2.warmups, s2.kept) == (24, 48, 24)
+    assert sum(s2.resets.values()) == 24
+    if randomize:  # shuffled across the schema levels of a lab, not one level after another
+        assert s2.resets["recreate"] > 2
+    else:
+        assert s2.resets == {"rebuild": 2, "recreate": 2, "truncate": 20}
+
+
+def test_reset_before_follows_the_lab_not_only_the_plan() -> None:
+    trials = plan(spec(False))
+    f = spec().factors
+    kept = next(t for t in trials if not t.warmup)
+    assert kept.reset == "none"
+    assert reset_before(kept, kept.cell.params, f) == "none"
+    # resumed (no lab yet) or after a failure: rebuilt, then warmed up again unstored
+    assert reset_before(kept, None, f) == "rebuild"
+    assert rewarm_needed(kept, "rebuild", 2)
+    assert not rewarm_needed(kept, "none", 2)
+    assert not rewarm_needed(kept, "rebuild", 0)
+    assert not rewarm_needed(trials[0], "rebuild", 2)  # a warm-up itself
+    other = {**kept.cell.params, "workload": "ycsb-c"}
+    assert reset_before(kept, other, f) == "recreate"
 
 
 SEARCH = """\

@@ -66,6 +66,52 @@ def open_store(tmp_path: Path) -> tuple[Store, int]:
     return store, cid
 
 
+# The same trials as a plan of four in another order (an older casslab's run order).
+OLD_ORDER = [(1, 0, "nodes=1", {"nodes": 1}, 2, False, "rebuild"),
+             (2, 1, "nodes=3", {"nodes": 3}, 1, True, "rebuild"),
+             (3, 0, "nodes=1", {"nodes": 1}, 1, True, "rebuild"),
+             (4, 1, "nodes=3", {"nodes": 3}, 2, False, "none")]
+NEW_ORDER = [(1, 0, "nodes=1", {"nodes": 1}, 1, True, "rebuild"),
+             (2, 0, "nodes=1", {"nodes": 1}, 2, False, "none"),
+             (3, 1, "nodes=3", {"nodes": 3}, 1, True, "rebuild"),
+             (4, 1, "nodes=3", {"nodes": 3}, 2, False, "none")]
+
+
+def test_a_plan_in_the_old_order_is_renumbered_and_keeps_its_done_trials(
+        tmp_path: Path) -> None:
+    store, cid = open_store(tmp_path)
+    old = store.ensure_plan(cid, OLD_ORDER)
+    done_id = old[1][0]  # nodes=1 #2, kept
+    store.mark_running(done_id, {"nodes": 1}, "rebuild")
+    store.commit_trial(done_id, summary=fake_summary(500, 2.0), intervals=[],
+                       metrics=fake_metrics(1), command=["casslab-load"])
+    new = store.ensure_plan(cid, NEW_ORDER)
+    assert new[2] == (done_id, "done")  # the same trial, now at its new place
+    assert [new[s][1] for s in (1, 3, 4)] == ["planned"] * 3
+    rows = store.conn.execute("SELECT t.seq, c.idx, t.trial_no, t.warmup, t.reset FROM trials "
+                              "t JOIN cells c ON c.id = t.cell_id ORDER BY t.seq").fetchall()
+    # planned trials take the new plan's reset, the done one keeps the one it ran after
+    assert [tuple(r) for r in rows] == [(1, 0, 1, 1, "rebuild"), (2, 0, 2, 0, "rebuild"),
+                                        (3, 1, 1, 1, "rebuild"), (4, 1, 2, 0, "none")]
+    assert store.ensure_plan(cid, NEW_ORDER) == new  # and stays so
+
+
+def test_a_plan_of_other_trials_is_replaced_until_one_ran_then_refused(
+        tmp_path: Path) -> None:
+    store, cid = open_store(tmp_path)
+    store.ensure_plan(cid, OLD_ORDER)
+    fewer = [*NEW_ORDER[:2], (3, 1, "nodes=3", {"nodes": 3}, 1, False, "rebuild")]
+    status = store.ensure_plan(cid, fewer)  # nothing ran yet: the new plan replaces it
+    assert sorted(status) == [1, 2, 3]
+    store.mark_running(status[1][0], {"nodes": 1}, "rebuild")
+    with pytest.raises(StoreError, match=r"^\S+ was planned with other trials than this "
+                       r"casslab plans for the same spec \(nodes=3 #1 is not the same trial "
+                       r"there\); run it into a new --results directory$"):
+        store.ensure_plan(cid, NEW_ORDER)
+    # refused without a change
+    assert sorted(store.ensure_plan(cid, fewer)) == [1, 2, 3]
+
+
 def test_plan_commit_and_resume(tmp_path: Path) -> None:
     store, cid = open_store(tmp_path)
     status = store.ensure_plan(cid, PLAN)

@@ -52,30 +52,34 @@ def validate(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML)."
             s = load_spec(spec, allow_large=allow_large or size is not None, scale=size)
             trials = make_plan(s)
             cells = len({t.cell.index for t in trials})
+            per = "cell and block" if s.design.reset == "none" else "kept trial"
             what = f"{spec}" + (f" --scale {size}" if size else "")
             out.print(f"{what}: valid; {cells} cells, {len(trials)} trials "
-                      f"({s.design.warmup_trials} warm-up per cell)")
+                      f"({s.design.warmup_trials} warm-up per {per})")
 
 
 @app.command()
 def plan(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
          allow_large: AllowLarge = False, scale: Scale = None) -> None:
-    """Print the run order: cell, trial number, warm-up, reset before the trial.
+    """Print the run order: block, cell, trial number, warm-up, the reset before the
+    trial and why; then blocks, warm-ups, kept trials and resets by kind.
 
     Example: casslab experiment plan examples/004-containers.yaml
     """
     from casslab.experiment.design import plan as make_plan
+    from casslab.experiment.design import summarize_plan
     from casslab.experiment.spec import load_spec
 
     with errors_to_exit():
         trials = make_plan(load_spec(spec, allow_large=allow_large, scale=scale))
     table = Table(title=f"{len(trials)} trials in run order")
-    for col in ("seq", "cell", "trial", "warm-up", "reset before"):
-        table.add_column(col)
+    for col in ("seq", "block", "cell", "trial", "warm-up", "reset before", "why"):
+        table.add_column(col, overflow="fold")  # a cut cell key would hide its last levels
     for t in trials:
-        table.add_row(str(t.seq), t.cell.key, str(t.trial_no), "yes" if t.warmup else "",
-                      t.reset)
+        table.add_row(str(t.seq), str(t.block), t.cell.key, str(t.trial_no),
+                      "yes" if t.warmup else "", "" if t.reset == "none" else t.reset, t.why)
     out.print(table)
+    out.print(summarize_plan(trials).line(), highlight=False)
 
 
 @app.command()

@@ -2,6 +2,24 @@
 
 Pure functions of the spec: the same spec always gives the same plan, which is what
 lets a killed campaign resume by skipping the trials the database marks done.
+
+Run order. Trials run in blocks: the cells that share a lab (lab factors: nodes,
+profile, runtime, set.*) and a schema (schema factors: workload, records, rf,
+compaction). A block starts with the reset its lab or schema change needs (rebuild or
+recreate), then its warm-up trials, then its kept trials, so every kept trial runs on
+caches, JIT and data warmed by the same schema on the same lab. Blocks of one lab run
+together (the lab is built once per lab configuration).
+- `design.reset: none`: each cell of a block has `warmup_trials` warm-ups, all at the
+  start of the block; then the block's kept trials.
+- `design.reset` truncate, recreate or rebuild: that reset also wipes the warm state,
+  so it comes before each kept trial's own `warmup_trials` warm-ups (of the same cell),
+  never between a warm-up and its kept trial: a cell then has
+  `trials * (warmup_trials + 1)` trials, and each kept trial with its warm-ups is a
+  block of its own (its reset starts it), so they shuffle across the schema levels of
+  their lab (a drift of the machine then cannot pass for one level's effect).
+With `randomize: true` the order of labs, of blocks within a lab and of warm-ups and
+kept trials within a block is shuffled with `design.seed`; without it cells run in
+factor order (first factor slowest), grouped by lab.
 """
 
 from __future__ import annotations
@@ -9,10 +27,14 @@ from __future__ import annotations
 import itertools
 import json
 import random
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 from casslab.experiment.spec import RESETS, CampaignSpec, Factor, is_relative
+
+LAB_KINDS = ("lab",)
+SCHEMA_KINDS = ("schema",)
 
 
 @dataclass(frozen=True)
@@ -27,13 +49,17 @@ class Cell:
 
 @dataclass(frozen=True)
 class PlannedTrial:
-    """One trial: `seq` is its place in the run order, `trial_no` its number in the cell."""
+    """One trial: `seq` is its place in the run order, `trial_no` its number in the cell,
+    `block` the number (from 1) of the lab-and-schema block it runs in, `why` what the
+    reset before it is for ("" when there is none)."""
 
     seq: int
     cell: Cell
     trial_no: int
     warmup: bool
     reset: str  # what a run from the start does before this trial
+    block: int = 1
+    why: str = ""
 
 
 def cell_key(params: dict[str, Any]) -> str:
@@ -60,52 +86,180 @@ def kind_key(params: dict[str, Any], factors: tuple[Factor, ...], kinds: tuple[s
     return cell_key({k: v for k, v in params.items() if by_name[k].kind in kinds})
 
 
+def block_key(params: dict[str, Any], factors: tuple[Factor, ...]) -> tuple[str, str]:
+    """(lab, schema) levels: cells with the same key can share one block."""
+    return (kind_key(params, factors, LAB_KINDS), kind_key(params, factors, SCHEMA_KINDS))
+
+
 def reset_needed(prev: dict[str, Any] | None, params: dict[str, Any],
                  factors: tuple[Factor, ...], between_trials: str) -> str:
     """The reset before a trial with `params` when the lab last ran `prev` (None: no lab).
 
     A change of a lab factor rebuilds the lab, of a schema factor (workload, records,
-    rf, compaction) recreates the keyspace; otherwise the spec's `design.reset`.
+    rf, compaction) recreates the keyspace; otherwise `between_trials` (the spec's
+    `design.reset` where the plan puts one, "none" elsewhere).
     Network and workload-option changes need no reset (network is applied live), nor
     do `limits` factors (profile CPU and disk fields, written on the running nodes'
     cgroups); `profile.memory_mib` and `profile.heap_mib` are lab factors (the JVM must
     start again with a new cgroup limit and -Xmx).
     """
-    if prev is None or kind_key(prev, factors, ("lab",)) != kind_key(params, factors, ("lab",)):
+    if prev is None or kind_key(prev, factors, LAB_KINDS) != kind_key(params, factors, LAB_KINDS):
         return "rebuild"
-    if kind_key(prev, factors, ("schema",)) != kind_key(params, factors, ("schema",)):
-        return max("recreate", between_trials, key=RESETS.index)
+    if kind_key(prev, factors, SCHEMA_KINDS) != kind_key(params, factors, SCHEMA_KINDS):
+        return stronger("recreate", between_trials)
     return between_trials
 
 
-def plan(spec: CampaignSpec) -> list[PlannedTrial]:
-    """The whole campaign in run order.
+def stronger(a: str, b: str) -> str:
+    """The stronger of two resets (a rebuild also recreates and truncates)."""
+    return max(a, b, key=RESETS.index)
 
-    Order: trials are (optionally) shuffled with `design.seed`, then grouped so cells
-    that share a lab configuration (nodes, profile, cassandra.yaml settings) run
-    together; the lab is then built once per group. Within a cell the first
-    `warmup_trials` trials in run order are warm-ups (run, stored, left out of the
-    analysis).
-    """
-    all_cells = cells(spec.factors)
-    per_cell = spec.design.trials + spec.design.warmup_trials
-    slots = [(c, r) for c in all_cells for r in range(per_cell)]
-    if spec.design.randomize:
-        random.Random(spec.design.seed).shuffle(slots)
-    groups: dict[str, list[tuple[Cell, int]]] = {}
-    for slot in slots:
-        groups.setdefault(kind_key(slot[0].params, spec.factors, ("lab",)), []).append(slot)
-    ordered = [s for g in groups.values() for s in g]
-    counts: dict[int, int] = {}
+
+def reset_reason(prev: dict[str, Any] | None, params: dict[str, Any],
+                 factors: tuple[Factor, ...], between_trials: str) -> str:
+    """Why `reset_needed` asks for its reset: the factors that changed, or design.reset."""
+    if prev is None:
+        return "first trial: no lab yet"
+    for kinds, what in ((LAB_KINDS, "lab"), (SCHEMA_KINDS, "schema")):
+        changed = [f"{f.name} {_fmt(prev[f.name])} -> {_fmt(params[f.name])}"
+                   for f in factors if f.kind in kinds and prev[f.name] != params[f.name]]
+        if changed:
+            return f"{what} changed: " + ", ".join(changed)
+    if between_trials == "none":
+        return ""
+    return f"design.reset: {between_trials} (before each kept trial's warm-ups)"
+
+
+# A run unit: a cell and how many warm-ups of that cell run before its kept trial
+# (warm-ups of a block's start are units with kept=False).
+@dataclass(frozen=True)
+class _Unit:
+    cell: Cell
+    warmups: int
+    kept: bool
+
+
+def _block_units(block: list[Cell], spec: CampaignSpec, rng: random.Random | None
+                 ) -> list[_Unit]:
+    """One block's trials as units, in run order, when there is no design.reset: every
+    cell's warm-ups first, then the kept trials."""
+    d = spec.design
+    if rng is None:  # cell by cell, as spec order always ran
+        return [u for c in block for u in (_Unit(c, d.warmup_trials, False),
+                                           *(_Unit(c, 0, True) for _ in range(d.trials)))]
+    warm = [_Unit(c, 1, False) for c in block for _ in range(d.warmup_trials)]
+    kept = [_Unit(c, 0, True) for c in block for _ in range(d.trials)]
+    rng.shuffle(warm)
+    rng.shuffle(kept)
+    return warm + kept
+
+
+def _run_blocks(spec: CampaignSpec, rng: random.Random | None) -> list[list[_Unit]]:
+    """Every block's units, blocks in run order (see the module docstring)."""
+    d = spec.design
+    blocks = _blocks(spec, rng)
+    if d.reset == "none":
+        return [_block_units(b, spec, rng) for b in blocks]
+    by_lab: dict[str, list[_Unit]] = {}
+    for b in blocks:  # blocks of one lab are together: a dict keeps their order
+        lab = kind_key(b[0].params, spec.factors, LAB_KINDS)
+        by_lab.setdefault(lab, []).extend(_Unit(c, d.warmup_trials, True)
+                                          for c in b for _ in range(d.trials))
+    out: list[list[_Unit]] = []
+    for units in by_lab.values():
+        if rng is not None:
+            rng.shuffle(units)
+        out.extend([u] for u in units)
+    return out
+
+
+def _blocks(spec: CampaignSpec, rng: random.Random | None) -> list[list[Cell]]:
+    """Cells grouped into blocks, blocks of one lab together, in run order."""
+    labs: dict[str, dict[str, list[Cell]]] = {}
+    for c in cells(spec.factors):
+        lab, schema = block_key(c.params, spec.factors)
+        labs.setdefault(lab, {}).setdefault(schema, []).append(c)
+    if rng is None:
+        # Spec order grouped by lab: a schema level that comes back after another one
+        # is a new block (it is recreated), exactly as the cells come.
+        out: list[list[Cell]] = []
+        for group in labs.values():
+            for c in sorted((c for b in group.values() for c in b), key=lambda c: c.index):
+                if out and block_key(out[-1][0].params, spec.factors) == \
+                        block_key(c.params, spec.factors):
+                    out[-1].append(c)
+                else:
+                    out.append([c])
+        return out
+    lab_order = list(labs.values())
+    rng.shuffle(lab_order)
+    ordered = []
+    for group in lab_order:
+        blocks = list(group.values())
+        rng.shuffle(blocks)
+        ordered.extend(blocks)
+    return ordered
+
+
+def plan(spec: CampaignSpec) -> list[PlannedTrial]:
+    """The whole campaign in run order (see the module docstring): every trial with its
+    block, warm-up flag, and the reset before it and why."""
+    rng = random.Random(spec.design.seed) if spec.design.randomize else None
+    between = spec.design.reset
+    counts: Counter[int] = Counter()
     out: list[PlannedTrial] = []
     prev: dict[str, Any] | None = None
-    for seq, (cell, _) in enumerate(ordered, start=1):
-        counts[cell.index] = counts.get(cell.index, 0) + 1
-        n = counts[cell.index]
-        reset = reset_needed(prev, cell.params, spec.factors, spec.design.reset)
-        out.append(PlannedTrial(seq, cell, n, n <= spec.design.warmup_trials, reset))
-        prev = cell.params
+    for block_no, units in enumerate(_run_blocks(spec, rng), start=1):
+        for unit in units:
+            # design.reset comes before a kept trial's own warm-ups, never inside a unit
+            unit_reset = between if unit.kept and between != "none" else "none"
+            for i in range(unit.warmups + unit.kept):
+                params = unit.cell.params
+                first = i == 0
+                reset = reset_needed(prev, params, spec.factors, unit_reset if first else "none")
+                why = reset_reason(prev, params, spec.factors,
+                                   unit_reset if first else "none") if reset != "none" else ""
+                counts[unit.cell.index] += 1
+                warm = i < unit.warmups
+                out.append(PlannedTrial(len(out) + 1, unit.cell, counts[unit.cell.index], warm,
+                                        reset, block_no, why))
+                prev = params
     return out
+
+
+def reset_before(t: PlannedTrial, current: dict[str, Any] | None,
+                 factors: tuple[Factor, ...]) -> str:
+    """The reset to do before `t` when the lab is set up for `current` (None: no lab):
+    the planned one, or a stronger one when the lab is not where the plan left it (a
+    resumed campaign skipped trials, or a failed setup left the lab unknown)."""
+    return stronger(t.reset, reset_needed(current, t.cell.params, factors, "none"))
+
+
+def rewarm_needed(t: PlannedTrial, reset: str, warmup_trials: int) -> bool:
+    """Whether a kept trial must be warmed up again, unrecorded: only when a reset the
+    plan did not put there comes right before it (the plan never does that)."""
+    return not t.warmup and warmup_trials > 0 and reset != "none"
+
+
+@dataclass(frozen=True)
+class PlanSummary:
+    blocks: int
+    warmups: int
+    kept: int
+    resets: dict[str, int]  # reset kind -> how many, in RESETS order, "none" left out
+
+    def line(self) -> str:
+        resets = ", ".join(f"{n} {k}" for k, n in self.resets.items()) or "none"
+        return (f"{self.blocks} blocks, {self.warmups} warm-ups, {self.kept} kept trials; "
+                f"resets: {resets}")
+
+
+def summarize_plan(trials: list[PlannedTrial]) -> PlanSummary:
+    """Counts of a plan: blocks, warm-ups, kept trials and resets by kind."""
+    by_kind = Counter(t.reset for t in trials)
+    return PlanSummary(len({t.block for t in trials}), sum(t.warmup for t in trials),
+                       sum(not t.warmup for t in trials),
+                       {k: by_kind[k] for k in RESETS if k != "none" and by_kind[k]})
 
 
 def search_key(params: dict[str, Any], factors: tuple[Factor, ...]) -> str:

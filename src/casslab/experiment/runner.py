@@ -26,7 +26,8 @@ from casslab.experiment.design import (
     PlannedTrial,
     needs_search,
     plan,
-    reset_needed,
+    reset_before,
+    rewarm_needed,
     search_key,
 )
 from casslab.experiment.loadopts import cell_options
@@ -185,7 +186,7 @@ class CampaignRunner:
     def _trial(self, store: Store, cid: int, trial_id: int, t: PlannedTrial, done: int,
                total: int) -> bool:
         params = dict(t.cell.params)
-        reset = reset_needed(self._current, params, self.spec.factors, self.spec.design.reset)
+        reset = reset_before(t, self._current, self.spec.factors)
         label = f"{t.cell.key} #{t.trial_no}" + (" (warm-up)" if t.warmup else "")
         try:
             reset = self._reset(reset, params, done, total)
@@ -194,6 +195,8 @@ class CampaignRunner:
                 for k, v in params.items():
                     if is_relative(v):
                         params[k] = resolve_relative(k, v, peak)
+            if rewarm_needed(t, reset, self.spec.design.warmup_trials):
+                self._rewarm(t, params, reset, done, total)
         except KeyboardInterrupt:
             raise
         except CasslabError as exc:
@@ -224,6 +227,17 @@ class CampaignRunner:
         self.emit(Event("trial-end", f"{label}: {s.ops:,} ops in {s.elapsed_s:.2f} s "
                         f"({s.ops_s:,.0f} ops/s)", done + ok, total, t.cell.key))
         return ok
+
+    def _rewarm(self, t: PlannedTrial, params: dict[str, Any], reset: str, done: int,
+                total: int) -> None:
+        """Warm the lab up again before a kept trial that a resume or a failure left
+        right after a reset: the block's stored warm-ups ran on a lab that is gone.
+        These runs are not stored (the stored warm-ups stay as they ran)."""
+        n = self.spec.design.warmup_trials
+        for i in range(n):
+            self.emit(Event("message", f"{t.cell.key}: warm-up {i + 1}/{n} again, not stored "
+                            f"(lab {reset} before a kept trial)", done, total, t.cell.key))
+            self._measure(params, self.spec.stop, self._seed(t))
 
     def _seed(self, t: PlannedTrial) -> int:
         return self.spec.design.seed * 1000 + t.trial_no

@@ -305,7 +305,9 @@ class CampaignSize:
 def estimate_size(spec: CampaignSpec) -> CampaignSize:
     """Count cells and trials without planning them (plain arithmetic, no lists)."""
     cells = math.prod(len(f.levels) for f in spec.factors)
-    trials = cells * (spec.design.trials + spec.design.warmup_trials)
+    d = spec.design  # warm-ups come again after each design.reset (experiment/design.py)
+    trials = cells * (d.trials * (d.warmup_trials + 1) if d.reset != "none"
+                      else d.trials + d.warmup_trials)
     wall = trials * _trial_bound_s(spec.stop)
     if spec.search is not None:
         steps = cells * spec.search.max_steps * spec.search.trials

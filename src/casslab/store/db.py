@@ -106,9 +106,16 @@ class Store:
                     trials: Iterable[tuple[int, int, str, dict[str, Any], int, bool, str]]
                     ) -> dict[int, tuple[int, str]]:
         """Insert planned trials (seq, cell_idx, cell_key, params, trial_no, warmup, reset)
-        that are not there yet; return seq -> (trial id, status)."""
+        that are not there yet; return seq -> (trial id, status).
+
+        A database planned in another run order (an older casslab, same spec) is
+        renumbered when it holds the same trials (cell, trial_no, warm-up); done trials
+        keep their results. Raises StoreError when its trials differ and one has started.
+        """
+        trials = list(trials)
         with self.conn:
             self.conn.execute("BEGIN")
+            self._replan(campaign_id, trials)
             for seq, idx, key, params, no, warm, reset in trials:
                 self.conn.execute("INSERT OR IGNORE INTO cells (campaign_id, idx, key, "
                                   "params_json) VALUES (?, ?, ?, ?)",
@@ -122,6 +129,42 @@ class Store:
         rows = self.conn.execute("SELECT seq, id, status FROM trials WHERE campaign_id=?",
                                  (campaign_id,)).fetchall()
         return {int(r["seq"]): (int(r["id"]), str(r["status"])) for r in rows}
+
+    def _replan(self, campaign_id: int,
+                trials: list[tuple[int, int, str, dict[str, Any], int, bool, str]]) -> None:
+        """Bring a stored plan to `trials`' order (see ensure_plan); inside its transaction."""
+        rows = self.conn.execute(
+            "SELECT t.id, t.seq, t.trial_no, t.warmup, t.status, c.idx FROM trials t JOIN cells "
+            "c ON c.id = t.cell_id WHERE t.campaign_id=?", (campaign_id,)).fetchall()
+        if not rows:
+            return
+        stored = {(int(r["idx"]), int(r["trial_no"])): r for r in rows}
+        wanted = {(idx, no): (seq, key, warm, reset)
+                  for seq, idx, key, _p, no, warm, reset in trials}
+        by_seq = {w[0]: k for k, w in wanted.items()}
+        if not any((k in wanted and (wanted[k][0], wanted[k][2]) != (r["seq"], bool(r["warmup"])))
+                   or by_seq.get(r["seq"], k) != k for k, r in stored.items()):
+            return  # no trial moved (new ones, if any, are inserted by the caller)
+        differs = next(((k, w) for k, w in wanted.items()
+                        if k not in stored or bool(stored[k]["warmup"]) != w[2]), None)
+        if differs is None and len(stored) == len(wanted):
+            # Same trials in another order: renumber (negative first, seq is UNIQUE).
+            self.conn.execute("UPDATE trials SET seq = -seq WHERE campaign_id=?",
+                              (campaign_id,))
+            for k, (seq, _key, _warm, reset) in wanted.items():
+                # A trial that ran keeps the reset it really had.
+                keep = stored[k]["status"] != "planned"
+                self.conn.execute("UPDATE trials SET seq=?, reset=CASE WHEN ? THEN reset "
+                                  "ELSE ? END WHERE id=?", (seq, keep, reset, stored[k]["id"]))
+            return
+        if all(r["status"] == "planned" for r in rows):
+            self.conn.execute("DELETE FROM trials WHERE campaign_id=?", (campaign_id,))
+            return
+        what = (f"{differs[1][1]} #{differs[0][1]} is not the same trial there"
+                if differs else f"{len(stored)} trials there, {len(wanted)} now")
+        raise StoreError(f"{self.directory} was planned with other trials than this casslab "
+                         f"plans for the same spec ({what}); run it into a new --results "
+                         "directory")
 
     # ---- trials -----------------------------------------------------------------------
 
