@@ -19,6 +19,7 @@ from casslab.core.specio import Doc as _Doc
 from casslab.core.specio import Path_, fmt_path
 from casslab.core.specio import V as _V
 from casslab.core.units import parse_fraction
+from casslab.experiment.figures import DesignFactor, FigureDecl, figures_schema, parse_figures
 from casslab.lab.runtime import DEFAULT_RUNTIME, RUNTIMES
 from casslab.load.options import CONSISTENCY_LEVELS, OptionError, options_class
 from casslab.load.runner import WORKLOADS
@@ -45,7 +46,7 @@ MAX_WALL_S = 30 * 86_400.0
 MAX_OPTION_CELLS = 10_000  # combinations of option levels checked together at validate
 
 TOP_KEYS = ("name", "description", "lab", "workload", "factors", "design", "stop", "search",
-            "metrics", "analysis")
+            "metrics", "analysis", "report")
 LAB_KEYS = ("nodes", "profile", "runtime", "network", "set", "timeout_s")
 WORKLOAD_KEYS = ("name", "records", "prepare", "options")
 FACTOR_KEYS = ("name", "levels", "label")
@@ -145,6 +146,7 @@ class CampaignSpec:
     bootstrap: int
     analysis_seed: int
     text: str
+    figures: tuple[FigureDecl, ...] = ()  # report.figures; () = the design's defaults
 
     @property
     def response(self) -> str:
@@ -262,10 +264,13 @@ def parse_spec(text: str, *, source: str = "spec", base_dir: Path | None = None,
     _cross_checks(v, lab, factors, search)
     _check_load_options(v, workload, factors)
     _check_network(v, lab, factors)
+    figures = parse_figures(v, top.get("report"), [DesignFactor(f.name, f.levels)
+                                                    for f in factors], responses)
     spec = CampaignSpec(name=name, description=str(top.get("description") or ""), lab=lab,
                         workload=workload, factors=tuple(factors), design=design, stop=stop,
                         search=search, metrics_interval_s=interval, metrics_cql=cql,
-                        responses=responses, bootstrap=boot, analysis_seed=aseed, text=text)
+                        responses=responses, bootstrap=boot, analysis_seed=aseed, text=text,
+                        figures=figures)
     if not allow_large:
         _check_size(doc, spec)
     return spec
@@ -694,4 +699,5 @@ def json_schema() -> specio.JsonSchema:
                              "type": "array", "minItems": 1, "items": response},
                          "bootstrap": integer(100, 100_000),
                          "seed": integer(0)}),
+        "report": figures_schema(),
     }, required=("workload",)))
