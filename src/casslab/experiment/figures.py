@@ -117,7 +117,7 @@ def _figure(v: specio.V, item: Any, path: Path_, factors: Sequence[DesignFactor]
     kind = v.choice(m.get("kind"), (*path, "kind"), KINDS, "figure kind")
     for key in m:
         if key not in ("kind", "id", "title", *KIND_KEYS[kind]):
-            raise v.doc.error((*path, key), f"a {kind} figure takes no {key!r} (valid: "
+            raise v.doc.error((*path, key), f"{kind} figures take no {key!r} (valid: "
                               f"{', '.join(('id', 'title', *KIND_KEYS[kind]))})")
     fid = m.get("id", f"{kind}-{index + 1}")
     if not isinstance(fid, str) or not _ID.fullmatch(fid):
@@ -179,7 +179,7 @@ def default_figures(factors: Sequence[DesignFactor], responses: Sequence[str], *
         suffix = "-" + re.sub(r"[^a-z0-9_]+", "-", r.lower()) if several else ""
         for x in varied:
             rest = [n for n in varied if n != x]
-            colour, facet = (rest + ["", ""])[:2]
+            colour, facet = [*rest, "", ""][:2]
             out.append(FigureDecl("box", f"box-{x}{suffix}", response=r, x=x, colour=colour,
                                   facet=facet))
             if _resource(r) and x == varied[0]:
