@@ -159,6 +159,9 @@ def line_panels(panels: Sequence[Panel], *, title: str, xlabel: str, ylabel: str
                    [_q(v, 0.75) - m for m, (_, v) in zip(med, pts, strict=True)]]
             ax.errorbar([x for x, _ in pts], med, yerr=err, marker="o", capsize=3,
                         color=PALETTE[j % len(PALETTE)], linestyle="-" if j < 10 else "--")
+        levels = sorted({xvalue(x) for g in p.groups.values() for x in g})
+        if len(levels) <= 12:  # the design's levels, not matplotlib's in-between ticks
+            ax.set_xticks(levels, [f"{v:g}" for v in levels])
         _axes(ax, p.title, xlabel, ylabel, None)
     return _finish(fig, axes, title, limits, groups)
 
@@ -187,9 +190,13 @@ def line_series_panels(panels: Sequence[tuple[str, list[Line]]], *, title: str, 
                 ax.plot(ln.xs, ys, color=color, linewidth=1.3,
                         marker="o" if len(ln.xs) <= 20 else None, markersize=3)
         for t, name in marks:
-            ax.axvline(t, color="black", linewidth=0.8, linestyle="--")
+            if t > 0:
+                ax.axvline(t, color="black", linewidth=0.8, linestyle="--")
             ax.text(t, 0.98, f" {name}", transform=ax.get_xaxis_transform(), fontsize=7,
-                    va="top", rotation=90)
+                    va="top", ha="left", bbox={"facecolor": "white", "alpha": 0.7,
+                                               "linewidth": 0, "pad": 1})
+        if marks:  # the first stage starts at 0: its label inside the axes
+            ax.set_xlim(left=0)
         if logx:
             ax.set_xscale("log")
         if xticks:

@@ -170,7 +170,7 @@ def order_figure(d: FigureDecl, a: Analysis, results: Results, rows: Sequence[Tr
         ln.xs.append(r.seq)
         ln.ys.append(v)
         ln.hollow.append(r.warmup)
-    title = d.title or f"{a.title} of every trial in run order"
+    title = d.title or f"{a.title} of every trial in run order (hollow: warm-up)"
     png = facets.line_series_panels([("", list(lines.values()))], title=title,
                                     xlabel="trial (run order)", ylabel=a.title)
     limits = facets.Limits(0, max(0, len(lines) - facets.MAX_GROUPS))
@@ -213,13 +213,14 @@ def average_series(trials: Sequence[Sequence[tuple[float, float]]]) -> Line:
 
 
 def stage_marks(results: Results, tid: int) -> list[tuple[float, str]]:
-    """(start s, name) of each stage of a trial's load after the first."""
-    marks, prev = [], None
+    """(start s, name) of each stage of a trial's load; none for an unstaged load."""
+    marks: list[tuple[float, str]] = []
+    prev: str | None = None
     for iv in results.intervals(tid, recorded_only=False):
-        if iv.stage != prev and prev is not None:
-            marks.append((iv.t_s - (iv.interval_s or 0.0), iv.stage or ""))
+        if not marks or iv.stage != prev:
+            marks.append((max(0.0, iv.t_s - (iv.interval_s or 0.0)), iv.stage or ""))
         prev = iv.stage
-    return marks
+    return marks if len(marks) > 1 else []
 
 
 def series_figure(d: FigureDecl, results: Results, rows: Sequence[TrialRow],
@@ -249,7 +250,7 @@ def series_figure(d: FigureDecl, results: Results, rows: Sequence[TrialRow],
     limits = facets.Limits(max(0, len(ordered) - facets.MAX_PANELS),
                            max(0, len(labels) - facets.MAX_GROUPS))
     smooth = f" Moving mean over {d.window} samples." if d.window > 1 else ""
-    stages = (" Dashed vertical lines: stage boundaries, labelled with the stage that "
+    stages = (" Dashed vertical lines: stage boundaries, each stage labelled where it "
               "starts." if marks else "")
     return Figure(d.id, title, png, "Line: mean over the cell's kept trials at each sample "
                   f"time; band: min to max over those trials.{smooth}{stages} "
