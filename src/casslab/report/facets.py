@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from casslab.analysis.stats import moving_average
-from casslab.report.plots import _box, to_png
+from casslab.report.plots import draw_box, to_png
 
 MAX_PANELS = 24
 MAX_GROUPS = 20
@@ -114,7 +114,7 @@ def box_panels(panels: Sequence[Panel], *, title: str, xlabel: str, ylabel: str)
         for j, g in enumerate(groups):
             data = [p.groups.get(g, {}).get(x, []) for x in xs]
             pos = [i - 0.4 + width * (j + 0.5) for i in range(len(xs))]
-            _box(ax, data, pos, width * 0.9, PALETTE[j % len(PALETTE)])
+            draw_box(ax, data, pos, width * 0.9, PALETTE[j % len(PALETTE)])
         _axes(ax, p.title, xlabel, ylabel, xs)
     return _finish(fig, axes, title, limits, groups)
 
