@@ -38,10 +38,14 @@ report:
 """
 
 
-def latency_hist(rng: random.Random, median_us: float) -> str:
-    h = HdrHistogram(1, 60_000_000, 3)
-    for _ in range(500):
-        h.record_value(int(rng.lognormvariate(0, 0.3) * median_us))
+def latency_hist(rng: random.Random, median_us: float, stall_us: int = 0) -> str:
+    """Like casslab-load's (auto-resized): its range ends at its own largest value, so a
+    trial with a stall has a wider histogram than the others."""
+    values = [int(rng.lognormvariate(0, 0.3) * median_us) for _ in range(500)]
+    values += [stall_us] if stall_us else []
+    h = HdrHistogram(1, max(values) + 1, 3)
+    for v in values:
+        h.record_value(v)
     return str(h.encode().decode())
 
 
@@ -77,7 +81,7 @@ def fabricate(directory: Path, *, report: str = "", factors: list[dict[str, obje
             seq += 1
             plan.append((seq, ci, key, params, t + 1, t == 0, "none"))
     status = store.ensure_plan(cid, plan)
-    for s, ci, _key, params, _t, _w, _r in plan:
+    for s, ci, _key, params, trial_no, _w, _r in plan:
         nodes = int(params.get("nodes", 1))  # type: ignore[call-overload]
         runtime = 2.0 + 0.5 * nodes + 0.3 * (params.get("ram") == "1GB") + rng.gauss(0, 0.05)
         m = TrialMetrics()
@@ -89,7 +93,8 @@ def fabricate(directory: Path, *, report: str = "", factors: list[dict[str, obje
         intervals = [{"t_s": float(i), "stage": "load" if i <= 4 else "run",
                       "recorded": i > 4, "ops": 80, "ops_s": 400 + 40 * rng.random() - 10 * ci,
                       "errors": 0, "by_op": {}, "interval_s": 1.0} for i in range(1, 13)]
-        hist = latency_hist(rng, 800 + 400 * nodes) if hists else None
+        stall = 900_000 if trial_no == 3 else 0  # the second kept trial of each cell
+        hist = latency_hist(rng, 800 + 400 * nodes, stall) if hists else None
         store.commit_trial(status[s][0], summary=summary(runtime, hist), intervals=intervals,
                            metrics=m, command=["casslab-load"])
     store.close()
@@ -150,6 +155,8 @@ def test_percentiles_come_from_the_merged_histograms(tmp_path: Path) -> None:
     assert 1.1 < p50["nodes=1,ram=1GB,workload=a"] < 1.3
     assert 1.9 < p50["nodes=3,ram=2GB,workload=e"] < 2.1
     assert {r["source"] for r in rows} == {"histogram"}
+    top = {r["cell"]: float(r["latency_ms"]) for r in rows if r["percentile"] == "99.999"}
+    assert all(899 < v < 901 for v in top.values())  # each cell's 0.9 s stall
 
 
 def test_without_histograms_the_stored_percentiles_are_plotted_and_said_so(

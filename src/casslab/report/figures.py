@@ -265,6 +265,12 @@ def _decode(b64: str) -> Any:
     return HdrHistogram.decode(b64)
 
 
+def _empty_histogram(max_us: int) -> Any:
+    from hdrh.histogram import HdrHistogram
+
+    return HdrHistogram(1, max(3_600_000_000, 2 * max_us), 3)
+
+
 def cell_percentiles(results: Results, trials: Sequence[TrialRow]) -> tuple[list[tuple[
         float, float]], bool]:
     """(percentile, latency ms) of a cell's kept trials: from their merged ALL
@@ -280,8 +286,10 @@ def cell_percentiles(results: Results, trials: Sequence[TrialRow]) -> tuple[list
         except Exception:  # any undecodable histogram: the stored percentiles, said so
             break
     if hists and len(hists) == len(trials):
-        merged = hists[0]
-        for h in hists[1:]:
+        # casslab-load's histograms auto-resize, so each trial's has its own range: add
+        # them into one wide enough for all (an hour in us covers any latency here).
+        merged = _empty_histogram(max(h.get_max_value() for h in hists))
+        for h in hists:
             merged.add(h)
         return [(p, merged.get_value_at_percentile(p) / 1000.0) for p in PERCENTILES], True
     stored = {50.0: "p50_ms", 95.0: "p95_ms", 99.0: "p99_ms", 99.9: "p999_ms"}
