@@ -147,8 +147,10 @@ def factor_figure(d: FigureDecl, a: Analysis, factors: Sequence[DesignFactor]) -
                 "one trial)")
     else:
         title = d.title or f"median {name} against {d.x}"
-        png = facets.line_panels(panels, title=title, xlabel=d.x, ylabel=name,
-                                 xvalue=_level_value)
+        pct = any(str(lv).strip().endswith("%") for f in factors if f.name == d.x
+                  for lv in f.levels)
+        png = facets.line_panels(panels, title=title, ylabel=name, xvalue=_level_value,
+                                 xlabel=f"{d.x} (% of the measured peak)" if pct else d.x)
         what = "Median of the kept trials per level, bars: quartiles; one line per group"
     return Figure(d.id, title, png, f"{what}. {g.describe()}.", to_csv(header, rows),
                   limits.note())
