@@ -97,7 +97,8 @@ def test_example_campaign_end_to_end(tmp_path: Path) -> None:
     assert "report:" in rep.stdout and "rate=66%" in rep.stdout
     page = (results / "report.html").read_text()
     ids = re.findall(r"<figure id='fig-([a-z0-9-]+)'><img ", page)
-    assert ids == ["box-rate", "search", "cpu", "disk", "host-cpu", "throughput", "space"]
+    assert ids == ["box-rate", "line-rate", "order", "series-throughput", "series-latency",
+                   "series-cpu", "series-space", "cdf", "search"]
     shot = results / "report.png"
     with tempfile.TemporaryDirectory() as profile:
         subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu",

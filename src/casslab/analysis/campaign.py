@@ -200,10 +200,3 @@ def curves(good: list[TrialRow], factors: list[dict[str, Any]],
             out.append(Curve(f["name"], by, scaling_curve(pts)))
     return out
 
-
-def representative(cell: CellStats) -> int | None:
-    """The trial closest to its cell's median (seed 003 plotted such a run)."""
-    if not cell.values or math.isnan(cell.stats.median):
-        return None
-    i = min(range(len(cell.values)), key=lambda j: abs(cell.values[j] - cell.stats.median))
-    return cell.trial_ids[i]

@@ -3,34 +3,30 @@ campaign's results database."""
 
 from __future__ import annotations
 
+import base64
 import html
 import math
+import os
+import platform
 import re
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from casslab.analysis.campaign import Analysis, analyze, representative
+from casslab.analysis.campaign import Analysis, analyze
 from casslab.analysis.factorial import Factorial, Term
 from casslab.analysis.intervals import BatchMeans, min_n_for_median
 from casslab.analysis.responses import explain, profile_cores, trial_values
 from casslab.analysis.stats import OUTLIER_SD
 from casslab.experiment.search import Step, find_knee
 from casslab.report import plots
+from casslab.report.figures import Figure, declared, declared_figures, design_factors, to_csv
 from casslab.store.db import StoreError
-from casslab.store.results import Campaign, Results, TrialRow, full_length
+from casslab.store.results import Campaign, Results, TrialRow
 from casslab.store.schema import V1_MEAN_MAX
 
 REPORT_NAME = "report.html"
-
-
-@dataclass(frozen=True)
-class Figure:
-    id: str
-    title: str
-    png_b64: str
-    caption: str
 
 
 @dataclass(frozen=True)
@@ -67,36 +63,6 @@ def _table(headers: list[str], rows: list[list[str]], cls: str = "") -> str:
     return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def collect_series(results: Results, a: Analysis) -> dict[str, Any]:
-    """Time series of each cell's representative trial (closest to the cell median)."""
-    cpu: dict[str, dict[str, list[tuple[float, float]]]] = {}
-    disk: dict[str, dict[str, list[tuple[float, float]]]] = {}
-    tput: dict[str, list[tuple[float, float]]] = {}
-    space: dict[str, list[tuple[float, float]]] = {}
-    host: dict[str, list[tuple[float, float]]] = {}
-    for c in a.cells:
-        tid = representative(c)
-        if tid is None:
-            continue
-        nodes = results.node_metrics(tid)
-        for r in nodes:
-            cpu.setdefault(c.key, {}).setdefault(r.node, []).append(
-                (r.t_s, (r.cpu_user_pct or 0) + (r.cpu_sys_pct or 0)))
-            disk.setdefault(c.key, {}).setdefault(r.node + " write", []).append(
-                (r.t_s, r.write_kb_s or 0))
-            disk.setdefault(c.key, {}).setdefault(r.node + " read", []).append(
-                (r.t_s, r.read_kb_s or 0))
-        by_t: dict[float, float] = {}
-        for r in nodes:
-            by_t[r.t_s] = by_t.get(r.t_s, 0.0) + (r.data_mib or 0.0)
-        space[c.key] = sorted(by_t.items())
-        tput[c.key] = full_length([((iv.t_s, iv.ops_s), iv.interval_s)
-                                   for iv in results.intervals(tid)])
-        host[c.key] = [(h.t_s, (h.cpu_user_pct or 0.0) + (h.cpu_sys_pct or 0.0))
-                       for h in results.host_metrics(tid)]
-    return {"cpu": cpu, "disk": disk, "tput": tput, "space": space, "host": host}
-
-
 def build_report(directory: Path, out: Path | None = None) -> Report:
     """Analyse the campaign in `directory` and write its HTML report (default
     DIR/report.html). Raises StoreError when there is no results database."""
@@ -112,9 +78,10 @@ def build_report(directory: Path, out: Path | None = None) -> Report:
         analyses = [analyze(rows, c.factors, name, per_second=per_second,
                             values=trial_values(results, name, ids, cores=cores))
                     for name in c.responses]
-        series = collect_series(results, analyses[0])
         steps = [asdict(s) for s in results.search_steps()]
-    figures = make_figures(analyses, series, steps)
+        decls = declared(c, results, rows)
+        drawn = declared_figures(decls, analyses, results, rows, design_factors(c), cores)
+    figures = make_figures(drawn, steps)
     page = render(c, analyses, rows, figures, steps)
     path = out or directory / REPORT_NAME
     path.write_text(page)
@@ -133,62 +100,19 @@ def search_groups(steps: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]
     return groups
 
 
-def _slug(a: Analysis, several: bool) -> str:
-    """The id suffix of a response's figures: none when the campaign has one response."""
-    return "-" + re.sub(r"[^a-z0-9_]+", "-", a.response.lower()) if several else ""
-
-
-def response_figures(a: Analysis, suffix: str) -> list[Figure]:
-    """One response's figures: a box plot per factor, a curve per numeric factor."""
-    figs: list[Figure] = []
-    resp = a.title
-    for f in a.factors:
-        hue = next((g for g in a.factors if g.name != f.name and len(g.levels) > 1), None)
-        figs.append(Figure(f"box-{f.name}{suffix}", f"{resp} by {f.name}",
-                           plots.factor_boxplot(a, f, hue),
-                           f"Kept trials (warm-ups and failed trials excluded) of every cell, "
-                           f"by level of {f.name}" + (f", boxes side by side per level of "
-                                                      f"{hue.name}" if hue else "") +
-                           f". Outliers: more than {OUTLIER_SD:g} sd from the cell mean."))
-    for name in dict.fromkeys(cv.factor for cv in a.curves):
-        figs.append(Figure(f"curve-{name}{suffix}", f"{resp} against {name}",
-                           plots.curve_plot(a, name),
-                           "Median per level with quartile bars; one line per combination "
-                           "of the other factors."))
-    return figs
-
-
-def make_figures(analyses: list[Analysis], series: dict[str, Any],
-                 steps: list[dict[str, Any]]) -> list[Figure]:
-    """Every figure of the report, in order: each response's, then the campaign's."""
-    figs: list[Figure] = []
-    for a in analyses:
-        figs += response_figures(a, _slug(a, len(analyses) > 1))
+def make_figures(declared: list[Figure], steps: list[dict[str, Any]]) -> list[Figure]:
+    """Every figure of the report, in order: the declared (or default) ones, then the
+    peak search's."""
+    figs = list(declared)
     if steps:
         groups = search_groups(steps)
+        rows = [[k, r["step"], r["level"], r["ops_s"], r["p99_ms"], r["knee_level"]]
+                for k, rs in groups.items() for r in rs]
         figs.append(Figure("search", "peak search", plots.search_plot(groups,
                                                                        steps[0]["vary"]),
                            "Each step's median throughput; star: peak, diamond: knee "
-                           "(Kneedle)."))
-    figs.append(Figure("cpu", "node CPU over time", plots.node_series_plot(
-        series["cpu"], title="node CPU (user + system) during each cell's median trial",
-        ylabel="CPU (% of one core)"), "From /proc/<pid>/stat of each node's JVM, every "
-        "sampling interval; 100 % = one core busy."))
-    figs.append(Figure("disk", "node disk I/O over time", plots.node_series_plot(
-        series["disk"], title="node disk read/write during each cell's median trial",
-        ylabel="disk (kB/s)"), "From /proc/<pid>/io (read_bytes / write_bytes: what reached "
-        "the block layer)."))
-    figs.append(Figure("host-cpu", "machine CPU over time", plots.cell_lines_plot(
-        series["host"], title="whole-machine CPU (user + system) during each cell's median "
-        "trial", ylabel="CPU (% of all cores)"), "From /proc/stat: nodes, load generator and "
-        "everything else on this machine."))
-    figs.append(Figure("throughput", "throughput over time (moving mean)", plots.cell_lines_plot(
-        series["tput"], title="throughput, moving mean of 5 intervals, each cell's median "
-        "trial", ylabel="throughput (ops/s)", window=5), "Per-interval throughput of the "
-        "load generator, smoothed like seed 003's figure 5 (period 5)."))
-    figs.append(Figure("space", "disk space over time", plots.cell_lines_plot(
-        series["space"], title="data on disk, all nodes together, each cell's median trial",
-        ylabel="data size (MiB)"), "`du` of every node's data directory, summed."))
+                           "(Kneedle).", to_csv(["group", "step", "level", "ops_s", "p99_ms",
+                                                  "knee_level"], rows)))
     return figs
 
 
@@ -265,12 +189,13 @@ def render_factorial(fa: Factorial) -> str:
 
 def render(c: Campaign, analyses: list[Analysis], rows: list[TrialRow],
            figures: list[Figure], steps: list[dict[str, Any]]) -> str:
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>casslab report: "
-             f"{html.escape(c.name)}</title><style>{CSS}</style></head><body>",
-             f"<h1>casslab campaign: {html.escape(c.name)}</h1>",
-             f"<p class='sub'>generated {time.strftime('%Y-%m-%d %H:%M:%S')} · casslab "
-             f"{html.escape(c.casslab_version)} · host {html.escape(c.host)} · spec "
-             f"digest {c.spec_digest}</p>"]
+    head = (f"<!doctype html><html><head><meta charset='utf-8'><title>casslab report: "
+            f"{html.escape(c.name)}</title><style>{CSS}</style></head><body>"
+            f"<h1>casslab campaign: {html.escape(c.name)}</h1>"
+            f"<p class='sub'>generated {time.strftime('%Y-%m-%d %H:%M:%S')} · casslab "
+            f"{html.escape(c.casslab_version)} · host {html.escape(c.host)} · spec "
+            f"digest {c.spec_digest}</p>")
+    parts: list[str] = []
     old = sum(1 for r in rows if r.kept and r.pct_source == V1_MEAN_MAX)
     if old:
         parts.append(f"<p class='note'>{old} kept trials were written by schema 1: their "
@@ -292,20 +217,66 @@ def render(c: Campaign, analyses: list[Analysis], rows: list[TrialRow],
                           html.escape(rs[-1]["stopped_by"] or "")])
         parts.append(_table(["cells", "varied", "steps", "peak level", "peak ops/s",
                              "knee level", "stopped by"], srows))
-    parts.append("<h2>Figures</h2>")
-    for fig in figures:
-        parts.append(f"<figure id='fig-{html.escape(fig.id)}'><img alt='{html.escape(fig.title)}'"
-                     f" src='data:image/png;base64,{fig.png_b64}'><figcaption>"
-                     f"{html.escape(fig.caption)}</figcaption></figure>")
+    parts.append("<h2 id='figures'>Figures</h2>")
+    parts += [render_figure(fig) for fig in figures]
+    # A study's published numbers and findings (spec `reference`) go here, one table
+    # and verdict per finding; each figure's overlay is keyed by its id.
+    parts.append("<h2 id='references'>References</h2><p class='note'>No reference "
+                 "values declared for this campaign.</p>")
     bad = [r for r in rows if r.status in ("failed", "interrupted")]
     if bad:
         parts.append("<h2>Trials that did not finish</h2>")
         parts.append(_table(["seq", "cell", "trial", "status", "error"],
                             [[str(r.seq), html.escape(r.cell), str(r.trial_no),
                               r.status, html.escape(r.error or "")] for r in bad]))
-    parts.append("<h2>Spec</h2><pre>" + html.escape(c.spec_yaml) + "</pre>")
-    parts.append("</body></html>")
-    return "\n".join(parts)
+    parts.append(render_versions(c))
+    parts.append("<h2 id='spec'>Spec</h2><pre>" + html.escape(c.spec_yaml) + "</pre>")
+    body = "\n".join(parts)
+    body, toc = with_toc(body)
+    return "\n".join([head, toc, body, "</body></html>"])
+
+
+def render_figure(fig: Figure) -> str:
+    """A figure: its image, caption, what it left out, and its data as a CSV link."""
+    left = (f"<p class='note'>Not drawn: {html.escape(fig.left_out)}.</p>" if fig.left_out
+            else "")
+    link = (f" <a download='{html.escape(fig.id)}.csv' href='data:text/csv;base64,"
+            f"{base64.b64encode(fig.csv.encode()).decode()}'>data (CSV)</a>" if fig.csv
+            else "")
+    return (f"<figure id='fig-{html.escape(fig.id)}'><img alt='{html.escape(fig.title)}' "
+            f"src='data:image/png;base64,{fig.png_b64}'><figcaption>{left}"
+            f"<b>{html.escape(fig.title)}</b>. {html.escape(fig.caption)}{link}"
+            "</figcaption></figure>")
+
+
+def render_versions(c: Campaign) -> str:
+    """What ran the campaign, and what drew this report."""
+    import matplotlib
+
+    rows = [["casslab (campaign)", html.escape(c.casslab_version)],
+            ["machine (campaign)", html.escape(c.host)],
+            ["campaign created", time.strftime("%Y-%m-%d %H:%M:%S",
+                                               time.localtime(c.created_at))],
+            ["spec digest", html.escape(c.spec_digest)],
+            ["report drawn on", html.escape(f"{platform.node()}: {platform.platform()}, "
+                                            f"{os.cpu_count()} CPUs")],
+            ["Python / matplotlib", html.escape(f"{platform.python_version()} / "
+                                                f"{matplotlib.__version__}")]]
+    return "<h2 id='versions'>Versions and machine</h2>" + _table(["what", "value"], rows)
+
+
+def with_toc(body: str) -> tuple[str, str]:
+    """`body` with an id on every <h2> and the table of contents linking to them."""
+    entries: list[tuple[str, str]] = []
+
+    def named(m: re.Match[str]) -> str:
+        ident = m.group(1) or f"section-{len(entries) + 1}"
+        entries.append((ident, re.sub(r"<[^>]+>", "", m.group(2))))
+        return f"<h2 id='{ident}'>{m.group(2)}</h2>"
+
+    body = re.sub(r"<h2(?: id='([^']+)')?>(.*?)</h2>", named, body)
+    items = "".join(f"<li><a href='#{i}'>{t}</a></li>" for i, t in entries)
+    return body, f"<nav id='toc'><h2>Contents</h2><ol>{items}</ol></nav>"
 
 
 def render_response(a: Analysis) -> list[str]:
