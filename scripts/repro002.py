@@ -1,0 +1,388 @@
+"""Seed 002 reproduced: the paper's Tables 1-6 beside casslab's results, slopes, verdicts.
+
+Reads the results directories of examples/002-edge/*.yaml (as `make reproduce
+STUDY=002` writes them) through casslab.store.results.Results, and writes
+- the tables, slopes and verdicts as Markdown between the markers
+  `<!-- repro002:begin -->` / `<!-- repro002:end -->` of docs/reproductions/002.md
+  (or to stdout with --stdout);
+- the reports' declared figures as docs/reproductions/img/002-<spec>-<id>.png;
+- Figures 8-10 redrawn (paper and lab, endpoint sweep solid, edge sweep dotted, one
+  panel per consistency level) as docs/reproductions/img/002-fig8-10.png.
+
+The lab value of a cell is the mean over its kept trials of each trial's mean RTT (the
+study's "average latency" is a mean over 1,000 requests), with a 95 % Student t
+interval over trials; the median over trials is given with its order-statistic
+interval (3 trials: [min, max], 75 % coverage). A slope is the least-squares line of the
+per-trial means against the percentage, in ms per % step of 10 (as the tables step).
+
+Usage: .venv/bin/python scripts/repro002.py [--results results/reproduce] [--stdout]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import math
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import scipy.stats as st
+
+from casslab.analysis.intervals import mean_ci, median_ci
+from casslab.analysis.responses import trial_values
+from casslab.store.results import Results
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "reproductions" / "002.md"
+IMG = ROOT / "docs" / "reproductions" / "img" / "002-fig8-10.png"
+BEGIN, END = "<!-- repro002:begin -->", "<!-- repro002:end -->"
+PCTS = (0, 10, 20, 30, 40, 50)
+CLS = ("ONE", "TWO", "THREE")
+OPS = (("write", "update.mean_ms"), ("read", "read.mean_ms"))
+POINT_TOL, SLOPE_TOL = 0.10, 0.25  # issue 18: every point within 10 %, each slope 25 %
+
+# Seed 002, section 7.3: (write, read) mean RTT in ms per percentage step.
+PAPER: dict[tuple[str, str], tuple[int, list[tuple[float, float]]]] = {
+    ("endpoint", "ONE"): (1, [(22.56, 23.47), (24.48, 25.14), (26.63, 27.15),
+                              (28.59, 29.4), (30.7, 31.68), (32.36, 33.34)]),
+    ("edge", "ONE"): (2, [(22.56, 23.47), (22.51, 23.21), (22.47, 23.25), (22.45, 23.2),
+                          (22.45, 23.48), (22.44, 23.32)]),
+    ("endpoint", "TWO"): (3, [(38.1, 38.07), (38.84, 39.53), (40.9, 41.57), (43.19, 43.74),
+                              (45.14, 45.86), (46.83, 47.56)]),
+    ("edge", "TWO"): (4, [(38.1, 38.07), (38.32, 38.54), (39.52, 40.14), (40.87, 41.81),
+                          (42.2, 43.08), (43.71, 44.37)]),
+    ("endpoint", "THREE"): (5, [(50.32, 50.93), (52.17, 52.79), (54.36, 55.13),
+                                (56.62, 57.24), (58.7, 59.28), (60.5, 60.95)]),
+    ("edge", "THREE"): (6, [(50.32, 50.93), (52.87, 53.24), (55.77, 56.46), (58.89, 59.16),
+                            (61.19, 61.99), (64.077, 64.47)]),
+}
+# Section 7.1 (CL 2, a = b = c = 10 ms): write RTT at x = y = z = 10 and 20 ms.
+PAPER_71 = {0: 43.69, 100: 64.5}
+SPECS = {"endpoint": "002-edge-3-endpoint-percent", "edge": "002-edge-4-edge-percent"}
+STEPS = {"71": "002-edge-1-endpoint-steps", "72": "002-edge-2-edge-steps"}
+EDGE = {("node1", "node2"): 5.0, ("node2", "node3"): 10.0, ("node1", "node3"): 15.0}
+ENDPOINT_MS = 10.0
+
+
+def delay_model_ms(sweep: str, pct: float, cl: str) -> float:
+    """The RTT the configured delays alone give: the client's round trip to a coordinator
+    chosen uniformly among the 3 replicas, plus the round trip to the k-th nearest other
+    replica for CL k (the coordinator answers itself and waits for the k-1 fastest
+    peers), averaged over the coordinators. Zero processing time."""
+    f_end = 1 + pct / 100 if sweep == "endpoint" else 1.0
+    f_edge = 1 + pct / 100 if sweep == "edge" else 1.0
+    need = CLS.index(cl)  # peers to wait for
+    total = 0.0
+    for node in ("node1", "node2", "node3"):
+        peers = sorted(d * f_edge for pair, d in EDGE.items() if node in pair)
+        total += 2 * ENDPOINT_MS * f_end + (2 * peers[need - 1] if need else 0.0)
+    return total / 3
+
+
+@dataclass(frozen=True)
+class Fit:
+    slope: float  # ms per % of the swept delays
+    low: float  # 95 % CI of the slope
+    high: float
+    p: float  # H0: slope = 0
+    r2: float
+    n: int
+    stderr: float
+
+
+def fit(xs: Sequence[float], ys: Sequence[float]) -> Fit:
+    """Least-squares line with the slope's 95 % t interval and its p value."""
+    r = st.linregress(np.asarray(xs, float), np.asarray(ys, float))
+    n = len(xs)
+    half = float(st.t.ppf(0.975, n - 2)) * float(r.stderr)
+    return Fit(float(r.slope), float(r.slope) - half, float(r.slope) + half, float(r.pvalue),
+               float(r.rvalue) ** 2, n, float(r.stderr))
+
+
+def slopes_differ(a: Fit, b: Fit) -> tuple[float, float]:
+    """t and one-sided p for H1: slope a > slope b (independent fits)."""
+    t = (a.slope - b.slope) / math.hypot(a.stderr, b.stderr)
+    return t, float(st.t.sf(t, a.n + b.n - 4))
+
+
+Cells = dict[tuple[float, str], dict[str, list[float]]]  # (level, cl) -> op -> trials
+
+
+def load(directory: Path, factor: str, cl_default: str = "TWO") -> Cells:
+    """Per cell, each op's per-trial mean RTT (kept trials only)."""
+    store, res = Results.open(directory)
+    try:
+        rows = res.kept_trials()
+        out: Cells = {}
+        for op, resp in OPS:
+            vals = trial_values(res, resp, [r.trial_id for r in rows])
+            for r in rows:
+                v = vals[r.trial_id]
+                level = r.cell_params[factor]
+                key = (float(level) if not isinstance(level, dict) else
+                       float(_edge_step(level)), str(r.cell_params.get("cl", cl_default)))
+                if not math.isnan(v):
+                    out.setdefault(key, {}).setdefault(op, []).append(v)
+        return out
+    finally:
+        store.close()
+
+
+def _edge_step(level: dict[str, object]) -> float:
+    """Section 7.2's network level -> how many ms were added to a (5 ms base)."""
+    groups = level["groups"]
+    assert isinstance(groups, dict)
+    return float(groups["edge"]["node1-node2"]) - 5.0
+
+
+def _fmt_ci(lo: float, hi: float) -> str:
+    return f"[{lo:.2f}, {hi:.2f}]"
+
+
+def paper_fit(sweep: str, cl: str, op_i: int) -> Fit:
+    _, rows = PAPER[(sweep, cl)]
+    return fit(PCTS, [r[op_i] for r in rows])
+
+
+def lab_fit(cells: Cells, cl: str, op: str) -> Fit:
+    xs, ys = [], []
+    for pct in PCTS:
+        for v in cells.get((float(pct), cl), {}).get(op, []):
+            xs.append(float(pct))
+            ys.append(v)
+    return fit(xs, ys)
+
+
+def table(sweep: str, cl: str, cells: Cells) -> tuple[list[str], int, int]:
+    """One paper table: lines of Markdown, points within tolerance, points compared."""
+    no, rows = PAPER[(sweep, cl)]
+    out = [f"**Table {no}** ({sweep} delays +%, CL {CLS.index(cl) + 1}; ms)", "",
+           "| +% | op | paper | lab mean [95 % t CI] | lab median [min, max] | lab/paper | "
+           "delay model | lab - model |",
+           "|---:|---|---:|---|---|---:|---:|---:|"]
+    ok = total = 0
+    for pct, paper in zip(PCTS, rows, strict=True):
+        for i, (op, _) in enumerate(OPS):
+            vals = cells.get((float(pct), cl), {}).get(op, [])
+            if not vals:
+                out.append(f"| {pct} | {op} | {paper[i]:g} | (no trials) | | | | |")
+                continue
+            m = mean_ci(vals)
+            med = median_ci(vals)
+            mean = float(np.mean(vals))
+            ratio = mean / paper[i]
+            model = delay_model_ms(sweep, pct, cl)
+            total += 1
+            ok += abs(ratio - 1) <= POINT_TOL
+            out.append(f"| {pct} | {op} | {paper[i]:g} | {mean:.2f} {_fmt_ci(m.low, m.high)} "
+                       f"| {float(np.median(vals)):.2f} {_fmt_ci(med.low, med.high)} "
+                       f"| {ratio:.3f}{'' if abs(ratio - 1) <= POINT_TOL else ' ✗'} "
+                       f"| {model:.2f} | {mean - model:+.2f} |")
+    slopes = ["", "| op | paper slope (ms per 10 %) | lab slope [95 % CI] | lab/paper | "
+              "delay model |", "|---|---:|---|---:|---:|"]
+    for i, (op, _) in enumerate(OPS):
+        pf, lf = paper_fit(sweep, cl, i), lab_fit(cells, cl, op)
+        model = (delay_model_ms(sweep, 50, cl) - delay_model_ms(sweep, 0, cl)) / 5
+        ratio = lf.slope / pf.slope
+        flag = "" if abs(ratio - 1) <= SLOPE_TOL else " ✗"
+        slopes.append(f"| {op} | {10 * pf.slope:.3f} (R² {pf.r2:.2f}) | {10 * lf.slope:.3f} "
+                      f"{_fmt_ci(10 * lf.low, 10 * lf.high)} (R² {lf.r2:.2f}, p {lf.p:.2g}) "
+                      f"| {ratio:.2f}{flag} | {model:.3f} |")
+    return [*out, *slopes, ""], ok, total
+
+
+def findings(cells: dict[str, Cells]) -> list[str]:
+    """Each of the study's findings as a test on the lab's data, with its verdict."""
+    out = ["| # | finding (paper) | test on the lab's data | result | verdict |",
+           "|---|---|---|---|---|"]
+
+    def row(no: str, claim: str, test: str, result: str, holds: bool | None) -> None:
+        verdict = {True: "holds", False: "does not hold", None: "inconclusive"}[holds]
+        out.append(f"| {no} | {claim} | {test} | {result} | **{verdict}** |")
+
+    end, edge = cells["endpoint"], cells["edge"]
+    for op, _ in OPS:
+        # F1: at CL 1 the edge latencies do not matter (Table 2 flat).
+        e1, n1 = lab_fit(edge, "ONE", op), lab_fit(end, "ONE", op)
+        tol = SLOPE_TOL * n1.slope
+        row(f"F1 {op}", "CL 1: edge-to-edge latency has no effect on RTT (Table 2)",
+            f"edge-sweep slope's 95 % CI inside ±25 % of the endpoint slope (±{10 * tol:.3f} "
+            "ms per 10 %)", f"slope {10 * e1.slope:+.3f} {_fmt_ci(10 * e1.low, 10 * e1.high)}"
+            f", p(slope = 0) {e1.p:.2g}", -tol <= e1.low and e1.high <= tol)
+    for op, _ in OPS:
+        # F2: at CL 1 (and 2) the endpoint slope is steeper; at CL 3 the edge slope is.
+        for cl, claim, edge_wins in (
+                ("ONE", "CL 1: endpoint latency matters more than edge latency (Fig. 8)", False),
+                ("TWO", "CL 2: endpoint slope still steeper, edge 'catching up' (Fig. 9)", False),
+                ("THREE", "CL 3: edge latency matters more than endpoint latency (Fig. 10)",
+                 True)):
+            a, b = lab_fit(edge, cl, op), lab_fit(end, cl, op)
+            big, small = (a, b) if edge_wins else (b, a)
+            t, p = slopes_differ(big, small)
+            row(f"F2 {op} CL{CLS.index(cl) + 1}", claim,
+                "one-sided t test of the two slopes ("
+                f"{'edge > endpoint' if edge_wins else 'endpoint > edge'})",
+                f"edge {10 * a.slope:.3f}, endpoint {10 * b.slope:.3f} ms per 10 %; t {t:.2f}, "
+                f"p {p:.2g}", p <= 0.05)
+    for op, _ in OPS:
+        # F3: RTT at the base point rises with CL (Tables 1, 3, 5 at 0 %).
+        groups = [end.get((0.0, cl), {}).get(op, []) + edge.get((0.0, cl), {}).get(op, [])
+                  for cl in CLS]
+        ps = [float(st.ttest_ind(groups[i + 1], groups[i], equal_var=False,
+                                 alternative="greater").pvalue) for i in range(2)]
+        row(f"F3 {op}", "the base RTT rises with CL: CL 1 < CL 2 < CL 3",
+            "one-sided Welch t tests CL 2 > CL 1 and CL 3 > CL 2 at +0 % (both sweeps' trials)",
+            f"means {', '.join(f'{np.mean(g):.2f}' for g in groups)} ms; p {ps[0]:.2g}, "
+            f"{ps[1]:.2g}", max(ps) <= 0.05)
+    # F4: reads slightly slower than writes (every table).
+    diffs = [float(np.mean(c["read"]) - np.mean(c["write"]))
+             for cs in (end, edge) for c in cs.values() if c.get("read") and c.get("write")]
+    w = st.wilcoxon(diffs, alternative="greater")
+    row("F4", "reads take slightly longer than writes (Tables 1-6)",
+        "Wilcoxon signed-rank, read - write per cell, one-sided",
+        f"median difference {np.median(diffs):+.2f} ms over {len(diffs)} cells, "
+        f"p {float(w.pvalue):.2g}", float(w.pvalue) <= 0.05)
+    return out
+
+
+def section_71(cells: Cells) -> list[str]:
+    out = ["| x = y = z | op | paper | lab mean [95 % t CI] | lab/paper |",
+           "|---|---|---:|---|---:|"]
+    for level, ms in ((0, 10), (100, 20)):
+        for op, _ in OPS:
+            vals = cells.get((float(level), "TWO"), {}).get(op, [])
+            if not vals:
+                continue
+            m = mean_ci(vals)
+            paper = PAPER_71[level] if op == "write" else None
+            ratio = f"{np.mean(vals) / paper:.3f}" if paper else ""
+            out.append(f"| {ms} ms | {op} | {paper if paper else '(not given)'} | "
+                       f"{np.mean(vals):.2f} {_fmt_ci(m.low, m.high)} | {ratio} |")
+    return out
+
+
+def section_72(cells: Cells) -> list[str]:
+    out = ["| a, b, c | op | lab mean [95 % t CI] |", "|---|---|---|"]
+    for op, _ in OPS:
+        xs, ys = [], []
+        for step in (0.0, 10.0, 20.0):
+            vals = cells.get((step, "TWO"), {}).get(op, [])
+            if not vals:
+                continue
+            m = mean_ci(vals)
+            abc = ", ".join(f"{b + step:g}" for b in (5, 10, 15))
+            out.append(f"| {abc} ms | {op} | {np.mean(vals):.2f} {_fmt_ci(m.low, m.high)} |")
+            xs += [step] * len(vals)
+            ys += vals
+        if len(set(xs)) >= 3:
+            f = fit(xs, ys)
+            quad = np.polyfit(xs, ys, 2)
+            out.append(f"| slope | {op} | {f.slope:.3f} ms per ms {_fmt_ci(f.low, f.high)}, "
+                       f"R² {f.r2:.3f}; quadratic term {quad[0]:+.4f} |")
+    return out
+
+
+def figure(cells: dict[str, Cells], path: Path) -> None:
+    """Figures 8-10 redrawn: paper (grey) and lab (colour), endpoint solid, edge dotted."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 3, figsize=(13, 7.5), sharex=True)
+    for col, cl in enumerate(CLS):
+        for row_i, (op, _) in enumerate(OPS):
+            ax = axes[row_i][col]
+            for sweep, style in (("endpoint", "-"), ("edge", ":")):
+                _, rows = PAPER[(sweep, cl)]
+                ax.plot(PCTS, [r[row_i] for r in rows], style, color="grey", marker="s",
+                        label=f"paper, {sweep}")
+                means = [np.mean(cells[sweep].get((float(p), cl), {}).get(op, [math.nan]))
+                         for p in PCTS]
+                ax.plot(PCTS, means, style, color="C0" if sweep == "endpoint" else "C1",
+                        marker="o", label=f"casslab, {sweep}")
+            ax.set_title(f"CL {col + 1}, {op} (Fig. {8 + col})")
+            ax.set_xlabel("delay increase (%)")
+            ax.set_ylabel(f"mean {op} RTT (ms)")
+            ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle("Seed 002 Figures 8-10: RTT vs endpoint (solid) and edge (dotted) delays")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def render(results: Path) -> str:
+    cells = {s: load(results / d, f"network.scale.{s}") for s, d in SPECS.items()}
+    lines: list[str] = []
+    ok = total = 0
+    slope_rows: list[str] = []
+    for cl in CLS:
+        for sweep in ("endpoint", "edge"):
+            t, k, n = table(sweep, cl, cells[sweep])
+            lines += t
+            ok, total = ok + k, total + n
+            slope_rows += [ln for ln in t if ln.count("|") == 6 and "slope" not in ln
+                           and "---" not in ln]
+    n_slopes = sum("✗" not in ln for ln in slope_rows)
+    head = [f"Points within {POINT_TOL:.0%} of the paper: **{ok} of {total}**. Slopes within "
+            f"{SLOPE_TOL:.0%}: **{n_slopes} of {len(slope_rows)}** (✗ marks a miss; the CL 1 "
+            "edge sweep's paper slope is ~0, so its ratio means nothing: finding F1 tests "
+            "it instead).", ""]
+    out = [*head, *lines, "### Findings", "", *findings(cells), ""]
+    steps = {k: results / d for k, d in STEPS.items()}
+    if (steps["71"] / "results.db").exists():
+        out += ["### Section 7.1 (CL 2, a = b = c = 10 ms)", "",
+                *section_71(load(steps["71"], "network.scale.endpoint")), ""]
+    if (steps["72"] / "results.db").exists():
+        out += ["### Section 7.2 (CL 2, x = y = z = 10 ms, a, b, c + 10 ms steps)", "",
+                *section_72(load(steps["72"], "network")), ""]
+    figure(cells, IMG)
+    return "\n".join(out)
+
+
+def extract_images(results: Path, out_dir: Path) -> list[Path]:
+    """Save every declared figure of the studies' reports as
+    img/002-<spec>-<figure id>.png (the report's own PNGs, unchanged)."""
+    saved = []
+    for d in sorted(results.glob("002-edge-*")):
+        report = d / "report.html"
+        if not report.exists():
+            continue
+        html = report.read_text()
+        for fid, b64 in re.findall(r"<figure id='fig-([a-z0-9_-]+)'>.*?src='data:image/png;"
+                                   r"base64,([A-Za-z0-9+/=]+)'", html, flags=re.S):
+            path = out_dir / f"{d.name.removeprefix('002-edge-')}-{fid}.png"
+            path.write_bytes(base64.b64decode(b64))
+            saved.append(path)
+    return saved
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--results", type=Path, default=ROOT / "results" / "reproduce")
+    ap.add_argument("--stdout", action="store_true", help="print instead of editing the doc")
+    args = ap.parse_args()
+    text = render(args.results)
+    for path in extract_images(args.results, IMG.parent):
+        print(f"saved {path.relative_to(ROOT)}", file=sys.stderr)
+    if args.stdout:
+        print(text)
+        return 0
+    doc = DOC.read_text()
+    if BEGIN not in doc or END not in doc:
+        print(f"error: {DOC}: markers {BEGIN} / {END} missing", file=sys.stderr)
+        return 2
+    pre, rest = doc.split(BEGIN, 1)
+    post = rest.split(END, 1)[1]
+    DOC.write_text(f"{pre}{BEGIN}\n{text}\n{END}{post}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
