@@ -23,7 +23,8 @@ for delays in on off; do
     $CASSLAB net clear --name "$NAME"
   fi
   echo "=== delays $delays $(date +%T) load: $(cut -d' ' -f1-3 /proc/loadavg)"
-  [ "$delays" = on ] && $CASSLAB net check --name "$NAME"
+  [ "$delays" = on ] && $CASSLAB net check --name "$NAME" --pings 100 --loss-packets 0 \
+    --no-bandwidth
   for cl in ONE TWO THREE; do
     echo "--- casslab-load CL $cl"
     $CASSLAB run ycsb-a --name "$NAME" --records 1000 --ops $((2 * N)) --warmup 50 \
