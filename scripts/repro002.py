@@ -27,6 +27,7 @@ import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -92,6 +93,7 @@ class Fit:
     r2: float
     n: int
     stderr: float
+    intercept: float
 
 
 def fit(xs: Sequence[float], ys: Sequence[float]) -> Fit:
@@ -100,7 +102,7 @@ def fit(xs: Sequence[float], ys: Sequence[float]) -> Fit:
     n = len(xs)
     half = float(st.t.ppf(0.975, n - 2)) * float(r.stderr)
     return Fit(float(r.slope), float(r.slope) - half, float(r.slope) + half, float(r.pvalue),
-               float(r.rvalue) ** 2, n, float(r.stderr))
+               float(r.rvalue) ** 2, n, float(r.stderr), float(r.intercept))
 
 
 def slopes_differ(a: Fit, b: Fit) -> tuple[float, float]:
@@ -286,6 +288,59 @@ def section_72(cells: Cells) -> list[str]:
     return out
 
 
+def read_load_log(path: Path) -> list[tuple[float, float]]:
+    """(epoch s, 1-minute load average) from lines `YYYY-mm-ddTHH:MM:SS l1 l5 l15`
+    (written every 20 s during the runs by `date -u +%FT%T` and /proc/loadavg)."""
+    out = []
+    for line in path.read_text().splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and "T" in parts[0]:
+            t = datetime.strptime(parts[0], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
+            out.append((t.timestamp(), float(parts[1])))
+    return out
+
+
+def load_effect(results: Path, load_log: Path) -> list[str]:
+    """Does the lab's excess over the delay model follow the machine's load? Per kept
+    trial of both sweeps: mean RTT (both operations) minus the delay model, against the
+    machine's 1-minute load average nearest the trial's middle (every process on the
+    machine: other engineers' labs, tests and builds as well as this one)."""
+    if not load_log.exists():
+        return [f"(no load log at {load_log})"]
+    samples = read_load_log(load_log)
+    xs: list[float] = []
+    ys: list[float] = []
+    for sweep, d in SPECS.items():
+        store, res = Results.open(results / d)
+        try:
+            rows = [r for r in res.kept_trials() if r.started_at and r.ended_at]
+            rtt = trial_values(res, "all.mean_ms", [r.trial_id for r in rows])
+            for r in rows:
+                assert r.started_at is not None and r.ended_at is not None
+                mid = (r.started_at + r.ended_at) / 2
+                near = min(samples, key=lambda s: abs(s[0] - mid), default=None)
+                if near is None or abs(near[0] - mid) > 60 or math.isnan(rtt[r.trial_id]):
+                    continue
+                pct = float(r.cell_params[f"network.scale.{sweep}"])
+                xs.append(near[1])
+                ys.append(rtt[r.trial_id] - delay_model_ms(sweep, pct, str(r.cell_params["cl"])))
+        finally:
+            store.close()
+    if len(xs) < 3:
+        return ["(too few trials inside the load log)"]
+    rho = st.spearmanr(xs, ys)
+    f = fit(xs, ys)
+    lo, hi = np.percentile(xs, [10, 90])
+    return [f"Over {len(xs)} trials, the excess of the lab's mean RTT over the delay model "
+            f"(median {np.median(ys):.1f} ms, range {min(ys):.1f} .. {max(ys):.1f}) against "
+            f"the machine's 1-minute load average at the trial (2 cores; median "
+            f"{np.median(xs):.1f}, range {min(xs):.1f} .. {max(xs):.1f}): Spearman rho "
+            f"{float(rho.statistic):.2f} (p {float(rho.pvalue):.2g}); least squares "
+            f"{f.slope:+.2f} ms per unit of load [{f.low:+.2f}, {f.high:+.2f}]; "
+            f"{f.slope * (hi - lo):+.1f} ms from the 10th to the 90th percentile of the "
+            f"load ({lo:.1f} -> {hi:.1f})."]
+
+
 def figure(cells: dict[str, Cells], path: Path) -> None:
     """Figures 8-10 redrawn: paper (grey) and lab (colour), endpoint solid, edge dotted."""
     import matplotlib
@@ -317,7 +372,7 @@ def figure(cells: dict[str, Cells], path: Path) -> None:
     plt.close(fig)
 
 
-def render(results: Path) -> str:
+def render(results: Path, load_log: Path) -> str:
     cells = {s: load(results / d, f"network.scale.{s}") for s, d in SPECS.items()}
     lines: list[str] = []
     ok = total = 0
@@ -342,6 +397,8 @@ def render(results: Path) -> str:
     if (steps["72"] / "results.db").exists():
         out += ["### Section 7.2 (CL 2, x = y = z = 10 ms, a, b, c + 10 ms steps)", "",
                 *section_72(load(steps["72"], "network")), ""]
+    out += ["### The lab's excess against the machine's load", "",
+            *load_effect(results, load_log), ""]
     figure(cells, IMG)
     return "\n".join(out)
 
@@ -366,9 +423,11 @@ def extract_images(results: Path, out_dir: Path) -> list[Path]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", type=Path, default=ROOT / "results" / "reproduce")
+    ap.add_argument("--load-log", type=Path, default=ROOT / "results" / "reproduce" /
+                    "002-load.log", help="load averages sampled during the runs")
     ap.add_argument("--stdout", action="store_true", help="print instead of editing the doc")
     args = ap.parse_args()
-    text = render(args.results)
+    text = render(args.results, args.load_log)
     for path in extract_images(args.results, IMG.parent):
         print(f"saved {path.relative_to(ROOT)}", file=sys.stderr)
     if args.stdout:
