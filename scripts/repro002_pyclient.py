@@ -60,6 +60,7 @@ def main() -> int:
         t_end = time.time()
         cluster.shutdown()
         out[f"{phase}_mean_ms"] = round(sum(per_op) / n, 3)
+        out[f"{phase}_p50_ms"] = round(sorted(per_op)[n // 2], 3)
         out[f"{phase}_study_ms"] = round((t_end - t0) * 1000 / n, 3)
         out[f"{phase}_connect_ms"] = round((t_mid - t0) * 1000, 1)
     print(json.dumps(out), flush=True)

@@ -219,7 +219,9 @@ def check(
     Example: casslab net check --name edge --link client-node1 --loss-packets 10000
     """
     with errors_to_exit():
-        from casslab.net.check import check_options  # the prober: only this command
+        # the prober: only this command. Importing the submodule casslab.net.check
+        # rebinds the package's lazy `net.check` to the module, so call it from here.
+        from casslab.net.check import check, check_options
 
         check_options(links=link, pings=pings, loss_packets=loss_packets,
                       bandwidth_s=bandwidth_seconds)
@@ -229,8 +231,8 @@ def check(
             raise LabStateError(f"lab '{name}' has no network emulation; set some with "
                                 f"`casslab net set --name {name} --profile wifi`")
         with err.status("probing links inside the namespace"):
-            rows = net.check(state, links=link, pings=pings, loss_packets=loss_packets,
-                             bandwidth=bandwidth, bandwidth_s=bandwidth_seconds)
+            rows = check(state, links=link, pings=pings, loss_packets=loss_packets,
+                         bandwidth=bandwidth, bandwidth_s=bandwidth_seconds)
     table = Table(title=f"lab {name}: configured vs measured")
     for col in ("link", "one-way ms\nset / p50", "RTT ms set", "RTT p50", "RTT p99",
                 "loss %\nset / measured", "reordered", "rate Mbit/s\nset / wire",
