@@ -322,6 +322,13 @@ class Results:
             "node", (trial_id,)).fetchall()
         return [(float(r["t_s"]), str(r["node"]), int(r["completed"])) for r in rows]
 
+    def tuner_audit(self, trial_id: int) -> list[dict[str, Any]]:
+        """The audit records of the tuner run beside a trial (factor `tuner`), in the
+        order written; empty when no tuner ran."""
+        rows = self._conn.execute("SELECT record_json FROM tuner_audit WHERE trial_id=? "
+                                  "ORDER BY n", (trial_id,)).fetchall()
+        return [dict(json.loads(r["record_json"])) for r in rows]
+
     def search_steps(self) -> list[SearchStepRow]:
         """Every peak-search step, by group then step."""
         rows = self._conn.execute(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # How a summary or interval row's percentiles were computed (column pct_source).
 FROM_HISTOGRAM = "histogram"  # percentiles of the row's own (for ALL: merged) histogram
@@ -64,6 +64,9 @@ CREATE TABLE IF NOT EXISTS search_steps (
   step INTEGER NOT NULL, vary TEXT NOT NULL, level REAL NOT NULL, ops_s REAL NOT NULL,
   p99_ms REAL NOT NULL, trials INTEGER NOT NULL, stopped_by TEXT,
   PRIMARY KEY (campaign_id, group_key, step));
+CREATE TABLE IF NOT EXISTS tuner_audit (
+  trial_id INTEGER NOT NULL REFERENCES trials(id), n INTEGER NOT NULL, ts REAL,
+  action TEXT, tbl TEXT, record_json TEXT NOT NULL, PRIMARY KEY (trial_id, n));
 CREATE INDEX IF NOT EXISTS intervals_trial ON intervals(trial_id);
 CREATE INDEX IF NOT EXISTS node_metrics_trial ON node_metrics(trial_id);
 CREATE INDEX IF NOT EXISTS host_metrics_trial ON host_metrics(trial_id);
@@ -82,6 +85,10 @@ _V1_TO_V2 = (
     "ALTER TABLE intervals ADD COLUMN service_hist TEXT",
     f"UPDATE intervals SET pct_source = '{V1_MAX}'",
 )
+
+
+# Schema 2 -> 3: table tuner_audit (the audit log of a tuner run beside a trial), made by
+# SCHEMA's CREATE TABLE IF NOT EXISTS; no existing row changes.
 
 
 def _version(conn: sqlite3.Connection) -> int | None:
