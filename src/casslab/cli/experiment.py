@@ -23,6 +23,8 @@ from casslab.core.paths import default_cache, default_home
 # `casslab --help` and the lab commands need none of them (start-up time).
 if TYPE_CHECKING:
     from casslab.experiment.runner import Event
+    from casslab.experiment.spec import CampaignSpec
+    from casslab.tune.factor import TunerBeside
 
 app = typer.Typer(help="Campaigns of trials from a YAML spec: validate, plan, run, export.",
                   no_args_is_help=True)
@@ -30,6 +32,20 @@ app = typer.Typer(help="Campaigns of trials from a YAML spec: validate, plan, ru
 AllowLarge = Annotated[bool, typer.Option(
     "--allow-large", help="Accept a campaign above 20000 trials or 30 days of (upper-bound) "
     "wall time; without it such a spec is refused before it is planned.")]
+
+
+def _tuner(spec: CampaignSpec) -> TunerBeside | None:
+    """The tuner of factor `tuner`, its levels' rules read (a bad rules file is a one-line
+    error now, not at the first tuner trial); None without tuner levels."""
+    from casslab.experiment.beside import tuner_levels
+
+    if not tuner_levels(spec):
+        return None
+    from casslab.tune.factor import TunerBeside
+
+    beside = TunerBeside()
+    beside.check(spec)
+    return beside
 
 
 @app.command()
@@ -44,6 +60,7 @@ def validate(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML)."
 
     with errors_to_exit():
         s = load_spec(spec, allow_large=allow_large)
+        _tuner(s)
         trials = make_plan(s)
     cells = len({t.cell.index for t in trials})
     out.print(f"{spec}: valid; {cells} cells, {len(trials)} trials "
@@ -61,7 +78,9 @@ def plan(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
     from casslab.experiment.spec import load_spec
 
     with errors_to_exit():
-        trials = make_plan(load_spec(spec, allow_large=allow_large))
+        s = load_spec(spec, allow_large=allow_large)
+        _tuner(s)
+        trials = make_plan(s)
     table = Table(title=f"{len(trials)} trials in run order")
     for col in ("seq", "cell", "trial", "warm-up", "reset before"):
         table.add_column(col)
@@ -91,6 +110,7 @@ def run(
 
     with errors_to_exit():
         s = load_spec(spec, allow_large=allow_large)
+        beside = _tuner(s)
         target = results or Path("results") / s.name
         columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TextColumn("trials"), TimeElapsedColumn(), TextColumn("ETA"),
@@ -117,7 +137,8 @@ def run(
 
             try:
                 outcome = CampaignRunner(s, target, home=default_home(), cache=default_cache(),
-                                         lab_name=lab_name, on_event=on_event).run()
+                                         lab_name=lab_name, on_event=on_event,
+                                         beside=beside).run()
             except CampaignInterrupted as exc:
                 progress.stop()
                 err.print(f"[bold red]interrupted:[/] {exc}", highlight=False)

@@ -12,6 +12,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from casslab.experiment.beside import TUNER_FACTOR, TUNER_OFF
 from casslab.experiment.spec import RESETS, CampaignSpec, Factor, is_relative
 
 
@@ -65,12 +66,14 @@ def reset_needed(prev: dict[str, Any] | None, params: dict[str, Any],
     """The reset before a trial with `params` when the lab last ran `prev` (None: no lab).
 
     A change of a lab factor rebuilds the lab, of a schema factor (workload, records,
-    rf, compaction) recreates the keyspace; otherwise the spec's `design.reset`.
+    rf, compaction) recreates the keyspace, as does a trial after one with the tuner on
+    (it ALTERed the tables' compaction); otherwise the spec's `design.reset`.
     Network and workload-option changes need no reset (network is applied live).
     """
     if prev is None or kind_key(prev, factors, ("lab",)) != kind_key(params, factors, ("lab",)):
         return "rebuild"
-    if kind_key(prev, factors, ("schema",)) != kind_key(params, factors, ("schema",)):
+    if (kind_key(prev, factors, ("schema",)) != kind_key(params, factors, ("schema",))
+            or prev.get(TUNER_FACTOR, TUNER_OFF) != TUNER_OFF):
         return max("recreate", between_trials, key=RESETS.index)
     return between_trials
 

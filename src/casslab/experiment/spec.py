@@ -19,6 +19,7 @@ from casslab.core.specio import Doc as _Doc
 from casslab.core.specio import Path_, fmt_path
 from casslab.core.specio import V as _V
 from casslab.core.units import parse_fraction
+from casslab.experiment.beside import TUNER_FACTOR, tuner_level
 from casslab.lab.runtime import DEFAULT_RUNTIME, RUNTIMES
 from casslab.load.options import CONSISTENCY_LEVELS, OptionError, options_class
 from casslab.load.runner import WORKLOADS
@@ -59,7 +60,7 @@ ANALYSIS_KEYS = ("response", "responses", "bootstrap", "seed")
 FACTOR_DOC = ("nodes, profile, runtime, set.<cassandra.yaml key>, network, "
               "network[.all|client|nodes|nodeA-nodeB].<delay_ms|jitter_ms|loss_pct|rate_mbit>, "
               "workload, records, rf, compaction, cl, cl_read, cl_write, in_flight, workers, "
-              "threads, rate, option.<casslab-load option>")
+              "threads, rate, option.<casslab-load option>, tuner")
 
 
 class SpecError(specio.SpecError):
@@ -447,6 +448,8 @@ def factor_kind(name: str) -> str | None:
         return "workload"
     if re.fullmatch(r"option\.[a-z][a-z0-9-]*", name):
         return "workload"
+    if name == TUNER_FACTOR:  # runs beside the load; the keyspace it altered is recreated
+        return "workload"
     return None
 
 
@@ -534,6 +537,11 @@ def _level(v: _V, name: str, value: Any, path: Path_, has_search: bool,
         return v.integer(value, path, 1, 100_000)
     if name == "rate":
         return v.number(value, path, 0.0, lo_open=True)
+    if name == TUNER_FACTOR:
+        try:
+            return tuner_level(value, base_dir)
+        except ValueError as exc:
+            raise v.doc.error(path, str(exc)) from None
     if isinstance(value, dict | list):
         raise v.doc.error(path, f"{value!r}: a casslab-load option takes a scalar")
     return value
