@@ -50,7 +50,7 @@ def test_a_bad_tuner_level_is_one_line_naming_factor_level_and_valid(
 def test_tuner_level_reads_a_relative_file_from_the_spec_directory(tmp_path: Path) -> None:
     (tmp_path / "r.json").write_text("{}")
     assert tuner_level("r.json", tmp_path) == str((tmp_path / "r.json").resolve())
-    with pytest.raises(ValueError, match="looked at /nonexistent/r.json"):
+    with pytest.raises(ValueError, match=r"looked at /nonexistent/r\.json"):
         tuner_level("r.json", Path("/nonexistent"))
 
 

@@ -41,7 +41,8 @@ def test_the_runner_checks_the_rules_files_before_any_lab(tmp_path: Path) -> Non
     runner = CampaignRunner(spec, tmp_path / "res", home=tmp_path / "home",
                             cache=tmp_path / "cache", lab_name="unit-tuner",
                             beside=TunerBeside())
-    with pytest.raises(UsageError, match=r"^factor tuner: level '.*r.yaml.: .*ucs must be a non-empty list"):
+    with pytest.raises(UsageError,
+                       match=r"^factor tuner: level '.*r\.yaml': .*ucs must be a non-empty"):
         runner.run()
     assert not (tmp_path / "res").exists() and not runner.lab.exists()
 
