@@ -251,7 +251,7 @@ def parse_spec(text: str, *, source: str = "spec", base_dir: Path | None = None,
     search = _search(v, top.get("search"))
     factors = _factors(v, top.get("factors"), lab, search is not None, base_dir)
     design = _design(v, top.get("design"))
-    stop = _stop(v, top.get("stop"), ("stop",))
+    stop = _stop(v, top.get("stop"), ("stop",), staged="stages" in workload.options)
     metrics = v.mapping(top.get("metrics"), ("metrics",), METRICS_KEYS)
     interval = v.number(metrics.get("interval_s", 1.0), ("metrics", "interval_s"), 0.1, 60.0)
     cql = v.boolean(metrics.get("cql", True), ("metrics", "cql"))
@@ -387,8 +387,15 @@ def _design(v: _V, raw: Any) -> DesignSpec:
     return DesignSpec(trials, warm, rnd, seed, reset)
 
 
-def _stop(v: _V, raw: Any, path: Path_) -> StopRule:
+def _stop(v: _V, raw: Any, path: Path_, *, staged: bool = False) -> StopRule:
     m = v.mapping(raw, path, STOP_KEYS)
+    if staged:  # casslab-load refuses --ops and --duration beside --stages
+        for key in ("ops", "duration_s"):
+            if key in m:
+                raise v.doc.error((*path, key), "a staged workload (workload.options.stages) "
+                                  "ends with its stages file; give only timeout_s")
+        return StopRule(None, None, v.number(m.get("timeout_s", 600.0), (*path, "timeout_s"),
+                                             1.0, MAX_TRIAL_S))
     # The default of 1000 ops is for a spec without `stop:`; a written stop rule names
     # its own end, so `stop: {timeout_s: 60}` alone is an error, not 1000 ops.
     ops = m.get("ops", None if "duration_s" in m or raw is not None else 1000)

@@ -123,6 +123,17 @@ class IntervalRow:
 
 
 @dataclass(frozen=True)
+class StageInterval:
+    """One interval of a named stage: its operations, errors, length (s) and the
+    base64 HdrHistogram of its latencies (us; None in schema-1 databases)."""
+
+    ops: int
+    errors: int
+    interval_s: float | None
+    latency_hist: str | None
+
+
+@dataclass(frozen=True)
 class NodeMetricRow:
     t_s: float
     node: str
@@ -242,6 +253,14 @@ class Results:
             "pct_source FROM intervals WHERE trial_id=? AND recorded >= ? ORDER BY t_s",
             (trial_id, int(recorded_only))).fetchall()
         return [IntervalRow(**{**dict(r), "recorded": bool(r["recorded"])}) for r in rows]
+
+    def stage_intervals(self, trial_id: int, stage: str) -> list[StageInterval]:
+        """The intervals of one stage of a trial's load, in time order (recorded or not:
+        naming a stage asks for it)."""
+        rows = self._conn.execute(
+            "SELECT ops, errors, interval_s, latency_hist FROM intervals WHERE trial_id=? "
+            "AND stage=? ORDER BY t_s", (trial_id, stage)).fetchall()
+        return [StageInterval(**dict(r)) for r in rows]
 
     def per_second_throughput(self) -> dict[int, list[float]]:
         """Each trial's recorded per-interval throughput (ops/s), the run's cut-short last
