@@ -52,10 +52,10 @@ def test_a_tuner_trial_leaves_its_audit_in_the_results(tmp_path: Path) -> None:
                                  lab_name=LAB, beside=TunerBeside(interval_s=3.0)).run()
     finally:
         assert not leftovers(LAB)
-    assert (outcome.done, outcome.failed) == (2, 0)
-
     store, repo = Results.open(results)
     with store:
+        errors = [(t.cell, t.error) for t in repo.trials() if t.status != "done"]
+        assert (outcome.done, outcome.failed) == (2, 0), errors
         trials = {t.cell: t for t in repo.kept_trials()}
         off, on = trials["tuner=off"], trials["tuner=seed003"]
         assert repo.tuner_audit(off.trial_id) == []

@@ -385,8 +385,9 @@ class CampaignRunner:
         # `timeout` sends SIGINT: casslab-load then still prints its summary (interrupted).
         guard = ["timeout", "-s", "INT", "-k", "15", f"{stop.timeout_s:g}"]
         sampler.start()
-        running = self._start_beside(params, label) if label is not None else None
+        running: Running | None = None
         try:
+            running = self._start_beside(params, label) if label is not None else None
             result = run_load(LoadSpec(workload, opts), hosts=self._hosts(),
                               prefix=[*self.lab.exec_prefix(), *guard])
         finally:
