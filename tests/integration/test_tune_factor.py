@@ -19,7 +19,7 @@ from casslab.tune.factor import TunerBeside
 from labtools import leftovers
 
 LAB = "ittuner"
-RATE_OPS_S = 200
+RATE_OPS_S = 50
 STAGES = """\
 stages:
   - {name: stage1, duration: 6s, mix: {insert: 1}}
@@ -72,10 +72,22 @@ def test_a_tuner_trial_leaves_its_audit_in_the_results(tmp_path: Path) -> None:
         assert on.started_at is not None and on.ended_at is not None
         assert on.started_at <= audit[0]["ts"] <= audit[-1]["ts"] <= on.ended_at
 
+        # Per stage, from the stage's own intervals; the two stages together are the
+        # whole (all recorded) run. Neither the rate reached nor a stage's length is
+        # asserted: the machine's two cores are shared (one run's 6 s stage took 15 s to
+        # send what its schedule held, at a p50 of 3 s).
+        for t in (off, on):
+            ivs = repo.intervals(t.trial_id)
+            assert {iv.stage for iv in ivs} == {"stage1", "stage2"}, ivs
+            ops = {st: trial_values(repo, f"stage.{st}.ops", [t.trial_id])[t.trial_id]
+                   for st in ("stage1", "stage2")}
+            assert ops["stage1"] + ops["stage2"] == t.ops > 0
+            for st in ("stage1", "stage2"):
+                length = sum(iv.interval_s or 0.0 for iv in ivs if iv.stage == st)
+                assert length >= 5.0, (st, ivs)
+                rate = trial_values(repo, f"stage.{st}.ops_s", [t.trial_id])[t.trial_id]
+                assert rate == pytest.approx(ops[st] / length), (st, ivs)
+            p99 = trial_values(repo, "stage.stage2.p99_ms", [t.trial_id])[t.trial_id]
+            assert not math.isnan(p99) and p99 > 0
         ids = [off.trial_id, on.trial_id]
-        for name in ("stage.stage1.ops_s", "stage.stage2.ops_s"):
-            for tid, v in trial_values(repo, name, ids).items():
-                assert v == pytest.approx(RATE_OPS_S, rel=0.15), (name, tid)
-        for tid, v in trial_values(repo, "stage.stage2.p99_ms", ids).items():
-            assert not math.isnan(v) and v > 0, tid
         assert all(math.isnan(v) for v in trial_values(repo, "stage.stage3.ops", ids).values())

@@ -151,9 +151,12 @@ def stage_metric(intervals: Sequence[StageInterval], metric: str) -> float:
     encoded = [iv.latency_hist for iv in intervals]
     if any(h is None for h in encoded):
         return math.nan
-    merged = HdrHistogram.decode(encoded[0])
-    for h in encoded[1:]:
-        merged.add(HdrHistogram.decode(h))
+    hists = [HdrHistogram.decode(h) for h in encoded]
+    # Each decodes with the range its own values needed: the merge needs all of theirs.
+    top = max(2, *(h.get_max_value() for h in hists))
+    merged = HdrHistogram(1, 2 * top, hists[0].significant_figures)
+    for h in hists:
+        merged.add(h)
     if merged.get_total_count() == 0:
         return math.nan
     if metric == "mean_ms":
