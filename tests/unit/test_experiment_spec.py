@@ -306,3 +306,14 @@ def test_a_written_stop_rule_needs_ops_or_duration() -> None:
     with pytest.raises(SpecError, match="stop: a stop rule needs ops or duration_s"):
         parse_spec("workload: ycsb-a\nstop: {timeout_s: 60}\n")
     assert parse_spec("workload: ycsb-a\n").stop.ops == 1000
+
+
+def test_a_staged_workload_stops_with_its_stages_file() -> None:
+    staged = "workload: {name: iot, options: {stages: s.yaml}}\n"
+    s = parse_spec(staged + "stop: {timeout_s: 90}\n")
+    assert (s.stop.ops, s.stop.duration_s, s.stop.timeout_s) == (None, None, 90.0)
+    assert parse_spec(staged).stop.ops is None
+    with pytest.raises(SpecError, match=r"^s.yaml:2: stop.duration_s: a staged workload "
+                       r"\(workload.options.stages\) ends with its stages file; give only "
+                       r"timeout_s$"):
+        parse_spec(staged + "stop: {duration_s: 10}\n", source="s.yaml")

@@ -22,6 +22,14 @@ from casslab import net
 from casslab.cassandra.cql import NATIVE_PORT
 from casslab.core.errors import CasslabError, UsageError
 from casslab.experiment import network, profilefactors
+from casslab.experiment.beside import (
+    TUNER_FACTOR,
+    Beside,
+    BesideResult,
+    Running,
+    TrialSite,
+    tuner_levels,
+)
 from casslab.experiment.design import (
     PlannedTrial,
     needs_search,
@@ -100,8 +108,13 @@ class CampaignRunner:
 
     def __init__(self, spec: CampaignSpec, results: Path, *, home: Path, cache: Path,
                  lab_name: str | None = None,
-                 on_event: Callable[[Event], None] | None = None) -> None:
+                 on_event: Callable[[Event], None] | None = None,
+                 beside: Beside | None = None) -> None:
+        """beside: what runs beside each trial's load (the tuner of factor `tuner`,
+        supplied by a layer that may import casslab.tune); a spec with a tuner level
+        other than off needs it."""
         self.spec = spec
+        self.beside = beside
         self.results = results
         self.lab = open_lab(lab_name or f"exp-{spec.digest[:10]}", home=home, cache=cache)
         self.emit = on_event or (lambda _e: None)
@@ -118,6 +131,7 @@ class CampaignRunner:
         spec's results) and lab errors (after taking the lab down)."""
         t0 = time.monotonic()
         trials = plan(self.spec)
+        self._check_beside()
         store = Store(self.results)
         try:
             cid, resumed = store.open_campaign(
@@ -152,6 +166,17 @@ class CampaignRunner:
                            time.monotonic() - t0, dict(self.peaks))
         finally:
             store.close()
+
+    def _check_beside(self) -> None:
+        """Before the first trial: a tuner level is refused when nothing can run it, or
+        when the work beside the trial says it cannot."""
+        levels = tuner_levels(self.spec)
+        if levels and self.beside is None:
+            raise UsageError(f"factor {TUNER_FACTOR}: level {levels[0]!r} needs the tuner "
+                             "beside the trial, which this caller did not supply (run the "
+                             "campaign with `casslab experiment run`; valid without it: off)")
+        if self.beside is not None:
+            self.beside.check(self.spec)
 
     @contextlib.contextmanager
     def _signals(self) -> Iterator[None]:
@@ -208,7 +233,8 @@ class CampaignRunner:
         store.mark_running(trial_id, {**params, "seed": self._seed(t)}, reset)
         self.emit(Event("trial-start", label, done, total, t.cell.key))
         try:
-            result, metrics = self._measure(params, self.spec.stop, self._seed(t))
+            result, metrics, beside = self._measure(params, self.spec.stop, self._seed(t),
+                                                    label=label)
         except KeyboardInterrupt:
             store.mark_ended(trial_id, "interrupted", "interrupted by the user")
             raise
@@ -221,9 +247,16 @@ class CampaignRunner:
         error = None if ok else f"load ended by {s.ended_by} (stop.timeout_s or cluster lost)"
         if metrics.errors and ok:
             error = "; ".join(metrics.errors[:3])
+        if beside.error is not None:
+            ok, error = False, f"{TUNER_FACTOR}: {beside.error}"
         store.commit_trial(trial_id, summary=s.raw, intervals=result.intervals,
                            metrics=metrics, command=result.command,
-                           status="done" if ok else "failed", error=error)
+                           status="done" if ok else "failed", error=error,
+                           audit=beside.audit)
+        if beside.error is not None:
+            self.emit(Event("trial-end", f"{label}: failed: {error}", done, total,
+                            t.cell.key))
+            return False
         self.emit(Event("trial-end", f"{label}: {s.ops:,} ops in {s.elapsed_s:.2f} s "
                         f"({s.ops_s:,.0f} ops/s)", done + ok, total, t.cell.key))
         return ok
@@ -371,8 +404,11 @@ class CampaignRunner:
 
     # ---- measuring --------------------------------------------------------------------
 
-    def _measure(self, params: dict[str, Any], stop: StopRule,
-                 seed: int) -> tuple[LoadResult, TrialMetrics]:
+    def _measure(self, params: dict[str, Any], stop: StopRule, seed: int, *,
+                 label: str | None = None
+                 ) -> tuple[LoadResult, TrialMetrics, BesideResult]:
+        """One load run with the sampler (and, for a trial's `label`, the work beside the
+        trial: a peak search's runs have none)."""
         workload = str(params.get("workload", self.spec.workload.name))
         opts = replace(self._options(params), phase="run", seed=seed, ops=stop.ops,
                        duration_s=stop.duration_s or None)
@@ -385,12 +421,25 @@ class CampaignRunner:
         # `timeout` sends SIGINT: casslab-load then still prints its summary (interrupted).
         guard = ["timeout", "-s", "INT", "-k", "15", f"{stop.timeout_s:g}"]
         sampler.start()
+        running: Running | None = None
         try:
+            running = self._start_beside(params, label) if label is not None else None
             result = run_load(LoadSpec(workload, opts), hosts=self._hosts(),
                               prefix=[*self.lab.exec_prefix(), *guard])
         finally:
+            beside = running.stop() if running is not None else BesideResult()
             metrics = sampler.stop()
-        return result, metrics
+        return result, metrics, beside
+
+    def _start_beside(self, params: dict[str, Any], label: str) -> Running | None:
+        if self.beside is None:
+            return None
+        state = self.lab.state()
+        site = TrialSite(params=dict(params), keyspace=self._keyspace(params),
+                         hosts=tuple(n.address for n in state.nodes
+                                     if is_same_process(n.pid, n.start_ticks)),
+                         netns=state.netns, label=label)
+        return self.beside.start(site)
 
     def _search(self, store: Store, cid: int, params: dict[str, Any], done: int,
                 total: int) -> PeakResult:
@@ -411,7 +460,7 @@ class CampaignRunner:
             for i in range(s.trials):
                 self.emit(Event("search", f"peak search {key}: {s.vary}={level:g} "
                                 f"({i + 1}/{s.trials})", done, total, key))
-                result, _ = self._measure(trial_params, s.stop, self.spec.design.seed)
+                result, _, _ = self._measure(trial_params, s.stop, self.spec.design.seed)
                 ops.append(result.summary.ops_s)
                 # The p99 of all operations (merged histograms), never the worst type's.
                 overall = result.summary.all_ops()

@@ -20,6 +20,7 @@ from casslab.core.specio import Path_, fmt_path
 from casslab.core.specio import V as _V
 from casslab.core.units import parse_fraction
 from casslab.experiment import linkscale, profilefactors, scales
+from casslab.experiment.beside import TUNER_FACTOR, tuner_level
 from casslab.experiment.figures import DesignFactor, FigureDecl, figures_schema, parse_figures
 from casslab.lab.runtime import DEFAULT_RUNTIME, RUNTIMES
 from casslab.load.options import CONSISTENCY_LEVELS, OptionError, options_class
@@ -63,7 +64,7 @@ FACTOR_DOC = ("nodes, profile, profile.<memory_mib|heap_mib|cpu_cores|disk_read_
               "network[.all|client|nodes|nodeA-nodeB].<delay_ms|jitter_ms|loss_pct|rate_mbit>, "
               "network.scale.<group of lab.network.groups>, "
               "workload, records, rf, compaction, cl, cl_read, cl_write, in_flight, workers, "
-              "threads, rate, option.<casslab-load option>")
+              "threads, rate, option.<casslab-load option>, tuner")
 
 
 class SpecError(specio.SpecError):
@@ -271,7 +272,7 @@ def parse_spec(text: str, *, source: str = "spec", base_dir: Path | None = None,
     search = _search(v, top.get("search"))
     factors = _factors(v, top.get("factors"), lab, search is not None, base_dir)
     design = _design(v, top.get("design"))
-    stop = _stop(v, top.get("stop"), ("stop",))
+    stop = _stop(v, top.get("stop"), ("stop",), staged="stages" in workload.options)
     metrics = v.mapping(top.get("metrics"), ("metrics",), METRICS_KEYS)
     interval = v.number(metrics.get("interval_s", 1.0), ("metrics", "interval_s"), 0.1, 60.0)
     cql = v.boolean(metrics.get("cql", True), ("metrics", "cql"))
@@ -417,8 +418,15 @@ def _design(v: _V, raw: Any) -> DesignSpec:
     return DesignSpec(trials, warm, rnd, seed, reset)
 
 
-def _stop(v: _V, raw: Any, path: Path_) -> StopRule:
+def _stop(v: _V, raw: Any, path: Path_, *, staged: bool = False) -> StopRule:
     m = v.mapping(raw, path, STOP_KEYS)
+    if staged:  # casslab-load refuses --ops and --duration beside --stages
+        for key in ("ops", "duration_s"):
+            if key in m:
+                raise v.doc.error((*path, key), "a staged workload (workload.options.stages) "
+                                  "ends with its stages file; give only timeout_s")
+        return StopRule(None, None, v.number(m.get("timeout_s", 600.0), (*path, "timeout_s"),
+                                             1.0, MAX_TRIAL_S))
     # The default of 1000 ops is for a spec without `stop:`; a written stop rule names
     # its own end, so `stop: {timeout_s: 60}` alone is an error, not 1000 ops.
     ops = m.get("ops", None if "duration_s" in m or raw is not None else 1000)
@@ -465,7 +473,7 @@ def _search(v: _V, raw: Any) -> SearchSpec | None:
 
 
 def factor_kind(name: str) -> str | None:
-    """lab, network, schema or workload; None for an unknown factor name."""
+    """lab, limits, network, schema, tuner or workload; None for an unknown factor name."""
     if name in ("nodes", "profile", "runtime") or name.startswith("set."):
         return "lab"
     if name.startswith(profilefactors.PREFIX):
@@ -482,6 +490,8 @@ def factor_kind(name: str) -> str | None:
         return "workload"
     if re.fullmatch(r"option\.[a-z][a-z0-9-]*", name):
         return "workload"
+    if name == TUNER_FACTOR:  # runs beside the load; the keyspace it altered is recreated
+        return "tuner"
     return None
 
 
@@ -573,6 +583,11 @@ def _level(v: _V, name: str, value: Any, path: Path_, has_search: bool,
         return v.integer(value, path, 1, 100_000)
     if name == "rate":
         return v.number(value, path, 0.0, lo_open=True)
+    if name == TUNER_FACTOR:
+        try:
+            return tuner_level(value, base_dir)
+        except ValueError as exc:
+            raise v.doc.error(path, str(exc)) from None
     if isinstance(value, dict | list):
         raise v.doc.error(path, f"{value!r}: a casslab-load option takes a scalar")
     return value
