@@ -306,3 +306,13 @@ def test_a_written_stop_rule_needs_ops_or_duration() -> None:
     with pytest.raises(SpecError, match="stop: a stop rule needs ops or duration_s"):
         parse_spec("workload: ycsb-a\nstop: {timeout_s: 60}\n")
     assert parse_spec("workload: ycsb-a\n").stop.ops == 1000
+
+
+def test_threads_levels_conflicting_with_in_flight_name_the_level() -> None:
+    text = ("workload: {name: stress-read, options: {in_flight: 8}}\n"
+            "factors:\n  - {name: threads, levels: [150, 450]}\n")
+    with pytest.raises(SpecError) as info:
+        parse_spec(text)
+    message = str(info.value)
+    assert "factors[0].levels[0]" in message and "cannot be used with in-flight" in message
+    assert "\n" not in message
