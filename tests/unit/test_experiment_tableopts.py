@@ -88,12 +88,12 @@ def test_an_option_set_twice_is_refused() -> None:
 def test_table_factors_need_the_load_phase_to_create_the_tables() -> None:
     text = ("workload: {name: ycsb-a, prepare: false}\nfactors:\n"
             "- {name: table.comment, levels: [a, b]}\n")
-    with pytest.raises(SpecError, match="needs workload.prepare: true"):
+    with pytest.raises(SpecError, match=r"needs workload\.prepare: true"):
         parse_spec(text)
 
 
 def test_options_need_the_cassandra_version_that_has_them() -> None:
-    with pytest.raises(tableopts.TableOptionError, match="needs Cassandra 5.0"):
+    with pytest.raises(tableopts.TableOptionError, match=r"needs Cassandra 5\.0"):
         tableopts.parse_name("table.memtable", version="4.1.5")
     assert tableopts.parse_name("table.memtable@t", version="5.0.6").table == "t"
 
