@@ -190,3 +190,8 @@ def test_load_phase_drops_the_options_that_only_shape_the_run() -> None:
 
 def test_flag_names_a_field() -> None:
     assert IotOptions.flag("table_ttl_s") == "table-ttl-s"
+
+
+def test_iot_read_variants_are_iot_workloads_and_a_profile_named_iot_is_not() -> None:
+    assert isinstance(from_mapping("iot-full-latest", {"devices": 10}), IotOptions)
+    assert not isinstance(from_mapping("iot-mine.yaml", {}), IotOptions)
