@@ -96,10 +96,12 @@ def test_iot_time_series_load_and_reads(lab1: Lab) -> None:
     _run(lab1, "iot", phase="load", extra=["--devices", "10", "--keyspace", ks,
                                            "--table-ttl-s", "3600"])
     assert _count(lab1, f"{ks}.sensor_data") == 10 * 5 * 60
-    s = _run(lab1, "iot", ops=200, extra=["--devices", "10", "--keyspace", ks])
-    for name in ("devdat", "lesrow", "avgdat", "insert"):
-        assert _op(s, name).ops > 0, name
-    assert _op(s, "devdat").not_found == 0 and _op(s, "lesrow").not_found == 0
+    # seed 003's reads (iot) and the former forms (iot-full-latest) on the same data.
+    for workload in ("iot", "iot-full-latest"):
+        s = _run(lab1, workload, ops=200, extra=["--devices", "10", "--keyspace", ks])
+        for name in ("devdat", "lesrow", "avgdat", "insert"):
+            assert _op(s, name).ops > 0, (workload, name)
+        assert _op(s, "devdat").not_found == 0 and _op(s, "lesrow").not_found == 0
     with lab1.cql() as cql:
         ttl = cql.execute("SELECT default_time_to_live FROM system_schema.tables WHERE "
                           "keyspace_name = %s AND table_name = 'sensor_data'", [ks]).rows

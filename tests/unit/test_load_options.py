@@ -214,3 +214,8 @@ def test_threads_are_closed_loop_clients_and_io_threads_the_runtime() -> None:
 def test_threads_refuses_the_other_concurrency_and_bad_counts(mapping: dict[str, Any],
                                                               expected: str) -> None:
     assert _error("stress-write", mapping).startswith(expected)
+
+
+def test_iot_read_variants_are_iot_workloads_and_a_profile_named_iot_is_not() -> None:
+    assert isinstance(from_mapping("iot-full-latest", {"devices": 10}), IotOptions)
+    assert not isinstance(from_mapping("iot-mine.yaml", {}), IotOptions)

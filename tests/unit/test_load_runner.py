@@ -10,7 +10,8 @@ from casslab.load.runner import build_command, workload_args
 def test_builtin_workload_names_map_to_subcommands() -> None:
     assert workload_args("ycsb-i") == ["ycsb", "--workload", "i"]
     assert workload_args("stress-mixed") == ["stress", "mixed"]
-    assert workload_args("iot") == ["iot"]
+    assert workload_args("iot") == ["iot", "--reads", "study"]
+    assert workload_args("iot-full-latest") == ["iot", "--reads", "full-latest"]
 
 
 def test_a_profile_path_runs_the_user_subcommand(tmp_path: Path) -> None:

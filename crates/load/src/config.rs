@@ -368,8 +368,18 @@ pub struct StressCommand {
     pub run: RunArgs,
 }
 
+/// How the IoT reads devdat and lesrow are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IotReads {
+    /// As seed 003 (C*DynaConf) wrote them: devdat and lesrow read at most 500 rows.
+    Study,
+    /// devdat reads every row of the device (paged), lesrow the latest row of a series.
+    FullLatest,
+}
+
 /// IoT time series: devices with 5 series each; inserts of 60 values per
-/// series; reads devdat (whole device), lesrow (latest row), avgdat (series average).
+/// series; reads devdat (a device's rows), lesrow (a series' rows), avgdat (series average).
 ///
 /// Example: casslab-load iot --phase load --devices 1000 --table-ttl-s 86400 --compaction twcs:1:MINUTES
 ///
@@ -385,6 +395,9 @@ pub struct IotCommand {
     /// Values per series per insert (one unlogged single-partition batch).
     #[arg(long, default_value_t = 60)]
     pub values_per_insert: usize,
+    /// Reads: study (devdat and lesrow with LIMIT 500, as seed 003) or full-latest (devdat every row of the device, lesrow the latest row).
+    #[arg(long, value_enum, default_value_t = IotReads::Study)]
+    pub reads: IotReads,
     /// Table default_time_to_live in seconds (set on create; ALTERed if given and the table exists).
     #[arg(long)]
     pub table_ttl_s: Option<u32>,

@@ -21,7 +21,7 @@ from typing import Any
 from casslab import net
 from casslab.cassandra.cql import NATIVE_PORT
 from casslab.core.errors import CasslabError, UsageError
-from casslab.experiment import network, profilefactors
+from casslab.experiment import network, profilefactors, tableopts
 from casslab.experiment.beside import (
     TUNER_FACTOR,
     Beside,
@@ -344,19 +344,8 @@ class CampaignRunner:
 
     def _prepare(self, params: dict[str, Any], *, drop: bool, done: int, total: int) -> None:
         workload = str(params.get("workload", self.spec.workload.name))
-        # Options that shape the run, not the data, are left out of the load phase.
-        load_opts = replace(self._options(params).for_load_phase(), phase="load")
-        if isinstance(load_opts, SchemaOptions):  # a user profile has no --drop
-            load_opts = replace(load_opts, drop=drop)
         if self.spec.workload.prepare:
-            self.emit(Event("prepare", f"loading the data of {workload}",
-                            done, total))
-            result = run_load(LoadSpec(workload, load_opts),
-                              hosts=self._hosts(), prefix=self.lab.exec_prefix())
-            if result.summary.ended_by != "completed" or result.summary.errors:
-                raise CasslabError(f"prepare ({workload} load phase) ended by "
-                                   f"{result.summary.ended_by} with {result.summary.errors} "
-                                   "errors")
+            self._load(params, drop=drop, done=done, total=total)
         elif drop:
             with self.lab.cql() as cql:
                 ks = self._keyspace(params)
@@ -372,7 +361,41 @@ class CampaignRunner:
             with self.lab.cql() as cql:
                 cql.execute(f"ALTER TABLE {self._keyspace(params)}.{MAIN_TABLE[fam]} WITH "
                             f"compaction = {compaction_map(str(comp))}", timeout_s=60.0)
+        if self._alter_tables(params) and drop and tableopts.needs_reload(params):
+            # Freshly created tables got their data before the ALTER: load it again so
+            # the SSTables carry the cell's options (tableopts' module docstring says why
+            # a reload rather than `nodetool upgradesstables -a`).
+            self._truncate(params)
+            self._load(params, drop=False, done=done, total=total)
         self._prepared = True
+
+    def _load(self, params: dict[str, Any], *, drop: bool, done: int, total: int) -> None:
+        """The workload's load phase (creates its schema and data)."""
+        workload = str(params.get("workload", self.spec.workload.name))
+        # Options that shape the run, not the data, are left out of the load phase.
+        load_opts = replace(self._options(params).for_load_phase(), phase="load")
+        if isinstance(load_opts, SchemaOptions):  # a user profile has no --drop
+            load_opts = replace(load_opts, drop=drop)
+        self.emit(Event("prepare", f"loading the data of {workload}", done, total))
+        result = run_load(LoadSpec(workload, load_opts),
+                          hosts=self._hosts(), prefix=self.lab.exec_prefix())
+        if result.summary.ended_by != "completed" or result.summary.errors:
+            raise CasslabError(f"prepare ({workload} load phase) ended by "
+                               f"{result.summary.ended_by} with {result.summary.errors} "
+                               "errors")
+
+    def _alter_tables(self, params: dict[str, Any]) -> bool:
+        """Apply the cell's table.* factors with ALTER TABLE; False when it has none."""
+        if not any(tableopts.is_table_factor(k) for k in params):
+            return False
+        ks = self._keyspace(params)
+        with self.lab.cql() as cql:
+            tables = [str(t) for (t,) in cql.execute(
+                "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s",
+                [ks]).rows]
+            for stmt in tableopts.alter_statements(params, ks, tables):
+                cql.execute(stmt, timeout_s=60.0)
+        return True
 
     def _truncate(self, params: dict[str, Any]) -> None:
         ks = self._keyspace(params)
@@ -386,6 +409,8 @@ class CampaignRunner:
         opts = self._options(params)
         workload = str(params.get("workload", self.spec.workload.name))
         ks = getattr(opts, "keyspace", None) or DEFAULT_KEYSPACE.get(family_of(workload))
+        if not ks and family_of(workload) == "user":  # a profile names its own keyspace
+            ks = tableopts.profile_value(workload, "keyspace")
         if not ks:
             raise UsageError(f"workload {workload}: set workload.options.keyspace so the "
                              "runner knows what to truncate or drop")

@@ -19,11 +19,17 @@ from casslab.core.specio import Doc as _Doc
 from casslab.core.specio import Path_, fmt_path
 from casslab.core.specio import V as _V
 from casslab.core.units import parse_fraction
-from casslab.experiment import linkscale, profilefactors, scales
+from casslab.experiment import linkscale, profilefactors, scales, tableopts
 from casslab.experiment.beside import TUNER_FACTOR, tuner_level
 from casslab.experiment.figures import DesignFactor, FigureDecl, figures_schema, parse_figures
 from casslab.lab.runtime import DEFAULT_RUNTIME, RUNTIMES
-from casslab.load.options import CONSISTENCY_LEVELS, OptionError, options_class
+from casslab.load.options import (
+    CONSISTENCY_LEVELS,
+    OptionError,
+    canonical,
+    family_of,
+    options_class,
+)
 from casslab.load.runner import WORKLOADS
 from casslab.net.profiles import BUILTIN_PROFILES as NET_PROFILES
 from casslab.profiles import BUILTIN_PROFILES
@@ -66,7 +72,7 @@ FACTOR_DOC = ("nodes, profile, profile.<memory_mib|heap_mib|cpu_cores|disk_read_
               "network[.all|client|nodes|nodeA-nodeB].<delay_ms|jitter_ms|loss_pct|rate_mbit>, "
               "network.scale.<group of lab.network.groups>, "
               "workload, records, rf, compaction, cl, cl_read, cl_write, in_flight, workers, "
-              "threads, rate, option.<casslab-load option>, tuner")
+              "threads, rate, option.<casslab-load option>, tuner, " + tableopts.FACTOR_DOC)
 
 
 class SpecError(specio.SpecError):
@@ -284,6 +290,7 @@ def parse_spec(text: str, *, source: str = "spec", base_dir: Path | None = None,
     boot = v.integer(analysis.get("bootstrap", 2000), ("analysis", "bootstrap"), 100, 100_000)
     aseed = v.integer(analysis.get("seed", design.seed), ("analysis", "seed"), 0)
     _cross_checks(v, lab, factors, search)
+    _check_table_factors(v, workload, factors)
     _check_load_options(v, workload, factors)
     linkscale.check_factors(v, lab.network, [f.name for f in factors])
     _check_network(v, lab, factors)
@@ -486,7 +493,7 @@ def factor_kind(name: str) -> str | None:
             r"network(\.(all|client|nodes|node\d+-node\d+))?\.(delay_ms|jitter_ms|loss_pct|"
             r"rate_mbit)", name):
         return "network"
-    if name in ("workload", "records", "rf", "compaction"):
+    if name in ("workload", "records", "rf", "compaction") or tableopts.is_table_factor(name):
         return "schema"
     if name in ("cl", "cl_read", "cl_write", *SEARCHABLE):
         return "workload"
@@ -514,6 +521,11 @@ def _factors(v: _V, raw: Any, lab: LabSpec, has_search: bool,
         kind = factor_kind(name) if isinstance(name, str) else None
         if kind is None:
             raise v.doc.error((*path, "name"), f"unknown factor {name!r} (valid: {FACTOR_DOC})")
+        if kind == "schema" and tableopts.is_table_factor(name):
+            try:
+                tableopts.parse_name(name)
+            except tableopts.TableOptionError as exc:
+                raise v.doc.error((*path, "name"), str(exc)) from None
         if any(f.name == name for f in out):
             raise v.doc.error((*path, "name"), f"factor {name!r} is listed twice")
         levels = m.get("levels")
@@ -577,6 +589,11 @@ def _level(v: _V, name: str, value: Any, path: Path_, has_search: bool,
             raise v.doc.error(path, f"{value!r} is not a compaction (valid: stcs, lcs, ucs, "
                               "twcs, twcs:SIZE:MINUTES|HOURS|DAYS, or a CQL map '{...}')")
         return value
+    if tableopts.is_table_factor(name):
+        try:
+            return tableopts.check_level(name, value)
+        except tableopts.TableOptionError as exc:
+            raise v.doc.error(path, str(exc)) from None
     if name in ("cl", "cl_read", "cl_write"):
         # casslab-load's levels (no SERIAL: it cannot use them), spelled as it takes them.
         return v.choice(value.upper().replace("-", "_") if isinstance(value, str) else value,
@@ -625,6 +642,16 @@ def _cross_checks(v: _V, lab: LabSpec, factors: list[Factor], search: SearchSpec
         if f.relative and search and f.name not in ("rate", search.vary):
             raise v.doc.error(("factors", i, "name"), f"relative levels of {f.name} need "
                               f"`search.vary: {f.name}` (or a rate factor)")
+
+
+def _check_table_factors(v: _V, workload: WorkloadSpec, factors: list[Factor]) -> None:
+    names = [f.name for f in factors]
+    wls = next((f.levels for f in factors if f.name == "workload"), (workload.name,))
+    problem = tableopts.check_factors(names, {str(w): family_of(str(w)) for w in wls},
+                                      workload.prepare, [canonical(k) for k in workload.options])
+    if problem:
+        raise v.doc.error(("factors", names.index(problem[0]), "name"),
+                          f"{problem[0]} {problem[1]}")
 
 
 def _check_load_options(v: _V, workload: WorkloadSpec, factors: list[Factor]) -> None:

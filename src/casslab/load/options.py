@@ -471,8 +471,9 @@ class UserOptions(LoadOptions):
     rf: int | None = _opt("rf", _integer(1, U32_MAX))
 
 
-# Flags the workload name sets (`ycsb-a` -> --workload a, a .yaml -> --profile), not options.
-SELECTOR_FLAGS = {"ycsb": ("workload",), "stress": (), "iot": (), "user": ("profile",)}
+# Flags the workload name sets (`ycsb-a` -> --workload a, `iot-full-latest` -> --reads
+# full-latest, a .yaml -> --profile), not options.
+SELECTOR_FLAGS = {"ycsb": ("workload",), "stress": (), "iot": ("reads",), "user": ("profile",)}
 FAMILIES: dict[str, type[LoadOptions]] = {
     c.family: c for c in (YcsbOptions, StressOptions, IotOptions, UserOptions)}
 
@@ -483,7 +484,8 @@ def family_of(workload: str) -> str:
         return "ycsb"
     if workload.startswith("stress-"):
         return "stress"
-    return "iot" if workload == "iot" else "user"
+    iot = workload == "iot" or workload.startswith("iot-")
+    return "iot" if iot and not workload.endswith((".yaml", ".yml")) else "user"
 
 
 def options_class(workload: str) -> type[LoadOptions]:
