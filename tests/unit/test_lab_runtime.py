@@ -16,7 +16,6 @@ from casslab.lab.state import LabState, NodeState
 from casslab.profiles import cgroups
 from casslab.profiles.hardware import resolve_profile
 from casslab.system import netns
-from casslab.testbed import refuse_runtime
 
 
 def _state(tmp_path: Path, runtime: str, lab_netns: str | None, count: int = 2) -> LabState:
@@ -78,14 +77,6 @@ def test_the_runtime_survives_the_state_file_and_old_files_mean_process(
     (tmp_path / "lab.json").write_text(json.dumps(raw))
     old = LabState.load(tmp_path)
     assert old.runtime == "process" and old.nodes[0].netns is None
-
-
-def test_link_conditions_are_refused_on_netns_in_one_line() -> None:
-    with pytest.raises(UsageError) as info:
-        refuse_runtime("netns", "--net")
-    assert str(info.value) == ("--net: link conditions work on runtime process only, "
-                               "not on runtime netns")
-    refuse_runtime("process", "--net")
 
 
 def _links(ns: str) -> str:

@@ -73,12 +73,6 @@ def create(state: LabState) -> str:
     return router
 
 
-def delete(state: LabState) -> None:
-    """Remove the router namespace (and with it the bridge and every port). Idempotent."""
-    if state.netns:
-        netns.delete(router_netns(state.netns))
-
-
 def endpoint_paths(state: LabState) -> list[Path]:
     """`nsenter --net` paths of the endpoints' own network stacks that exist now: the
     lab's (the client's), then each node's (its namespace, or its container's init)."""

@@ -7,7 +7,8 @@
   node's directory read-write at its host path, so the JVM command is the same as for
   the other runtimes.
 - Network: like `netns`, a veth on the lab's bridge (in the lab's router namespace); its
-  container end is made by casslab in the lab's namespace and handed to LXC (`lxc.net.0.type = phys`), because LXC's own veth set-up looks the
+  container end is made by casslab in the lab's namespace and handed to LXC
+  (`lxc.net.0.type = phys`), because LXC's own veth set-up looks the
   bridge up in /sys, which shows the host's devices, not the lab namespace's.
 - Limits: the hardware profile's cgroup files as `lxc.cgroup.*` (v1) or `lxc.cgroup2.*`
   (v2) keys; LXC makes the container's cgroups (`lxc.payload.<container>`).
@@ -233,10 +234,11 @@ class LxcRuntime:
                 subprocess.run(_in_lab(state, ["lxc-stop", "-n", container_name(state, n),
                                                "-P", str(lxc_path(state)), "-k"]),
                                capture_output=True, check=False, timeout=60)
-        for remove in (lambda: netns.delete(state.netns) if state.netns else None,
-                       lambda: bridge.delete(state)):
+        # The lab's namespace first (it kills a monitor left in it), then the router's.
+        for ns in (state.netns, bridge.router_netns(state.netns) if state.netns else None):
             try:
-                remove()  # the lab's namespace first: it kills a monitor left in it
+                if ns:
+                    netns.delete(ns)
             except CasslabError as exc:
                 errors.append(str(exc))
         for n in state.nodes:
