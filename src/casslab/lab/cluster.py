@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from casslab.cassandra import cds
 from casslab.cassandra import config as cconf
 from casslab.cassandra.cql import CqlClient
 from casslab.cassandra.distribution import DEFAULT_VERSION, Distribution, check_version, resolve
@@ -346,7 +347,10 @@ class Lab:
                jvm_options: list[str]) -> int:
         """Spawn the node and record its pid; returns the system.log mark to wait from."""
         layout = cconf.NodeLayout(n.index, n.address, Path(n.directory))
-        cmd = cconf.jvm_command(dist, layout, n.heap_mib, jvm_options)
+        # The seed writes the class-data-sharing archive when none exists yet (not from
+        # a container: the jar directory is read-only there).
+        share = cds.jvm_options(dist, may_dump=n.index == 1 and state.runtime != "lxc")
+        cmd = cconf.jvm_command(dist, layout, n.heap_mib, [*share, *jvm_options])
         procs = cgroups.NodeCgroup(state.cgroup_version or 0, tuple(n.cgroup_dirs)).procs_files
         mark = node.log_mark(layout.system_log)
         n.pid, n.start_ticks = _runtime(state).spawn(state, n, cmd, procs, layout.stdout_log)
