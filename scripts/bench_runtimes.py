@@ -78,7 +78,7 @@ def trial(runtime: str, args: argparse.Namespace) -> Trial:
     finally:
         lab.down(wipe=True)
     s = result.summary
-    overall = s.all_ops
+    overall = s.all_ops()
     if overall is None or s.ops == 0:
         raise SystemExit(f"{runtime}: the run phase recorded no operation")
     return Trial(runtime, ready_s, s.ops_s, overall.latency.p50_us / 1e3,
