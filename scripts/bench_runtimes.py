@@ -94,7 +94,7 @@ def table(trials: list[Trial]) -> list[str]:
             continue
 
         def med(attr: str, ts: list[Trial] = mine) -> float:
-            return statistics.median(getattr(t, attr) for t in ts)
+            return float(statistics.median(getattr(t, attr) for t in ts))
 
         lines.append(f"| {rt} | {med('ready_s'):.1f} | {med('ops_s'):,.0f} | "
                      f"{med('p50_ms'):.2f} | {med('p99_ms'):.2f} | "
