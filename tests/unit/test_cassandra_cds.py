@@ -46,7 +46,8 @@ def _dump(dist: Distribution, to: Path) -> None:
 
 
 def test_a_written_archive_is_adopted_and_used_and_a_truncated_one_never(
-        dist: Distribution) -> None:
+        dist: Distribution, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
     archive = cds.archive_path(dist)
     truncated = archive.with_name(archive.name + ".1.1.partial")
     _dump(dist, truncated)
@@ -61,3 +62,5 @@ def test_a_written_archive_is_adopted_and_used_and_a_truncated_one_never(
     archive.unlink()
     cds.jvm_options(dist, may_dump=False)
     assert not truncated.exists()
+    # The JVM that crashed on the truncated file left no crash report here.
+    assert list(tmp_path.glob("hs_err*")) == []

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -81,10 +82,14 @@ def _adopt_partial(dist: Distribution, archive: Path) -> None:
 def _accepted(dist: Distribution, archive: Path) -> bool:
     """True when the JVM maps `archive` with Cassandra's classpath (-Xshare:on fails
     on a truncated file or a classpath mismatch)."""
-    try:
-        proc = subprocess.run([dist.java, *AGENT_OPTIONS, "-Xshare:on",
-                               f"-XX:SharedArchiveFile={archive}", "-cp", dist.classpath,
-                               "-version"], capture_output=True, timeout=60, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
+    # A truncated archive can crash the JVM rather than fail: its crash report (written
+    # to the working directory) goes with a temporary one.
+    with tempfile.TemporaryDirectory(prefix="casslab-cds-") as scratch:
+        try:
+            proc = subprocess.run([dist.java, *AGENT_OPTIONS, "-XX:-CreateCoredumpOnCrash",
+                                   "-Xshare:on", f"-XX:SharedArchiveFile={archive}", "-cp",
+                                   dist.classpath, "-version"], capture_output=True,
+                                  timeout=60, check=False, cwd=scratch)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
     return proc.returncode == 0
