@@ -307,9 +307,7 @@ class CampaignRunner:
                                   int(params.get("nodes", self.spec.lab.nodes)))
             if want != self._net:
                 self.emit(Event("lab", f"network: {want or 'no emulation'}", done, total))
-                state = self.lab.state()
-                network.apply(self.lab.directory, state.netns,
-                              [n.address for n in state.nodes], want)
+                network.apply(self.lab.state(), want)
                 self._net = want
         return reset
 

@@ -614,13 +614,6 @@ def _level(v: _V, name: str, value: Any, path: Path_, has_search: bool,
 
 def _cross_checks(v: _V, lab: LabSpec, factors: list[Factor], search: SearchSpec | None) -> None:
     names = [f.name for f in factors]
-    runtimes = next((f.levels for f in factors if f.name == "runtime"), (lab.runtime,))
-    networked = lab.network not in (None, "none") or any(f.kind == "network" for f in factors)
-    if networked and any(r != DEFAULT_RUNTIME for r in runtimes):
-        where = (("factors", names.index("runtime"), "levels") if "runtime" in names
-                 else ("lab", "runtime"))
-        raise v.doc.error(where, f"link conditions work on runtime {DEFAULT_RUNTIME} only; "
-                          "drop the network settings or the other runtimes")
     node_levels = next((f.levels for f in factors if f.name == "nodes"), (lab.nodes,))
     for node in lab.node_profiles:
         if int(node.removeprefix("node")) > max(node_levels):

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from casslab.net.check import LinkCheck, check
     from casslab.net.emulator import (
         NetState,
+        Routed,
         apply,
         clear,
         is_active,
@@ -34,12 +35,12 @@ if TYPE_CHECKING:
     from casslab.net.spec import NetSpec
 
 __all__ = ["BUILTIN_PROFILES", "LinkCheck", "LinkConditions", "NetError", "NetProfile",
-           "NetSpec", "NetSpecError", "NetState", "apply", "check", "clear", "is_active",
+           "NetSpec", "NetSpecError", "NetState", "Routed", "apply", "check", "clear", "is_active",
            "load", "resolve_profile", "set_links", "stats"]
 __getattr__, __dir__ = exports(__name__, {
     "LinkCheck": "casslab.net.check", "check": "casslab.net.check",
-    **dict.fromkeys(("NetState", "apply", "clear", "is_active", "load", "set_links", "stats"),
-                    "casslab.net.emulator"),
+    **dict.fromkeys(("NetState", "Routed", "apply", "clear", "is_active", "load",
+                     "set_links", "stats"), "casslab.net.emulator"),
     "NetError": "casslab.net.errors", "NetSpecError": "casslab.net.errors",
     **dict.fromkeys(("BUILTIN_PROFILES", "LinkConditions", "NetProfile", "resolve_profile"),
                     "casslab.net.profiles"),
