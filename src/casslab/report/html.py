@@ -143,6 +143,8 @@ figure{margin:18px 0;border:1px solid #ddd;padding:10px;background:#fff}
 figure img{max-width:100%} figcaption{font-size:13px;color:#555}
 .note{background:#f6f6e8;border-left:4px solid #cc9;padding:8px 12px;font-size:14px}
 pre{background:#f4f4f4;padding:10px;font-size:12px;overflow:auto}
+table.findings td:nth-child(3),table.findings td:nth-child(8),table.reference td:nth-child(7)
+{text-align:left}
 """
 
 
