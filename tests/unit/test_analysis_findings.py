@@ -51,7 +51,7 @@ def test_a_significant_difference_the_expected_way_holds() -> None:
     assert v.verdict == HOLDS and v.p_holm < 0.001 and v.p == v.p_holm
     assert (v.n_low, v.n_high) == (4, 4) and v.ratio == pytest.approx(5.05 / 3.025)
     assert v.effect > 0 and v.effect_name == "Hedges g"
-    assert v.test == "Welch t (two-sided), Holm over 1 finding, alpha 0.05"
+    assert v.test == "Welch t (two-sided), Holm over 1 test, alpha 0.05"
     assert "significantly higher" in v.why
 
 
@@ -67,7 +67,7 @@ def test_no_difference_expected_but_found_does_not_hold_and_none_found_is_inconc
                         [analysis(LAB)])
     assert found.verdict == FAILS and "significant difference" in found.why
     assert none.verdict == INCONCLUSIVE and "> alpha = 0.05" in none.why
-    assert none.test.endswith("Holm over 2 findings, alpha 0.05")
+    assert none.test.endswith("Holm over 2 tests, alpha 0.05")
 
 
 def test_too_few_trials_is_inconclusive() -> None:
@@ -95,6 +95,22 @@ def test_mann_whitney_uses_the_rank_biserial_sign() -> None:
     # four against four, all apart: the exact two-sided p is 2/70 ~ 0.029
     assert v.verdict == HOLDS and v.p == pytest.approx(2 / 70)
     assert v.effect == 1.0 and v.effect_name == "rank-biserial r"
+
+
+def ratio(r: float, where: dict[str, tuple[Any, ...]]) -> Finding:
+    return Finding("claim", "runtime_s", "network", "eth", "wifi", "ratio", where, ratio=r)
+
+
+def test_an_expected_ratio_holds_fails_or_is_inconclusive() -> None:
+    # on 3 nodes Wi-Fi / Ethernet is 5.05 / 3.025 = 1.67; on 1 node about 1
+    near, far, flat = judge(Reference(findings=(
+        ratio(1.65, {"nodes": (3,)}), ratio(1.2, {"nodes": (3,)}),
+        ratio(1.01, {"nodes": (1,)}))), [analysis(LAB)])
+    assert near.verdict == HOLDS and near.p_ratio > 0.05 and near.p_holm < 0.001
+    assert far.verdict == FAILS and far.p_ratio < 0.001
+    assert "differs from 1.2" in far.why
+    assert flat.verdict == INCONCLUSIVE and "not significantly higher" in flat.why
+    assert near.test == "Welch t (two-sided, on logs), Holm over 6 tests, alpha 0.05"
 
 
 def test_decide_needs_the_p_value_under_alpha() -> None:

@@ -48,6 +48,16 @@ def test_values_and_findings_are_read_and_converted_to_the_responses_unit() -> N
     assert scans.test == "mann-whitney" and scans.claim.startswith("runtime_s lower at")
 
 
+def test_an_expected_ratio_is_read() -> None:
+    ref = parse_spec(HEAD + """reference:
+  findings:
+    - {factor: nodes, expect: ratio, ratio: 1.12, where: {workload: ycsb-a}}
+""").reference
+    (f,) = ref.findings
+    assert (f.expect, f.ratio, f.low, f.high) == ("ratio", 1.12, 1, 3)
+    assert f.claim == "runtime_s 1.12 times as high at nodes=3 than at 1"
+
+
 def test_a_spec_without_reference_has_an_empty_one() -> None:
     assert parse_spec(HEAD).reference.empty
 
@@ -70,12 +80,16 @@ def test_a_spec_without_reference_has_an_empty_one() -> None:
      "ycsb-c, ycsb-e)"),
     ("  findings:\n    - {factor: network, expect: faster}\n", 9,
      "reference.findings[0].expect: 'faster' is not a valid expectation (valid: higher, "
-     "lower, no difference)"),
+     "lower, no difference, ratio)"),
     ("  findings:\n    - {factor: network, expect: higher, where: {network: wifi}}\n", 9,
      "reference.findings[0].where.network: network is the finding's factor"),
     ("  findings:\n    - {factor: network, to: lan, expect: higher}\n", 9,
      "reference.findings[0].to: 'lan' is not a level of factor network (valid: "
      "ethernet-100, wifi)"),
+    ("  findings:\n    - {factor: network, expect: ratio}\n", 9,
+     "reference.findings[0].ratio: is required with `expect: ratio`"),
+    ("  findings:\n    - {factor: network, expect: higher, ratio: 2}\n", 9,
+     "reference.findings[0].ratio: is only for `expect: ratio`"),
     ("  findings:\n    - {factor: network, expect: higher, bogus: 1}\n", 9,
      "reference.findings[0].bogus: unknown key"),
 ])

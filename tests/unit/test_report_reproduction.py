@@ -35,7 +35,7 @@ def test_reference_table_and_verdicts_are_in_the_page(tmp_path: Path) -> None:
     rep = build_report(tmp_path)
     r = rep.reproduction
     assert [v.verdict for v in r.verdicts] == [HOLDS, FAILS, INCONCLUSIVE]
-    assert all(v.test.endswith("Holm over 3 findings, alpha 0.05") for v in r.verdicts)
+    assert all(v.test.endswith("Holm over 3 tests, alpha 0.05") for v in r.verdicts)
     one, pooled = r.values
     assert one.lab.n == 3 and 2.35 < one.lab.median < 2.65 and 1.1 < one.ratio < 1.35
     assert pooled.lab.n == 12 and pooled.pooled == ("ram", "workload")

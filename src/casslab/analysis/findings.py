@@ -15,6 +15,11 @@ campaign. Verdict at level alpha:
   inconclusive   too few trials (Welch: < 2 per side) or p (Holm) above alpha; a
                  non-significant difference is no evidence that there is none, so "no
                  difference" is at best inconclusive
+An expected ratio R (`to` / `from`) is tested on the logarithms with Welch's t twice:
+against no difference (H0: ratio 1) and against the paper's ratio (H0: ratio R); both p
+values join the Holm family. It does not hold when the lab's ratio differs significantly
+from R, holds when it differs significantly from 1 on R's side (and not from R), and is
+inconclusive otherwise.
 """
 
 from __future__ import annotations
@@ -64,6 +69,7 @@ class Verdict:
     p_holm: float  # what decided the verdict
     effect: float  # Hedges g or rank-biserial r, `to` minus `from`
     effect_name: str
+    p_ratio: float = math.nan  # expect ratio: H0 ratio = R, Holm-corrected
 
     @property
     def ratio(self) -> float:
@@ -106,27 +112,70 @@ def _median(values: Sequence[float]) -> float:
     return describe(values).median if values else math.nan
 
 
+def _logs(values: Sequence[float]) -> list[float] | None:
+    return [math.log(v) for v in values] if all(v > 0 for v in values) else None
+
+
+def _tests(f: Finding, lo: list[float], hi: list[float]
+           ) -> tuple[tuple[float, float, float], float]:
+    """The test of the difference and, for an expected ratio, the p value of H0: ratio R
+    (both on logarithms, which need positive values: else NaN, inconclusive)."""
+    if f.expect != "ratio":
+        return (welch(hi, lo) if f.test == "welch" else mann_whitney(hi, lo)), math.nan
+    llo, lhi = _logs(lo), _logs(hi)
+    if llo is None or lhi is None:
+        return (math.nan, math.nan, math.nan), math.nan
+    shifted = [v - math.log(f.ratio) for v in lhi]
+    return welch(lhi, llo), welch(shifted, llo)[1]
+
+
 def judge(ref: Reference, analyses: Sequence[Analysis]) -> list[Verdict]:
-    """Every finding's verdict, p values Holm-corrected across the findings."""
+    """Every finding's verdict, p values Holm-corrected across the findings (an expected
+    ratio's second test included)."""
     by_response = {a.response: a for a in analyses}
     sides = []
-    raw = []
+    raw: list[float] = []
     for f in ref.findings:
         a = by_response.get(f.response)
         lo, hi = (_side(a.cells, f, f.low), _side(a.cells, f, f.high)) if a else ([], [])
-        stat = welch(hi, lo) if f.test == "welch" else mann_whitney(hi, lo)
+        stat, p_ratio = _tests(f, lo, hi)
         sides.append((lo, hi, stat))
-        raw.append(stat[1])
+        raw += [stat[1], p_ratio]
     adjusted = holm(raw)
     m = sum(1 for p in raw if not math.isnan(p))
     out = []
-    for f, (lo, hi, stat), p_holm in zip(ref.findings, sides, adjusted, strict=True):
-        test = (f"{TEST_NAMES[f.test]} (two-sided), Holm over {m} finding"
-                f"{'s' if m != 1 else ''}, alpha {ref.alpha:g}")
-        verdict, why = decide(f.expect, lo, hi, stat, p_holm, ref.alpha, f.test)
+    for i, (f, (lo, hi, stat)) in enumerate(zip(ref.findings, sides, strict=True)):
+        p_holm, p_ratio = adjusted[2 * i], adjusted[2 * i + 1]
+        test = (f"{TEST_NAMES[f.test]} (two-sided{', on logs' if f.expect == 'ratio' else ''}"
+                f"), Holm over {m} test{'s' if m != 1 else ''}, alpha {ref.alpha:g}")
+        if f.expect == "ratio":
+            verdict, why = decide_ratio(f.ratio, lo, hi, stat, p_holm, p_ratio, ref.alpha)
+        else:
+            verdict, why = decide(f.expect, lo, hi, stat, p_holm, ref.alpha, f.test)
         out.append(Verdict(f, verdict, why, test, len(lo), len(hi), _median(lo),
-                           _median(hi), stat[1], p_holm, stat[2], EFFECT_NAMES[f.test]))
+                           _median(hi), stat[1], p_holm, stat[2], EFFECT_NAMES[f.test],
+                           p_ratio))
     return out
+
+
+def decide_ratio(ratio: float, lo: Sequence[float], hi: Sequence[float],
+                 stat: tuple[float, float, float], p_holm: float, p_ratio: float,
+                 alpha: float) -> tuple[str, str]:
+    """(verdict, why) of an expected ratio `to` / `from` = `ratio`."""
+    if len(lo) < 2 or len(hi) < 2:
+        return INCONCLUSIVE, (f"too few kept trials ({len(lo)} at `from`, {len(hi)} at "
+                              "`to`; the test needs >= 2 each)")
+    if math.isnan(p_ratio) or math.isnan(p_holm):
+        return INCONCLUSIVE, "no test possible (values <= 0 or without spread)"
+    if p_ratio <= alpha:
+        return FAILS, (f"the lab's ratio differs from {ratio:g} (p (Holm) = {p_ratio:.3g} "
+                       f"<= {alpha:g})")
+    side = "higher" if ratio > 1 else "lower"
+    if p_holm <= alpha and (stat[0] > 0) == (ratio > 1):
+        return HOLDS, (f"significantly {side} (p (Holm) = {p_holm:.3g}) and not different "
+                       f"from {ratio:g} (p (Holm) = {p_ratio:.3g})")
+    return INCONCLUSIVE, (f"not different from {ratio:g} (p (Holm) = {p_ratio:.3g}) but not "
+                          f"significantly {side} either (p (Holm) = {p_holm:.3g})")
 
 
 def _direction(hi: Sequence[float], lo: Sequence[float], stat: tuple[float, float, float],

@@ -19,11 +19,14 @@ A value's `at` names levels of some factors (a cell when it names every varied o
 the trials of every matching cell); its `unit` is the response's or one convertible to
 it (ms for s, kB/s for KiB/s, % for any percentage). A finding compares the response at
 level `to` against level `from` of `factor` (both default to the factor's first and last
-level when it has exactly two), within the cells that match `where`.
+level when it has exactly two), within the cells that match `where`; `expect: ratio`
+with `ratio: R` says the response at `to` is R times that at `from` (Table 3's 65650 /
+58430 = 1.12 for 3 nodes against 1).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,9 +38,9 @@ from casslab.store.responses import parse_response
 
 REFERENCE_KEYS = ("study", "alpha", "values", "findings")
 VALUE_KEYS = ("response", "at", "value", "unit", "source", "note")
-FINDING_KEYS = ("claim", "response", "factor", "from", "to", "expect", "where", "test",
-                "source")
-EXPECTS = ("higher", "lower", "no difference")
+FINDING_KEYS = ("claim", "response", "factor", "from", "to", "expect", "ratio", "where",
+                "test", "source")
+EXPECTS = ("higher", "lower", "no difference", "ratio")
 TESTS = ("welch", "mann-whitney")
 MAX_ENTRIES = 1000
 # unit -> (family, how many of the family's base unit one is)
@@ -77,6 +80,7 @@ class Finding:
     where: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     test: str = "welch"
     source: str = ""
+    ratio: float = math.nan  # expect == "ratio": the paper's `to` / `from`
 
 
 @dataclass(frozen=True)
@@ -267,15 +271,26 @@ def _finding(v: specio.V, item: Any, path: Path_, factors: Sequence[DesignFactor
         raise v.doc.error((*path, "to"), f"{label(high)!r} is also `from` (valid: another "
                           "level)")
     expect = v.choice(m.get("expect"), (*path, "expect"), EXPECTS, "expectation")
+    ratio = math.nan
+    if expect == "ratio":
+        if "ratio" not in m:
+            raise v.doc.error((*path, "ratio"), "is required with `expect: ratio` (valid: "
+                              "the paper's value at `to` / its value at `from`, > 0, not 1)")
+        ratio = v.number(m["ratio"], (*path, "ratio"), 0.0, lo_open=True)
+        if ratio == 1.0:
+            raise v.doc.error((*path, "ratio"), "1 says no difference (valid: `expect: no "
+                              "difference`, or a ratio other than 1)")
+    elif "ratio" in m:
+        raise v.doc.error((*path, "ratio"), "is only for `expect: ratio`")
     response = _response(v, m, path, responses)
+    what = {"no difference": "no different at", "ratio": f"{ratio:g} times as high at"
+            }.get(expect, f"{expect} at")
     claim = (v.string(m["claim"], (*path, "claim")) if "claim" in m else
-             f"{response} {expect} at {f.name}={label(high)} than at {label(low)}"
-             if expect != "no difference" else
-             f"{response} no different at {f.name}={label(high)} and {label(low)}")
+             f"{response} {what} {f.name}={label(high)} than at {label(low)}")
     return Finding(claim, response, f.name, low, high, expect,
                    _where(v, m.get("where"), (*path, "where"), factors, f.name, strict),
                    v.choice(m.get("test", "welch"), (*path, "test"), TESTS, "test"),
-                   v.string(m["source"], (*path, "source")) if "source" in m else "")
+                   v.string(m["source"], (*path, "source")) if "source" in m else "", ratio)
 
 
 def read_reference(text: str, source: str, factors: Sequence[DesignFactor],
@@ -301,6 +316,7 @@ def reference_schema() -> specio.JsonSchema:
         "claim": {"type": "string"}, "response": {"type": "string"},
         "factor": {"type": "string"}, "from": {}, "to": {},
         "expect": specio.schema_enum(list(EXPECTS)),
+        "ratio": specio.schema_number(0, lo_open=True, description="expect: ratio: to / from"),
         "where": specio.schema_map({}, "factor -> level or list of levels"),
         "test": specio.schema_enum(list(TESTS)), "source": {"type": "string"}},
         required=("factor", "expect"))

@@ -325,7 +325,8 @@ def render_reproduction(repro: Reproduction, analyses: list[Analysis]) -> str:
 def _finding_detail(v: Verdict) -> str:
     f = v.finding
     where = "; ".join(f"{k} in {', '.join(str(x) for x in lv)}" for k, lv in f.where.items())
-    text = (f"{f.response}: {f.factor} {f.low} -> {f.high}, expected {f.expect}"
+    expected = f"ratio {f.ratio:g}" if f.expect == "ratio" else f.expect
+    text = (f"{f.response}: {f.factor} {f.low} -> {f.high}, expected {expected}"
             + (f", where {where}" if where else "") + (f"; {f.source}" if f.source else ""))
     return f"<br><small>{html.escape(text)}</small>"
 
