@@ -317,3 +317,13 @@ def test_a_staged_workload_stops_with_its_stages_file() -> None:
                        r"\(workload.options.stages\) ends with its stages file; give only "
                        r"timeout_s$"):
         parse_spec(staged + "stop: {duration_s: 10}\n", source="s.yaml")
+
+
+def test_threads_levels_conflicting_with_in_flight_name_the_level() -> None:
+    text = ("workload: {name: stress-read, options: {in_flight: 8}}\n"
+            "factors:\n  - {name: threads, levels: [150, 450]}\n")
+    with pytest.raises(SpecError) as info:
+        parse_spec(text)
+    message = str(info.value)
+    assert "factors[0].levels[0]" in message and "cannot be used with in-flight" in message
+    assert "\n" not in message

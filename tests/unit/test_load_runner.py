@@ -55,6 +55,9 @@ def test_summary_line_becomes_typed_values() -> None:
     assert s.ops_s == 5.0 and s.by_op[0].latency.p99_us == 3
     assert s.by_op[0].first_errors == ("timeout",) and s.by_op[0].retries == 2
     assert s.overall is None  # a casslab-load without the `all` block
+    assert s.clients is None  # nor the `concurrency` block
+    threads = {**raw, "concurrency": {"mode": "threads", "clients": 450, "tasks": 1}}
+    assert RunSummary.from_json(threads).clients == 450
 
 
 def test_summary_all_block_becomes_the_overall_summary() -> None:

@@ -36,6 +36,8 @@ NETWORK_PARAMS = {"delay_ms": (0.0, 10_000.0), "jitter_ms": (0.0, 10_000.0),
 NETWORK_SCOPES = ("all", "client", "nodes")
 COMPACTIONS = ("stcs", "lcs", "ucs", "twcs")
 # Workload options that take a concurrency or a rate and may be searched or be relative.
+# `threads` is casslab-load's --threads: N closed-loop clients of one request each (YCSB's
+# -threads, cassandra-stress's -rate threads=N), so seed 004's 450 and 150 are levels.
 CONCURRENCY = ("in_flight", "workers", "threads")
 SEARCHABLE = (*CONCURRENCY, "rate")
 MAX_NODES = 32
