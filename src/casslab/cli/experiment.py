@@ -71,8 +71,17 @@ def validate(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML)."
             cells = len({t.cell.index for t in trials})
             per = "cell and block" if s.design.reset == "none" else "kept trial"
             what = f"{spec}" + (f" --scale {size}" if size else "")
+            r = s.reference
+            ref = (f"; reference: {_n(len(r.values), 'value')}, "
+                   f"{_n(len(r.findings), 'finding')}" + (
+                       f" ({len(r.absent)} more not compared: levels this size drops)"
+                       if r.absent else "") if not r.empty or r.absent else "")
             out.print(f"{what}: valid; {cells} cells, {len(trials)} trials "
-                      f"({s.design.warmup_trials} warm-up per {per})")
+                      f"({s.design.warmup_trials} warm-up per {per}){ref}")
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 @app.command()

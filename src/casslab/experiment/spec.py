@@ -22,6 +22,7 @@ from casslab.core.units import parse_fraction
 from casslab.experiment import linkscale, profilefactors, scales, tableopts
 from casslab.experiment.beside import TUNER_FACTOR, tuner_level
 from casslab.experiment.figures import DesignFactor, FigureDecl, figures_schema, parse_figures
+from casslab.experiment.reference import Reference, parse_reference, reference_schema
 from casslab.lab.runtime import DEFAULT_RUNTIME, RUNTIMES
 from casslab.load.options import (
     CONSISTENCY_LEVELS,
@@ -56,7 +57,7 @@ MAX_WALL_S = 30 * 86_400.0
 MAX_OPTION_CELLS = 10_000  # combinations of option levels checked together at validate
 
 TOP_KEYS = ("name", "description", "lab", "workload", "factors", "design", "stop", "search",
-            "metrics", "analysis", "report")
+            "metrics", "analysis", "report", "reference")
 LAB_KEYS = ("nodes", "profile", "node_profiles", "runtime", "network", "set", "timeout_s")
 WORKLOAD_KEYS = ("name", "records", "prepare", "options")
 FACTOR_KEYS = ("name", "levels", "label")
@@ -163,6 +164,7 @@ class CampaignSpec:
     text: str
     scale: str | None = None  # a `scales:` name or `smoke` (casslab.experiment.scales)
     figures: tuple[FigureDecl, ...] = ()  # report.figures; () = the design's defaults
+    reference: Reference = field(default_factory=Reference)  # the study's numbers, findings
 
     @property
     def response(self) -> str:
@@ -294,13 +296,15 @@ def parse_spec(text: str, *, source: str = "spec", base_dir: Path | None = None,
     _check_load_options(v, workload, factors)
     linkscale.check_factors(v, lab.network, [f.name for f in factors])
     _check_network(v, lab, factors)
-    figures = parse_figures(v, top.get("report"), [DesignFactor(f.name, f.levels)
-                                                    for f in factors], responses)
+    design_factors = [DesignFactor(f.name, f.levels) for f in factors]
+    figures = parse_figures(v, top.get("report"), design_factors, responses)
+    reference = parse_reference(v, top.get("reference"), design_factors, responses,
+                                strict=scale is None)
     spec = CampaignSpec(name=name, description=str(top.get("description") or ""), lab=lab,
                         workload=workload, factors=tuple(factors), design=design, stop=stop,
                         search=search, metrics_interval_s=interval, metrics_cql=cql,
                         responses=responses, bootstrap=boot, analysis_seed=aseed, text=text,
-                        scale=scale, figures=figures)
+                        scale=scale, figures=figures, reference=reference)
     if not allow_large:
         _check_size(doc, spec)
     return spec
@@ -782,4 +786,5 @@ def json_schema() -> specio.JsonSchema:
             {}, "dotted spec path (factors by name, e.g. factors.nodes.levels) -> value"),
             "named sizes of this spec, e.g. paper (`--scale NAME`; `smoke` is built in)"),
         "report": figures_schema(),
+        "reference": reference_schema(),
     }, required=("workload",)))
