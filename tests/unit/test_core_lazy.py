@@ -31,5 +31,5 @@ print(bad)
 
 def test_an_unknown_name_is_an_attribute_error() -> None:
     pkg = importlib.import_module("casslab.lab")
-    with pytest.raises(AttributeError, match="module 'casslab.lab' has no attribute 'Nope'"):
+    with pytest.raises(AttributeError, match=r"module 'casslab\.lab' has no attribute 'Nope'"):
         _ = pkg.Nope
