@@ -99,7 +99,7 @@ def blocks_share_lab_and_schema(trials: list[PlannedTrial]) -> bool:
     return all(len(v) == 1 for v in seen.values())
 
 
-EXAMPLE_000 = Path(__file__).parents[2] / "examples" / "000-rpi-iot.yaml"
+EXAMPLE_000 = Path(__file__).parents[2] / "examples" / "000-rpi-iot" / "links.yaml"
 
 
 def test_example_000_every_kept_trial_follows_its_blocks_warmups() -> None:
@@ -112,9 +112,9 @@ def test_example_000_every_kept_trial_follows_its_blocks_warmups() -> None:
     for a, b in itertools.pairwise(trials):
         assert (a.block != b.block) == (b.reset in ("rebuild", "recreate"))
     s = summarize_plan(trials)
-    assert (s.blocks, s.warmups, s.kept) == (16, 64, 160)
-    assert s.resets == {"recreate": 12, "rebuild": 4}  # each lab built once
-    assert s.line() == "16 blocks, 64 warm-ups, 160 kept trials; resets: 12 recreate, 4 rebuild"
+    assert (s.blocks, s.warmups, s.kept) == (12, 48, 120)
+    assert s.resets == {"recreate": 9, "rebuild": 3}  # each lab built once
+    assert s.line() == "12 blocks, 48 warm-ups, 120 kept trials; resets: 9 recreate, 3 rebuild"
     assert trials[0].why == "first trial: no lab yet"
     recreate = next(t for t in trials if t.reset == "recreate")
     assert recreate.why.startswith("schema changed: workload ")

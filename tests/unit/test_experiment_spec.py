@@ -287,8 +287,10 @@ def test_user_profile_path_is_relative_to_the_spec(tmp_path: Path) -> None:
 
 
 def test_examples_are_valid() -> None:
-    # Campaign specs are examples/NNN-*.yaml; plan-*.yaml are planner specs (tested there).
-    examples = sorted((Path(__file__).parents[2] / "examples").glob("[0-9]*.yaml"))
+    # Campaign specs are examples/NNN-*.yaml or examples/NNN-*/*.yaml (a study's
+    # experiments); plan-*.yaml are planner specs (tested there).
+    root = Path(__file__).parents[2] / "examples"
+    examples = sorted([*root.glob("[0-9]*.yaml"), *root.glob("[0-9]*/*.yaml")])
     assert len(examples) >= 5
     for path in examples:
         load_spec(path)
