@@ -62,6 +62,38 @@ def cells(directory: Path, keys: Sequence[str]) -> Cells:
         store.close()
 
 
+def resources(directory: Path, keys: Sequence[str]) -> list[str]:
+    """Per cell, medians over kept trials of: CPU per node (% of one core), RSS per node,
+    disk reads per node, data size (all nodes), host CPU (% of all cores): what the
+    nodes and the machine did, for the causes of a finding."""
+    store, results = Results.open(directory)
+    try:
+        acc: dict[tuple[object, ...], list[tuple[float, float, float, float, float]]] = {}
+        peak = results.peak_data_mib()
+        for t in results.kept_trials():
+            nm = results.node_metrics(t.trial_id)
+            hm = results.host_metrics(t.trial_id)
+            nodes = max(1, len({m.node for m in nm}))
+            cpu = sum((m.cpu_user_pct or 0) + (m.cpu_sys_pct or 0) for m in nm)
+            rss = [m.rss_mib for m in nm if m.rss_mib is not None]
+            rd = [m.read_kb_s for m in nm if m.read_kb_s is not None]
+            host = [(h.cpu_user_pct or 0) + (h.cpu_sys_pct or 0) for h in hm]
+            samples = max(1, len(nm) // nodes)
+            acc.setdefault(tuple(t.cell_params.get(k) for k in keys), []).append((
+                cpu / samples / nodes, med(rss), med(rd), peak.get(t.trial_id, math.nan),
+                med(host)))
+    finally:
+        store.close()
+    rows = [f"| {' | '.join(keys)} | CPU per node (% of a core) | RSS per node (MiB) | disk "
+            "reads per node (kB/s) | data, all nodes (MiB) | host CPU (% of 2 cores) | n |",
+            "|" + "---|" * (len(keys) + 6)]
+    for key in sorted(acc, key=str):
+        cols = list(zip(*acc[key], strict=True))
+        rows.append(f"| {' | '.join(str(k) for k in key)} | "
+                    + " | ".join(f"{med(list(c)):.1f}" for c in cols) + f" | {len(acc[key])} |")
+    return rows
+
+
 def med(xs: Sequence[float]) -> float:
     return statistics.median(xs) if xs else math.nan
 
@@ -314,6 +346,15 @@ def main() -> int:
         t4, v4 = sweep(sw)
         verdicts.append(v4)
         print("### RAM sweep, 1 node, workload E (Fig 17)\n\n" + "\n".join(t4) + "\n")
+    print("### What the nodes did (medians of kept trials)\n")
+    print("Links campaign:\n\n" + "\n".join(resources(base / "000-rpi-iot-links",
+                                                      ("nodes", "network", "workload"))) + "\n")
+    if ram:
+        print("RAM campaign:\n\n" + "\n".join(resources(ram_dir, ("nodes", "profile")))
+              + "\n")
+    if sw:
+        print("RAM sweep:\n\n" + "\n".join(resources(sw_dir, ("profile.memory_mib",)))
+              + "\n")
     print("### Verdicts\n\n| finding | verdict | test and p |\n|---|---|---|")
     for v in verdicts:
         print(f"| {v.finding} | **{v.verdict}** | {v.evidence} |")
