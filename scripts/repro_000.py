@@ -329,9 +329,9 @@ def main() -> int:
     base = args.results
     links = cells(base / "000-rpi-iot-links", ("nodes", "network", "workload"))
     ram_dir = base / "000-rpi-iot-ram"
-    ram = cells(ram_dir, ("nodes", "profile", "workload")) if ram_dir.exists() else {}
+    ram = cells(ram_dir, ("nodes", "profile", "workload")) if ram_dir.is_dir() else {}
     sw_dir = base / "000-rpi-iot-ram-sweep"
-    sw = cells(sw_dir, ("profile.memory_mib",)) if sw_dir.exists() else {}
+    sw = cells(sw_dir, ("profile.memory_mib",)) if sw_dir.is_dir() else {}
     verdicts: list[Verdict] = []
     t1, v1 = node_count(links, ram)
     t2, v2 = wifi(links)
