@@ -112,9 +112,9 @@ def test_example_000_every_kept_trial_follows_its_blocks_warmups() -> None:
     for a, b in itertools.pairwise(trials):
         assert (a.block != b.block) == (b.reset in ("rebuild", "recreate"))
     s = summarize_plan(trials)
-    assert (s.blocks, s.warmups, s.kept) == (9, 18, 72)
-    assert s.resets == {"recreate": 6, "rebuild": 3}  # each lab built once
-    assert s.line() == "9 blocks, 18 warm-ups, 72 kept trials; resets: 6 recreate, 3 rebuild"
+    assert (s.blocks, s.warmups, s.kept) == (4, 8, 32)
+    assert s.resets == {"recreate": 2, "rebuild": 2}  # each lab built once
+    assert s.line() == "4 blocks, 8 warm-ups, 32 kept trials; resets: 2 recreate, 2 rebuild"
     assert trials[0].why == "first trial: no lab yet"
     recreate = next(t for t in trials if t.reset == "recreate")
     assert recreate.why.startswith("schema changed: workload ")
