@@ -75,6 +75,7 @@ bench: setup
 	$(PY) scripts/bench_net.py
 	$(PY) scripts/bench_plan.py
 	$(PY) scripts/bench_startup.py
+	$(PY) scripts/bench_runtimes.py
 
 # The tuner comparison replays seed 003's scenario 3 + 3 times: about an hour.
 bench-tune: setup

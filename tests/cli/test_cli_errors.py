@@ -92,6 +92,9 @@ def test_profiles_lists_builtins_with_sources() -> None:
         (["--cl-read", "serial"], "error: --cl-read: 'serial' must be one of ANY, ONE"),
         (["--workers", "0"], "error: --workers: 0 must be an integer >= 1"),
         (["--duration", "soon"], "error: --duration: 'soon' is not a duration"),
+        (["--threads", "150", "--in-flight", "8"],
+         "error: --threads: cannot be used with in-flight"),
+        (["--threads", "0"], "error: --threads: 0 must be an integer in 1..=32768"),
     ],
 )
 def test_bad_run_options_fail_before_connecting(args: list[str], message: str) -> None:

@@ -1,5 +1,6 @@
-"""An example campaign end to end on a real lab: examples/004-containers.yaml (peak
-search, runs at 100 % and 66 % of the peak), shrunk to a few seconds per trial; then
+"""An example campaign end to end on a real lab: examples/004-containers.yaml with its
+thread levels replaced by a peak search over closed-loop threads and runs at 100 % and
+66 % of the peak rate (seed 001's method), shrunk to a few seconds per trial; then
 `casslab experiment export` and `casslab report`, rendered by headless Chromium."""
 
 from __future__ import annotations
@@ -34,11 +35,16 @@ def shrink(text: str) -> str:
     d: dict[str, Any] = yaml.safe_load(text)
     d["name"] = "itexp-containers"
     d["workload"]["records"] = 500
-    d["factors"] = [f for f in d["factors"] if f["name"] == "rate"]
-    d["search"].update({"max_steps": 3, "ops": 500})
+    d["workload"]["options"] = {"pop": "uniform(1..500)"}
+    d["factors"] = [{"name": "rate", "levels": ["100%", "66%"]}]
+    d["search"] = {"vary": "threads", "start": 1, "multiply": 2, "max_steps": 3, "ops": 500,
+                   "stop_when": {"throughput_drop_pct": 5, "p99_ms": 200}}
     d["design"] = {"trials": 2, "warmup_trials": 1}
     d["stop"] = {"duration_s": 3, "timeout_s": 60}
     d["metrics"] = {"interval_s": 0.5}
+    # the study's numbers name the profiles and workloads dropped here
+    d.pop("reference", None)
+    d["analysis"] = {"response": "p99_ms"}
     return yaml.safe_dump(d, sort_keys=False)
 
 

@@ -1,5 +1,6 @@
 """Runtimes netns and lxc: every node in its own network namespace (lxc: a container)
-behind a veth on the lab's bridge; limits, CQL at RF 2, clean-up after kill -9."""
+behind a veth on the lab's bridge; limits, CQL at RF 2, a 10 ms link delay measured from
+inside a node, clean-up after kill -9."""
 
 from __future__ import annotations
 
@@ -51,6 +52,25 @@ def _limits_of(pid: int) -> tuple[int, int]:
     return (int((d / "cpu.max").read_text().split()[0]), int((d / "memory.max").read_text()))
 
 
+_HANDSHAKES = """
+import socket, sys, time
+times = []
+for _ in range(15):
+    t = time.perf_counter()
+    socket.create_connection((sys.argv[1], 9042), 5).close()
+    times.append((time.perf_counter() - t) * 1e3)
+print(sorted(times)[7])
+"""
+
+
+def _handshake_ms(netns_path: str, address: str) -> float:
+    """Median TCP handshake time (ms) to `address`'s CQL port from the namespace at
+    `netns_path`: one round trip."""
+    out = subprocess.run(["nsenter", f"--net={netns_path}", "python3", "-c", _HANDSHAKES,
+                          address], capture_output=True, text=True, check=True, timeout=60)
+    return float(out.stdout)
+
+
 def _restart_node2_and_kill_casslab(lab: str) -> None:
     """`lab start 2`, SIGKILLed once node2's JVM runs: casslab dies mid-operation."""
     assert casslab("lab", "stop", "2", "--name", lab).returncode == 0
@@ -98,11 +118,16 @@ def test_lab_answers_at_rf2_from_separate_namespaces_and_goes_after_kill_9(
         _cql(lab, "INSERT INTO rt.t (k, v) VALUES (1, 'bridged')", "--cl", "ALL")
         assert "bridged" in _cql(lab, "SELECT v FROM rt.t WHERE k = 1", "--cl", "ALL",
                                  "--node", "2")
-        # Link conditions are refused on these runtimes, in one line.
-        res = casslab("net", "set", "--name", lab, "--profile", "wifi")
-        assert res.returncode != 0
-        assert res.stderr.strip() == (f"error: lab '{lab}': link conditions work on runtime "
-                                      f"process only, not on runtime {runtime}")
+        # A 10 ms link between the nodes, each way: measured from inside node1's own
+        # namespace, a TCP handshake with node2 takes one round trip.
+        node1_net = f"/proc/{nodes[0]['pid']}/ns/net"
+        assert _handshake_ms(node1_net, "10.99.1.2") < 5
+        res = casslab("net", "set", "--name", lab, "--link", "node1-node2:delay=10ms")
+        assert res.returncode == 0, res.stderr
+        assert 19.5 < _handshake_ms(node1_net, "10.99.1.2") < 30
+        _cql(lab, "INSERT INTO rt.t (k, v) VALUES (2, 'delayed')", "--cl", "ALL")
+        assert casslab("net", "clear", "--name", lab).returncode == 0
+        assert _handshake_ms(node1_net, "10.99.1.2") < 5
         _restart_node2_and_kill_casslab(lab)
         assert leftovers(lab), "the killed start should have left a running lab to clean"
     finally:

@@ -79,15 +79,29 @@ def test_stress_write_read_and_mixed(lab1: Lab) -> None:
     assert 0.6 < reads / 800 < 0.9  # ratio(write=1,read=3)
 
 
+def test_threads_run_that_many_closed_loop_clients(lab1: Lab) -> None:
+    # Seed 004's form: cassandra-stress -rate threads=N, uniform keys.
+    ks = "it_threads"
+    _run(lab1, "stress-write", ops=2000, threads=50, extra=["--keyspace", ks])
+    assert _count(lab1, f"{ks}.standard1") == 2000
+    s = _run(lab1, "stress-read", ops=3000, records=2000, threads=50,
+             extra=["--keyspace", ks, "--pop", "uniform(1..2000)"])
+    assert s.clients == 50 and s.raw["concurrency"]["mode"] == "threads"
+    assert _op(s, "read").ops == 3000 and _op(s, "read").not_found == 0
+    assert s.raw["config"]["command"]["stress"]["run"]["threads"] == 50
+
+
 def test_iot_time_series_load_and_reads(lab1: Lab) -> None:
     ks = "it_iot"
     _run(lab1, "iot", phase="load", extra=["--devices", "10", "--keyspace", ks,
                                            "--table-ttl-s", "3600"])
     assert _count(lab1, f"{ks}.sensor_data") == 10 * 5 * 60
-    s = _run(lab1, "iot", ops=200, extra=["--devices", "10", "--keyspace", ks])
-    for name in ("devdat", "lesrow", "avgdat", "insert"):
-        assert _op(s, name).ops > 0, name
-    assert _op(s, "devdat").not_found == 0 and _op(s, "lesrow").not_found == 0
+    # seed 003's reads (iot) and the former forms (iot-full-latest) on the same data.
+    for workload in ("iot", "iot-full-latest"):
+        s = _run(lab1, workload, ops=200, extra=["--devices", "10", "--keyspace", ks])
+        for name in ("devdat", "lesrow", "avgdat", "insert"):
+            assert _op(s, name).ops > 0, (workload, name)
+        assert _op(s, "devdat").not_found == 0 and _op(s, "lesrow").not_found == 0
     with lab1.cql() as cql:
         ttl = cql.execute("SELECT default_time_to_live FROM system_schema.tables WHERE "
                           "keyspace_name = %s AND table_name = 'sensor_data'", [ks]).rows

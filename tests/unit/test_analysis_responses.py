@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
+from hdrh.histogram import HdrHistogram  # type: ignore[import-untyped]
 
 from casslab.analysis.responses import (
     aggregate,
@@ -134,7 +135,53 @@ def test_operation_responses_come_from_their_summary_row(results: Results) -> No
     assert math.isnan(trial_values(results, "insert.mean_ms", [1])[1])
 
 
+def _interval(t: float, stage: str, latencies_us: list[int], recorded: bool = True
+              ) -> dict[str, object]:
+    # Sized to its own values, as casslab-load's auto-resizing histograms encode.
+    h = HdrHistogram(1, 2 * max(latencies_us), 3)
+    for v in latencies_us:
+        h.record_value(v)
+    block = {"ops": len(latencies_us), "ops_s": float(len(latencies_us)), "errors": 1,
+             "latency": {"mean_us": 0.0, "p50_us": 0, "p95_us": 0, "p99_us": 0,
+                         "p999_us": 0, "max_us": 0},
+             "hist": {"latency": h.encode().decode(), "service": None}}
+    return {"t_s": t, "stage": stage, "recorded": recorded, "ops": len(latencies_us),
+            "ops_s": float(len(latencies_us)), "errors": 1, "interval_s": 1.0,
+            "by_op": {"insert": block}, "all": block}
+
+
+def test_stage_responses_come_from_the_stages_intervals(tmp_path: Path) -> None:
+    """stage1: 2 s, 100 ops at 1 ms; stage2: 2 s, 99 ops at 2 ms and one at 100 ms, so
+    its p99 and max come only from merging both intervals' histograms."""
+    store = Store(tmp_path)
+    cid, _ = store.open_campaign(name="s", digest="d", spec_yaml="{}", response="ops_s",
+                                 factors=[])
+    status = store.ensure_plan(cid, [(1, 0, "", {}, 1, False, "none")])
+    intervals = [_interval(1.0, "stage1", [1000] * 50, recorded=False),
+                 _interval(2.0, "stage1", [1000] * 50, recorded=False),
+                 _interval(3.0, "stage2", [2000] * 50),
+                 _interval(4.0, "stage2", [2000] * 49 + [100_000])]
+    store.commit_trial(status[1][0], summary=_summary(), intervals=intervals,
+                       metrics=TrialMetrics(), command=["casslab-load"])
+    results = Results(store)
+
+    def value(name: str) -> float:
+        return trial_values(results, name, [1])[1]
+
+    assert value("stage.stage1.ops") == 100 and value("stage.stage1.errors") == 2
+    assert value("stage.stage1.ops_s") == 50.0  # even a stage left out of the record
+    assert value("stage.stage1.p99_ms") == pytest.approx(1.0, rel=1e-3)
+    assert value("stage.stage2.ops_s") == 50.0
+    assert value("stage.stage2.p50_ms") == pytest.approx(2.0, rel=1e-3)
+    assert value("stage.stage2.p99_ms") == pytest.approx(2.0, rel=1e-3)
+    assert value("stage.stage2.max_ms") == pytest.approx(100.0, rel=1e-3)
+    assert value("stage.stage2.mean_ms") == pytest.approx((99 * 2 + 100) / 100, rel=1e-3)
+    assert math.isnan(value("stage.stage3.ops_s"))  # no such stage
+
+
 def test_every_response_is_explained() -> None:
+    assert "histograms merged" in explain("stage.stage2.p99_ms")
+    assert "total length of its intervals" in explain("stage.s.ops_s")
     assert "merged histograms" in explain("all.p99_ms")
     assert "warm-up excluded" in explain("node_cpu_pct") and "mean over the nodes" in \
         explain("node_cpu_pct")

@@ -42,3 +42,9 @@ def test_compaction_maps_send_class_and_every_option() -> None:
         "{'class': 'TimeWindowCompactionStrategy', 'compaction_window_size': '5', "
         "'compaction_window_unit': 'MINUTES'}")
     assert compaction_map("{'class': 'X'}") == "{'class': 'X'}"
+
+
+def test_thread_levels_are_plain_client_counts(tmp_path: Path) -> None:
+    r = make("workload: {name: stress-write}\n"
+             "factors:\n  - {name: threads, levels: [150, 450]}\n", tmp_path)
+    assert r._options({"threads": 450}) == StressOptions(records=1000, threads=450)

@@ -16,7 +16,6 @@ from casslab.lab.state import LabState, NodeState
 from casslab.profiles import cgroups
 from casslab.profiles.hardware import resolve_profile
 from casslab.system import netns
-from casslab.testbed import refuse_runtime
 
 
 def _state(tmp_path: Path, runtime: str, lab_netns: str | None, count: int = 2) -> LabState:
@@ -80,14 +79,6 @@ def test_the_runtime_survives_the_state_file_and_old_files_mean_process(
     assert old.runtime == "process" and old.nodes[0].netns is None
 
 
-def test_link_conditions_are_refused_on_netns_in_one_line() -> None:
-    with pytest.raises(UsageError) as info:
-        refuse_runtime("netns", "--net")
-    assert str(info.value) == ("--net: link conditions work on runtime process only, "
-                               "not on runtime netns")
-    refuse_runtime("process", "--net")
-
-
 def _links(ns: str) -> str:
     return subprocess.run(["ip", "-n", ns, "-o", "link"], capture_output=True, text=True,
                           check=True).stdout
@@ -125,15 +116,23 @@ def test_netns_network_joins_nodes_over_the_bridge_and_goes_without_a_trace(
     rt = NetnsRuntime()
     try:
         rt.create_network(state)
-        assert "casslab0" in _links(lab_ns) and "veth2" in _links(lab_ns)
+        router = f"{lab_ns}-gw"
+        assert all(x in _links(router) for x in ("casslab0", "veth2", "vethc"))
+        subprocess.run([*netns.exec_prefix(router), "iptables", "-t", "mangle", "-A",
+                        "PREROUTING", "-s", "10.99.1.0/24", "-d", "10.99.1.2"], check=True)
         # node1 -> node2 across the bridge, and the lab namespace (the client) -> node2;
         # node2 sees each connection come from the sender's own address.
         assert _tcp_source(state.nodes[0].netns, state.nodes[1].netns, "10.99.1.2") == \
             "10.99.1.1"
         assert _tcp_source(lab_ns, state.nodes[1].netns, "10.99.1.2") == "10.99.1.254"
+        # Both connections were routed by the router namespace, not bridged past it.
+        counted = subprocess.run([*netns.exec_prefix(router), "iptables", "-t", "mangle",
+                                  "-L", "PREROUTING", "-v", "-x", "-n"], capture_output=True,
+                                 text=True, check=True).stdout.splitlines()[-1]
+        assert int(counted.split()[0]) >= 2 * 3  # two handshakes, at least
     finally:
         rt.delete_network(state)
-    assert not netns.exists(lab_ns)
+    assert not netns.exists(lab_ns) and not netns.exists(f"{lab_ns}-gw")
     assert not any(netns.exists(str(n.netns)) for n in state.nodes)
 
 

@@ -190,3 +190,32 @@ def test_load_phase_drops_the_options_that_only_shape_the_run() -> None:
 
 def test_flag_names_a_field() -> None:
     assert IotOptions.flag("table_ttl_s") == "table-ttl-s"
+
+
+def test_threads_are_closed_loop_clients_and_io_threads_the_runtime() -> None:
+    o = from_mapping("stress-read", {"threads": 450, "io_threads": 2, "think-time": "5ms"})
+    assert isinstance(o, StressOptions)
+    assert (o.threads, o.io_threads, o.think_time_s) == (450, 2, 0.005)
+    assert o.to_argv() == ["--io-threads", "2", "--threads", "450", "--think-time", "0.005s"]
+    # A whole float (a level resolved from '66%' of a searched peak) is a thread count.
+    assert from_mapping("ycsb-a", {"threads": 297.0}).threads == 297
+
+
+@pytest.mark.parametrize(("mapping", "expected"), [
+    ({"threads": 50, "workers": 2}, "options.threads: cannot be used with workers: threads N "
+     "is N closed-loop clients"),
+    ({"threads": 50, "in_flight": 8}, "options.threads: cannot be used with in-flight"),
+    ({"threads": 0}, "options.threads: 0 must be an integer in 1..=32768"),
+    ({"threads": 40_000}, "options.threads: 40000 must be an integer in 1..=32768"),
+    ({"think-time": "1ms"}, "options.think-time: needs threads"),
+    ({"threads": 5, "think-time": "1ms", "rate": 10}, "options.think-time: cannot be used "
+     "with rate"),
+])
+def test_threads_refuses_the_other_concurrency_and_bad_counts(mapping: dict[str, Any],
+                                                              expected: str) -> None:
+    assert _error("stress-write", mapping).startswith(expected)
+
+
+def test_iot_read_variants_are_iot_workloads_and_a_profile_named_iot_is_not() -> None:
+    assert isinstance(from_mapping("iot-full-latest", {"devices": 10}), IotOptions)
+    assert not isinstance(from_mapping("iot-mine.yaml", {}), IotOptions)

@@ -10,7 +10,8 @@ from casslab.load.runner import build_command, workload_args
 def test_builtin_workload_names_map_to_subcommands() -> None:
     assert workload_args("ycsb-i") == ["ycsb", "--workload", "i"]
     assert workload_args("stress-mixed") == ["stress", "mixed"]
-    assert workload_args("iot") == ["iot"]
+    assert workload_args("iot") == ["iot", "--reads", "study"]
+    assert workload_args("iot-full-latest") == ["iot", "--reads", "full-latest"]
 
 
 def test_a_profile_path_runs_the_user_subcommand(tmp_path: Path) -> None:
@@ -55,6 +56,9 @@ def test_summary_line_becomes_typed_values() -> None:
     assert s.ops_s == 5.0 and s.by_op[0].latency.p99_us == 3
     assert s.by_op[0].first_errors == ("timeout",) and s.by_op[0].retries == 2
     assert s.overall is None  # a casslab-load without the `all` block
+    assert s.clients is None  # nor the `concurrency` block
+    threads = {**raw, "concurrency": {"mode": "threads", "clients": 450, "tasks": 1}}
+    assert RunSummary.from_json(threads).clients == 450
 
 
 def test_summary_all_block_becomes_the_overall_summary() -> None:

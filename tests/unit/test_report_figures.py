@@ -178,12 +178,12 @@ def test_staged_series_marks_the_stage_boundaries(tmp_path: Path) -> None:
     assert all(float(r["min"]) <= float(r["mean"]) <= float(r["max"]) for r in cell)
 
 
-def test_page_has_contents_versions_spec_and_a_references_place(tmp_path: Path) -> None:
+def test_page_has_contents_versions_spec_and_a_reproduction_section(tmp_path: Path) -> None:
     fabricate(tmp_path, report=ALL_KINDS)
     page = build_report(tmp_path).path.read_text()
     toc = re.search(r"<nav id='toc'>(.*?)</nav>", page)
     assert toc is not None
-    for target in ("figures", "references", "versions", "spec"):
+    for target in ("figures", "reproduction", "versions", "spec"):
         assert f"href='#{target}'" in toc.group(1) and f"id='{target}'" in page
     assert "Versions and machine" in page and "matplotlib" in page
     assert "http://" not in page and "https://" not in page

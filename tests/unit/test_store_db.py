@@ -257,3 +257,29 @@ def test_the_only_type_that_ran_is_all_when_no_merged_block_came() -> None:
     assert merged({"read": idle, "update": ran}, None, "summary") is ran
     with pytest.raises(StoreError, match="2 operation types and no 'all' block"):
         merged({"read": ran, "update": dict(ran)}, None, "summary")
+
+
+def test_a_trials_tuner_audit_is_stored_with_it_and_replaced_on_recommit(
+        tmp_path: Path) -> None:
+    store, cid = open_store(tmp_path)
+    status = store.ensure_plan(cid, PLAN)
+    tid, other = status[2][0], status[1][0]
+    audit = [{"ts": 1.5, "iteration": 1, "table": "iot.sensor_data", "action": "change",
+              "target": {"compaction_window_size": "3"}, "applied": True},
+             {"ts": 2.5, "iteration": 2, "action": "error", "reason": "timeout"}]
+    store.mark_running(tid, {"nodes": 1, "tuner": "seed003"}, "none")
+    store.commit_trial(tid, summary=fake_summary(500, 2.0), intervals=[],
+                       metrics=fake_metrics(1), command=["casslab-load"], audit=audit)
+    store.mark_running(other, {"nodes": 1}, "none")
+    store.commit_trial(other, summary=fake_summary(500, 2.0), intervals=[],
+                       metrics=fake_metrics(1), command=["casslab-load"])
+    results = Results(store)
+    assert results.tuner_audit(tid) == audit
+    assert results.tuner_audit(other) == []
+    row = store.conn.execute("SELECT ts, action, tbl FROM tuner_audit WHERE trial_id=? "
+                             "AND n=0", (tid,)).fetchone()
+    assert tuple(row) == (1.5, "change", "iot.sensor_data")
+    store.commit_trial(tid, summary=fake_summary(500, 2.0), intervals=[],
+                       metrics=fake_metrics(1), command=["casslab-load"], audit=audit[1:])
+    assert results.tuner_audit(tid) == audit[1:]
+    store.close()

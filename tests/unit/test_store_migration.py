@@ -1,5 +1,6 @@
-"""A results database written by schema-1 code (tests/fixtures/results_v1.db, see
-make_results_v1.py) opens, migrates to the current schema, and answers the questions."""
+"""Results databases written by schema-1 and schema-2 code (tests/fixtures/results_v1.db
+and results_v2.db, see make_results_v*.py) open, migrate to the current schema, and
+answer the questions."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from casslab.store.results import Results
 from casslab.store.schema import SCHEMA_VERSION, V1_MAX, V1_MEAN_MAX
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "results_v1.db"
+FIXTURE_V2 = Path(__file__).parent.parent / "fixtures" / "results_v2.db"
 
 
 @pytest.fixture
@@ -70,6 +72,33 @@ def test_migrated_database_takes_new_trials_and_reopens_without_migrating(
         assert store.schema_found == SCHEMA_VERSION
         six = next(t for t in results.trials() if t.trial_id == 6)
         assert six.kept and six.p50_ms == 1.0 and six.pct_source == "histogram"
+
+
+def test_v2_database_migrates_keeps_its_trials_and_takes_a_tuner_audit(
+        tmp_path: Path) -> None:
+    shutil.copy(FIXTURE_V2, tmp_path / "results.db")
+    raw = sqlite3.connect(tmp_path / "results.db")
+    assert not raw.execute("SELECT 1 FROM sqlite_master WHERE name='tuner_audit'").fetchone()
+    raw.close()
+    with Store(tmp_path) as store:
+        assert store.schema_found == 2
+        results = Results(store)
+        trials = results.trials()
+        assert len(trials) == 7
+        v2_trial = next(t for t in trials if t.seq == 7)
+        assert v2_trial.status == "done" and v2_trial.p50_ms == 1.0
+        assert results.tuner_audit(v2_trial.trial_id) == []
+        store.mark_running(6, {"nodes": 3, "tuner": "seed003"}, "none")
+        store.commit_trial(6, summary={
+            "elapsed_s": 1.0, "ops": 2, "ops_s": 2.0, "errors": 0, "ended_by": "completed",
+            "by_op": {"read": {"ops": 2, "ops_s": 2.0, "errors": 0,
+                               "latency": _pct(1000), "service": _pct(900)}}},
+            intervals=[], metrics=_empty(), command=[],
+            audit=[{"ts": 1.0, "action": "keep", "table": "iot.t"}])
+    store, results = Results.open(tmp_path)
+    with store:
+        assert store.schema_found == SCHEMA_VERSION
+        assert results.tuner_audit(6) == [{"ts": 1.0, "action": "keep", "table": "iot.t"}]
 
 
 def test_newer_schema_is_refused(v1_dir: Path) -> None:

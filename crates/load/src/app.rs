@@ -7,7 +7,7 @@ use crate::db;
 use crate::error::{LoadError, Result};
 use crate::exec::runner::{self, EndReason, Sink};
 use crate::exec::stages::{parse_stages, StageDefaults};
-use crate::exec::{OpMix, Phase, RunPlan, StagePlan, Workload};
+use crate::exec::{Concurrency, OpMix, Phase, RunPlan, StagePlan, Workload};
 use crate::stats::hdrlog::HdrLog;
 use crate::stats::report::{interval_json, summary_json, ycsb_text, IntervalInfo, SummaryInfo};
 use crate::stats::StatsSet;
@@ -26,8 +26,24 @@ struct Shape {
     default_ops: u64,
 }
 
-/// Builds the stages of a run from the command line.
-fn plan(run: &RunArgs, shape: &Shape) -> Result<RunPlan> {
+/// The run's concurrency: `--threads` clients spread over one task per
+/// `--io-threads` runtime thread, or `--workers` x `--in-flight`.
+fn concurrency(run: &RunArgs, io_threads: usize) -> Concurrency {
+    match run.threads {
+        Some(threads) => Concurrency::Threads {
+            threads,
+            tasks: io_threads.max(1),
+        },
+        None => Concurrency::Workers {
+            workers: run.workers,
+            in_flight: run.in_flight,
+        },
+    }
+}
+
+/// Builds the stages of a run from the command line; `io_threads` is the
+/// runtime's thread count.
+fn plan(run: &RunArgs, shape: &Shape, io_threads: usize) -> Result<RunPlan> {
     let names = &shape.names;
     let mix = match &run.mix {
         Some(t) => OpMix::parse(t, names)?,
@@ -103,8 +119,8 @@ fn plan(run: &RunArgs, shape: &Shape) -> Result<RunPlan> {
         }
     }
     let p = RunPlan {
-        workers: run.workers,
-        in_flight: run.in_flight,
+        concurrency: concurrency(run, io_threads),
+        think_time: run.think_time.as_ref().map(|d| d.0),
         interval: run.interval.0,
         stages,
         seed: run.seed,
@@ -179,6 +195,7 @@ async fn drive<W: Workload>(
         retries: &r.retries,
         seed: run.seed,
         stages: &r.stages,
+        concurrency: plan.concurrency.summary(),
         config,
     };
     let summary = summary_json(&info, &names, &r.total).to_string();
@@ -213,7 +230,7 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
                 load_count: c.records,
                 default_ops: 1000,
             };
-            let mut p = plan(&c.run, &shape)?;
+            let mut p = plan(&c.run, &shape, c.conn.io_threads)?;
             // The runner enforces --timeout per operation (cheaper than the
             // driver's timer per request, see db::connect).
             p.op_timeout = Some(c.conn.timeout.0);
@@ -237,7 +254,7 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
                 load_count: stress::population_size(c),
                 default_ops: stress::population_size(c),
             };
-            let mut p = plan(&c.run, &shape)?;
+            let mut p = plan(&c.run, &shape, c.conn.io_threads)?;
             // The runner enforces --timeout per operation (cheaper than the
             // driver's timer per request, see db::connect).
             p.op_timeout = Some(c.conn.timeout.0);
@@ -256,7 +273,7 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
                 load_count: c.devices * c.series,
                 default_ops: 10_000,
             };
-            let mut p = plan(&c.run, &shape)?;
+            let mut p = plan(&c.run, &shape, c.conn.io_threads)?;
             // The runner enforces --timeout per operation (cheaper than the
             // driver's timer per request, see db::connect).
             p.op_timeout = Some(c.conn.timeout.0);
@@ -277,7 +294,7 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
                 load_count: c.records.unwrap_or(1_000_000),
                 default_ops: 10_000,
             };
-            let mut p = plan(&c.run, &shape)?;
+            let mut p = plan(&c.run, &shape, c.conn.io_threads)?;
             // The runner enforces --timeout per operation (cheaper than the
             // driver's timer per request, see db::connect).
             p.op_timeout = Some(c.conn.timeout.0);
@@ -337,6 +354,7 @@ mod tests {
                 "100",
             ]),
             &shape(),
+            1,
         )
         .unwrap();
         let names: Vec<&str> = p.stages.iter().map(|s| s.name.as_str()).collect();
@@ -345,11 +363,24 @@ mod tests {
         assert_eq!(p.stages[0].duration, None);
         assert!(!p.stages[1].record);
         assert_eq!(p.stages[2].ops, None);
-        let p = plan(&run_args(&[]), &shape()).unwrap();
+        let p = plan(&run_args(&[]), &shape(), 1).unwrap();
         assert_eq!(p.stages.len(), 1);
         assert_eq!(p.stages[0].ops, Some(1000));
         assert_eq!(p.stages[0].mix.weights(), &[0.5, 0.5, 0.0, 0.0, 0.0]);
-        assert!(plan(&run_args(&["--mix", "read=1,nope=2"]), &shape()).is_err());
-        assert!(plan(&run_args(&["--workers", "0"]), &shape()).is_err());
+        assert!(plan(&run_args(&["--mix", "read=1,nope=2"]), &shape(), 1).is_err());
+        assert!(plan(&run_args(&["--workers", "0"]), &shape(), 1).is_err());
+    }
+
+    #[test]
+    fn threads_plan_one_task_per_io_thread() {
+        let p = plan(&run_args(&["--threads", "450"]), &shape(), 1).unwrap();
+        assert_eq!(p.concurrency.slots(), vec![450]);
+        let p = plan(&run_args(&["--threads", "150"]), &shape(), 4).unwrap();
+        assert_eq!(p.concurrency.slots(), vec![38, 38, 37, 37]);
+        // Without --threads: the defaults, 1 worker x 16 in flight.
+        let p = plan(&run_args(&[]), &shape(), 4).unwrap();
+        assert_eq!(p.concurrency.slots(), vec![16]);
+        let e = plan(&run_args(&["--threads", "0"]), &shape(), 1).unwrap_err();
+        assert!(e.to_string().contains("--threads"), "{e}");
     }
 }

@@ -124,9 +124,11 @@ pub struct ConnArgs {
     /// Disable driver retries (by default the driver's default retry policy; retries are counted).
     #[arg(long)]
     pub no_retry: bool,
-    /// Tokio worker threads (1 = a single-threaded runtime, the cheapest per op).
+    /// Tokio worker threads that send and receive (1 = a single-threaded runtime,
+    /// the cheapest per op). Not the client count: that is --threads or
+    /// --workers x --in-flight.
     #[arg(long, default_value_t = 1)]
-    pub threads: usize,
+    pub io_threads: usize,
     /// Connect with TLS (client_encryption_options on the nodes); needs --tls-ca or
     /// --tls-insecure.
     #[arg(long)]
@@ -193,6 +195,16 @@ pub struct RunArgs {
     /// Operations in flight per worker.
     #[arg(long, default_value_t = 16)]
     pub in_flight: usize,
+    /// Closed-loop clients, as YCSB's -threads and cassandra-stress's
+    /// -rate threads=N: each sends one request, waits for its answer, then sends
+    /// the next. Instead of --workers x --in-flight.
+    // conflicts_with: defaults do not count, only --workers/--in-flight given.
+    #[arg(long, conflicts_with_all = ["workers", "in_flight"])]
+    pub threads: Option<usize>,
+    /// Pause of each --threads client between an answer and its next request
+    /// (YCSB and cassandra-stress: none).
+    #[arg(long, requires = "threads", conflicts_with = "rate")]
+    pub think_time: Option<Dur>,
     /// Fixed target rate in ops/s over all workers; latency is measured from each
     /// operation's intended start (coordinated-omission corrected).
     #[arg(long, allow_negative_numbers = true)]
@@ -356,8 +368,18 @@ pub struct StressCommand {
     pub run: RunArgs,
 }
 
+/// How the IoT reads devdat and lesrow are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IotReads {
+    /// As seed 003 (C*DynaConf) wrote them: devdat and lesrow read at most 500 rows.
+    Study,
+    /// devdat reads every row of the device (paged), lesrow the latest row of a series.
+    FullLatest,
+}
+
 /// IoT time series: devices with 5 series each; inserts of 60 values per
-/// series; reads devdat (whole device), lesrow (latest row), avgdat (series average).
+/// series; reads devdat (a device's rows), lesrow (a series' rows), avgdat (series average).
 ///
 /// Example: casslab-load iot --phase load --devices 1000 --table-ttl-s 86400 --compaction twcs:1:MINUTES
 ///
@@ -373,6 +395,9 @@ pub struct IotCommand {
     /// Values per series per insert (one unlogged single-partition batch).
     #[arg(long, default_value_t = 60)]
     pub values_per_insert: usize,
+    /// Reads: study (devdat and lesrow with LIMIT 500, as seed 003) or full-latest (devdat every row of the device, lesrow the latest row).
+    #[arg(long, value_enum, default_value_t = IotReads::Study)]
+    pub reads: IotReads,
     /// Table default_time_to_live in seconds (set on create; ALTERed if given and the table exists).
     #[arg(long)]
     pub table_ttl_s: Option<u32>,
@@ -476,5 +501,55 @@ mod tests {
         assert!(
             Cli::try_parse_from(["casslab-load", "stress", "read", "--cl-read", "most"]).is_err()
         );
+    }
+
+    fn parse(args: &[&str]) -> Result<RunArgs, String> {
+        let mut v = vec!["casslab-load", "stress", "write"];
+        v.extend_from_slice(args);
+        match Cli::try_parse_from(v).map_err(|e| e.to_string())?.command {
+            Command::Stress(c) => Ok(c.run),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn threads_is_a_client_count_and_io_threads_the_runtime() {
+        let run = parse(&["--threads", "450"]).unwrap();
+        assert_eq!(run.threads, Some(450));
+        assert!(run.think_time.is_none());
+        let c = Cli::try_parse_from(["casslab-load", "iot", "--threads", "4", "--io-threads", "2"])
+            .unwrap();
+        let Command::Iot(iot) = c.command else {
+            panic!()
+        };
+        assert_eq!((iot.run.threads, iot.conn.io_threads), (Some(4), 2));
+        let run = parse(&["--threads", "10", "--think-time", "5ms"]).unwrap();
+        assert_eq!(run.think_time.unwrap().0, Duration::from_millis(5));
+        // Both forms go into the summary's config.
+        let j = serde_json::to_value(
+            Cli::try_parse_from(["casslab-load", "stress", "read", "--threads", "150"]).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(j["command"]["stress"]["run"]["threads"], 150);
+        assert_eq!(j["command"]["stress"]["conn"]["io_threads"], 1);
+    }
+
+    #[test]
+    fn threads_and_workers_or_in_flight_are_exclusive() {
+        for other in ["--workers", "--in-flight"] {
+            let e = parse(&["--threads", "50", other, "2"]).unwrap_err();
+            let line = casslab_errline::clap_line(&e);
+            assert!(
+                line.contains("'--threads <THREADS>' cannot be used with") && line.contains(other),
+                "{line}"
+            );
+            assert!(!line.contains('\n'));
+        }
+        // Alone, each form keeps working; defaults do not conflict.
+        assert!(parse(&["--workers", "2", "--in-flight", "8"]).is_ok());
+        let e = parse(&["--think-time", "1ms"]).unwrap_err();
+        assert!(e.contains("--threads"), "{e}");
+        assert!(parse(&["--threads", "5", "--think-time", "1ms", "--rate", "10"]).is_err());
+        assert!(parse(&["--threads", "-1"]).is_err());
     }
 }

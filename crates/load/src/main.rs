@@ -24,13 +24,13 @@ use std::sync::Arc;
 
 fn main() {
     let cli = parse_cli();
-    let threads = match &cli.command {
-        config::Command::Ycsb(c) => c.conn.threads,
-        config::Command::Stress(c) => c.conn.threads,
-        config::Command::Iot(c) => c.conn.threads,
-        config::Command::User(c) => c.conn.threads,
+    let io_threads = match &cli.command {
+        config::Command::Ycsb(c) => c.conn.io_threads,
+        config::Command::Stress(c) => c.conn.io_threads,
+        config::Command::Iot(c) => c.conn.io_threads,
+        config::Command::User(c) => c.conn.io_threads,
     };
-    match real_main(cli, threads) {
+    match real_main(cli, io_threads) {
         Ok(EndReason::Completed) => {}
         Ok(EndReason::Interrupted) => {
             eprintln!("casslab-load: interrupted; the summary covers the run so far");
@@ -76,14 +76,14 @@ fn parse_cli() -> config::Cli {
     }
 }
 
-fn real_main(cli: config::Cli, threads: usize) -> anyhow::Result<EndReason> {
-    let rt = if threads <= 1 {
+fn real_main(cli: config::Cli, io_threads: usize) -> anyhow::Result<EndReason> {
+    let rt = if io_threads <= 1 {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
     } else {
         tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(threads)
+            .worker_threads(io_threads)
             .enable_all()
             .build()
     }

@@ -22,11 +22,12 @@ import os
 from collections.abc import Callable, Sequence
 
 import yaml
+from hdrh.histogram import HdrHistogram
 
 from casslab.core.errors import CasslabError
 from casslab.profiles import resolve_profile
 from casslab.store.responses import Response, parse_response
-from casslab.store.results import NodeMetricRow, Results, TrialRow
+from casslab.store.results import NodeMetricRow, Results, StageInterval, TrialRow
 
 Series = Sequence[tuple[float, float]]  # (t_s at the end of the span, value), time order
 Window = tuple[float, float] | None  # (start, end) in s; None: the whole trial
@@ -132,6 +133,41 @@ def host_value(results: Results, trial_id: int, r: Response) -> float:
     return window_mean(series, results.recorded_window(trial_id))
 
 
+_STAGE_PCT = {"p50_ms": 50.0, "p95_ms": 95.0, "p99_ms": 99.0, "p999_ms": 99.9}
+
+
+def stage_metric(intervals: Sequence[StageInterval], metric: str) -> float:
+    """One stage's `metric` (store.responses.STAGE_METRICS) from its intervals: counts
+    summed, ops_s = ops / the intervals' total length, latency from their histograms
+    merged (so a percentile of all the stage's operations); NaN without intervals or,
+    for latency, when an interval has no histogram."""
+    if not intervals:
+        return math.nan
+    if metric in ("ops", "errors"):
+        return float(sum(getattr(iv, metric) for iv in intervals))
+    if metric == "ops_s":
+        length = [iv.interval_s for iv in intervals]
+        if any(x is None for x in length) or sum(x or 0.0 for x in length) <= 0:
+            return math.nan
+        return sum(iv.ops for iv in intervals) / sum(x or 0.0 for x in length)
+    encoded = [iv.latency_hist for iv in intervals]
+    if any(h is None for h in encoded):
+        return math.nan
+    hists = [HdrHistogram.decode(h) for h in encoded]
+    # Each decodes with the range its own values needed: the merge needs all of theirs.
+    top = max(2, *(h.get_max_value() for h in hists))
+    merged = HdrHistogram(1, 2 * top, hists[0].significant_figures)
+    for h in hists:
+        merged.add(h)
+    if merged.get_total_count() == 0:
+        return math.nan
+    if metric == "mean_ms":
+        return float(merged.get_mean_value()) / 1000
+    if metric == "max_ms":
+        return float(merged.get_max_value()) / 1000
+    return float(merged.get_value_at_percentile(_STAGE_PCT[metric])) / 1000
+
+
 def trial_values(results: Results, name: str, trial_ids: Sequence[int], *,
                  cores: Callable[[int], float] | None = None) -> dict[int, float]:
     """Response `name` of each trial (NaN when it has none). `cores(trial_id)`: the CPU
@@ -143,6 +179,9 @@ def trial_values(results: Results, name: str, trial_ids: Sequence[int], *,
         return {t: got.get(t, math.nan) for t in trial_ids}
     if r.kind == "host":
         return {t: host_value(results, t, r) for t in trial_ids}
+    if r.kind == "stage":
+        return {t: stage_metric(results.stage_intervals(t, r.stage), r.metric)
+                for t in trial_ids}
     machine = float(os.cpu_count() or 1)
     return {t: node_value(results, t, r, cores(t) if cores else machine) for t in trial_ids}
 
@@ -195,6 +234,13 @@ _RESOURCE = {
 def explain(name: str) -> str:
     """One sentence: how response `name` is computed."""
     r = parse_response(name)
+    if r.kind == "stage":
+        how = ("its intervals' histograms merged (all the stage's operations)"
+               if r.metric.endswith("_ms") else
+               "operations over the total length of its intervals" if r.metric == "ops_s"
+               else "summed over its intervals")
+        return (f"{name}: {r.metric} of the load's stage {r.stage} (casslab-load --stages), "
+                f"{how}.")
     if r.kind == "summary":
         latency = r.metric.endswith("_ms")
         who = ("all operations" + (" (merged histograms)" if latency else "")

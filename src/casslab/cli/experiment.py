@@ -23,6 +23,8 @@ from casslab.core.paths import default_cache, default_home
 # `casslab --help` and the lab commands need none of them (start-up time).
 if TYPE_CHECKING:
     from casslab.experiment.runner import Event
+    from casslab.experiment.spec import CampaignSpec
+    from casslab.tune.factor import TunerBeside
 
 app = typer.Typer(help="Campaigns of trials from a YAML spec: validate, plan, run, export.",
                   no_args_is_help=True)
@@ -33,6 +35,20 @@ AllowLarge = Annotated[bool, typer.Option(
 Scale = Annotated[str | None, typer.Option(
     "--scale", help="Run the spec at one of its named sizes (its `scales:` block, e.g. "
     "paper) or `smoke` (a few cells of one short trial); default: as written.")]
+
+
+def _tuner(spec: CampaignSpec) -> TunerBeside | None:
+    """The tuner of factor `tuner`, its levels' rules read (a bad rules file is a one-line
+    error now, not at the first tuner trial); None without tuner levels."""
+    from casslab.experiment.beside import tuner_levels
+
+    if not tuner_levels(spec):
+        return None
+    from casslab.tune.factor import TunerBeside
+
+    beside = TunerBeside()
+    beside.check(spec)
+    return beside
 
 
 @app.command()
@@ -50,12 +66,22 @@ def validate(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML)."
         sizes: list[str | None] = [scale] if scale else [None, *scale_names(spec)]
         for size in sizes:
             s = load_spec(spec, allow_large=allow_large or size is not None, scale=size)
+            _tuner(s)
             trials = make_plan(s)
             cells = len({t.cell.index for t in trials})
             per = "cell and block" if s.design.reset == "none" else "kept trial"
             what = f"{spec}" + (f" --scale {size}" if size else "")
+            r = s.reference
+            ref = (f"; reference: {_n(len(r.values), 'value')}, "
+                   f"{_n(len(r.findings), 'finding')}" + (
+                       f" ({len(r.absent)} more not compared: levels this size drops)"
+                       if r.absent else "") if not r.empty or r.absent else "")
             out.print(f"{what}: valid; {cells} cells, {len(trials)} trials "
-                      f"({s.design.warmup_trials} warm-up per {per})")
+                      f"({s.design.warmup_trials} warm-up per {per}){ref}")
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 @app.command()
@@ -71,7 +97,9 @@ def plan(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
     from casslab.experiment.spec import load_spec
 
     with errors_to_exit():
-        trials = make_plan(load_spec(spec, allow_large=allow_large, scale=scale))
+        s = load_spec(spec, allow_large=allow_large, scale=scale)
+        _tuner(s)
+        trials = make_plan(s)
     table = Table(title=f"{len(trials)} trials in run order")
     for col in ("seq", "block", "cell", "trial", "warm-up", "reset before", "why"):
         table.add_column(col, overflow="fold")  # a cut cell key would hide its last levels
@@ -104,6 +132,7 @@ def run(
 
     with errors_to_exit():
         s = load_spec(spec, allow_large=allow_large, scale=scale)
+        beside = _tuner(s)
         target = results or Path("results") / (s.name + (f"-{scale}" if scale else ""))
         columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TextColumn("trials"), TimeElapsedColumn(), TextColumn("ETA"),
@@ -130,7 +159,8 @@ def run(
 
             try:
                 outcome = CampaignRunner(s, target, home=default_home(), cache=default_cache(),
-                                         lab_name=lab_name, on_event=on_event).run()
+                                         lab_name=lab_name, on_event=on_event,
+                                         beside=beside).run()
             except CampaignInterrupted as exc:
                 progress.stop()
                 err.print(f"[bold red]interrupted:[/] {exc}", highlight=False)

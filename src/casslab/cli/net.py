@@ -37,9 +37,6 @@ def _lab_state(name: str) -> LabState:
     if not state.netns:
         raise LabStateError(f"lab '{name}' has no network namespace (made with --no-netns): "
                             "network emulation needs the lab's own namespace")
-    from casslab.testbed import refuse_runtime  # the lab stack loads with a lab only
-
-    refuse_runtime(state.runtime, f"lab '{name}'")
     return state
 
 
@@ -142,8 +139,9 @@ def set_(
         n = len(lab.nodes)
         for x in link or []:
             parse_link_option(x, n)
-        state = net.apply(Path(lab.directory), lab.netns or "", [x.address for x in lab.nodes],
-                          request, replace=replace)
+        from casslab.testbed import apply_net  # the lab stack loads with a lab only
+
+        state = apply_net(lab, request, replace=replace)
     for w in state.warnings:
         err.print(f"[yellow]warning:[/] {w}", highlight=False)
     _print_table(name, state)
@@ -259,5 +257,7 @@ def clear(name: NameOpt = "default") -> None:
     """
     with errors_to_exit():
         lab = _lab_state(name)
-        net.clear(Path(lab.directory), lab.netns)
+        from casslab.testbed import net_target
+
+        net.clear(Path(lab.directory), net_target(lab).netns)
     out.print(f"lab {name}: network emulation removed")

@@ -32,6 +32,10 @@ def run(
     = None,
     rate: Annotated[float | None, typer.Option(help="Fixed target rate (ops/s); latency from "
                                                "each op's intended start.")] = None,
+    threads: Annotated[int | None, typer.Option(help="Closed-loop clients of one request "
+                                                "each (YCSB -threads, cassandra-stress "
+                                                "-rate threads=N); instead of --workers x "
+                                                "--in-flight.")] = None,
     workers: Annotated[int | None, typer.Option(help="Concurrent workers.")] = None,
     in_flight: Annotated[int | None, typer.Option(help="Requests in flight per worker.")]
     = None,
@@ -49,11 +53,14 @@ def run(
 
     Example: casslab run ycsb-a --name edge --phase both --records 10000 --ops 10000
 
-    Example: casslab run stress-write --hosts 10.0.0.5:9042 --ops 100000 -- --threads 2
+    Example: casslab run stress-read --name edge --duration 60s --threads 150
+
+    Example: casslab run stress-write --hosts 10.0.0.5:9042 --ops 100000 -- --io-threads 2
     """
     options: dict[str, Any] = {"phase": phase, "records": records, "ops": ops,
                                "duration": duration, "warmup": warmup, "rate": rate,
-                               "workers": workers, "in-flight": in_flight, "cl-read": cl_read,
+                               "threads": threads, "workers": workers, "in-flight": in_flight,
+                               "cl-read": cl_read,
                                "cl-write": cl_write, "rf": rf, "seed": seed}
     with errors_to_exit():
         _check_units(duration, warmup)
@@ -112,8 +119,9 @@ def _run_with_progress(spec: LoadSpec, targets: list[str], prefix: list[str], op
 
 def print_summary(s: RunSummary) -> None:
     """A table per operation: throughput, then latency (intended start) and service time."""
+    clients = "" if s.clients is None else f", {s.clients:,} clients"
     table = Table(title=f"{s.workload}: {s.ops:,} ops in {s.elapsed_s:.2f} s = "
-                  f"{s.ops_s:,.1f} ops/s, {s.errors} errors ({s.ended_by})")
+                  f"{s.ops_s:,.1f} ops/s, {s.errors} errors ({s.ended_by}){clients}")
     for col in ("op", "ops", "ops/s", "errors", "p50 (ms)", "p95 (ms)", "p99 (ms)",
                 "p99.9 (ms)", "max (ms)", "service p50 (ms)", "service p99 (ms)"):
         table.add_column(col, justify="right")

@@ -31,10 +31,13 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from casslab.experiment.beside import TUNER_FACTOR, TUNER_OFF
 from casslab.experiment.spec import RESETS, CampaignSpec, Factor, is_relative
 
 LAB_KINDS = ("lab",)
-SCHEMA_KINDS = ("schema",)
+# A tuner level is schema-like: the tuner ALTERs the tables it watches, so a change of
+# level, and every kept trial with the tuner on, starts from a recreated keyspace.
+SCHEMA_KINDS = ("schema", "tuner")
 
 
 @dataclass(frozen=True)
@@ -96,7 +99,7 @@ def reset_needed(prev: dict[str, Any] | None, params: dict[str, Any],
     """The reset before a trial with `params` when the lab last ran `prev` (None: no lab).
 
     A change of a lab factor rebuilds the lab, of a schema factor (workload, records,
-    rf, compaction) recreates the keyspace; otherwise `between_trials` (the spec's
+    rf, compaction, tuner) recreates the keyspace; otherwise `between_trials` (the spec's
     `design.reset` where the plan puts one, "none" elsewhere).
     Network and workload-option changes need no reset (network is applied live), nor
     do `limits` factors (profile CPU and disk fields, written on the running nodes'
@@ -154,19 +157,34 @@ def _block_units(block: list[Cell], spec: CampaignSpec, rng: random.Random | Non
     return warm + kept
 
 
+def _tuned(cell: Cell) -> bool:
+    return bool(cell.params.get(TUNER_FACTOR, TUNER_OFF) != TUNER_OFF)
+
+
 def _run_blocks(spec: CampaignSpec, rng: random.Random | None) -> list[list[_Unit]]:
-    """Every block's units, blocks in run order (see the module docstring)."""
+    """Every block's units, blocks in run order (see the module docstring).
+
+    With a design.reset, and in a block whose tuner is on (a tuned table is not the
+    next trial's starting point), every kept trial is its own unit: the reset, its
+    warm-ups, then the trial.
+    """
     d = spec.design
-    blocks = _blocks(spec, rng)
-    if d.reset == "none":
-        return [_block_units(b, spec, rng) for b in blocks]
+    out: list[list[_Unit]] = []
     by_lab: dict[str, list[_Unit]] = {}
-    for b in blocks:  # blocks of one lab are together: a dict keeps their order
+    for b in _blocks(spec, rng):
+        if d.reset == "none" and not _tuned(b[0]):
+            out.append(_block_units(b, spec, rng))
+            continue
+        if d.reset == "none":  # a tuned block: one unit per kept trial, in place
+            units = [_Unit(c, d.warmup_trials, True) for c in b for _ in range(d.trials)]
+            if rng is not None:
+                rng.shuffle(units)
+            out.extend([u] for u in units)
+            continue
         lab = kind_key(b[0].params, spec.factors, LAB_KINDS)
         by_lab.setdefault(lab, []).extend(_Unit(c, d.warmup_trials, True)
                                           for c in b for _ in range(d.trials))
-    out: list[list[_Unit]] = []
-    for units in by_lab.values():
+    for units in by_lab.values():  # blocks of one lab together: a dict keeps their order
         if rng is not None:
             rng.shuffle(units)
         out.extend([u] for u in units)
@@ -213,12 +231,18 @@ def plan(spec: CampaignSpec) -> list[PlannedTrial]:
         for unit in units:
             # design.reset comes before a kept trial's own warm-ups, never inside a unit
             unit_reset = between if unit.kept and between != "none" else "none"
+            tuned = unit.kept and _tuned(unit.cell)  # such a unit is a block of its own
+            if tuned:
+                unit_reset = stronger(unit_reset, "recreate")
             for i in range(unit.warmups + unit.kept):
                 params = unit.cell.params
                 first = i == 0
                 reset = reset_needed(prev, params, spec.factors, unit_reset if first else "none")
                 why = reset_reason(prev, params, spec.factors,
                                    unit_reset if first else "none") if reset != "none" else ""
+                if tuned and first and why.startswith("design.reset"):
+                    why = (f"tuner on: {reset} before each kept trial's warm-ups (the tuner "
+                           "ALTERs the tables)")
                 counts[unit.cell.index] += 1
                 warm = i < unit.warmups
                 out.append(PlannedTrial(len(out) + 1, unit.cell, counts[unit.cell.index], warm,

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from casslab import net
-from casslab.core.errors import CasslabError
 from casslab.experiment import linkscale
+from casslab.lab import LabState
+from casslab.testbed import apply_net, net_target
 
 
 def wanted(lab_network: Any, params: dict[str, Any],
@@ -81,13 +82,10 @@ def wanted(lab_network: Any, params: dict[str, Any],
     return out
 
 
-def apply(lab_dir: Path, netns: str | None, addresses: list[str],
-          mapping: dict[str, Any] | None) -> None:
-    """Set the lab's links to exactly `mapping` (None clears every condition)."""
+def apply(state: LabState, mapping: dict[str, Any] | None) -> None:
+    """Set the links of the lab `state` describes to exactly `mapping` (None clears
+    every condition), on any runtime."""
     if mapping is None:
-        net.clear(lab_dir, netns)
+        net.clear(Path(state.directory), net_target(state).netns)
         return
-    if not netns:
-        raise CasslabError("network emulation needs the lab's own network namespace")
-    net.apply(lab_dir, netns, addresses, net.NetSpec.from_mapping(mapping, "network"),
-              replace=True)
+    apply_net(state, net.NetSpec.from_mapping(mapping, "network"))

@@ -21,7 +21,15 @@ from typing import Any
 from casslab import net
 from casslab.cassandra.cql import NATIVE_PORT
 from casslab.core.errors import CasslabError, UsageError
-from casslab.experiment import network, profilefactors
+from casslab.experiment import network, profilefactors, tableopts
+from casslab.experiment.beside import (
+    TUNER_FACTOR,
+    Beside,
+    BesideResult,
+    Running,
+    TrialSite,
+    tuner_levels,
+)
 from casslab.experiment.design import (
     PlannedTrial,
     needs_search,
@@ -100,8 +108,13 @@ class CampaignRunner:
 
     def __init__(self, spec: CampaignSpec, results: Path, *, home: Path, cache: Path,
                  lab_name: str | None = None,
-                 on_event: Callable[[Event], None] | None = None) -> None:
+                 on_event: Callable[[Event], None] | None = None,
+                 beside: Beside | None = None) -> None:
+        """beside: what runs beside each trial's load (the tuner of factor `tuner`,
+        supplied by a layer that may import casslab.tune); a spec with a tuner level
+        other than off needs it."""
         self.spec = spec
+        self.beside = beside
         self.results = results
         self.lab = open_lab(lab_name or f"exp-{spec.digest[:10]}", home=home, cache=cache)
         self.emit = on_event or (lambda _e: None)
@@ -118,6 +131,7 @@ class CampaignRunner:
         spec's results) and lab errors (after taking the lab down)."""
         t0 = time.monotonic()
         trials = plan(self.spec)
+        self._check_beside()
         store = Store(self.results)
         try:
             cid, resumed = store.open_campaign(
@@ -152,6 +166,17 @@ class CampaignRunner:
                            time.monotonic() - t0, dict(self.peaks))
         finally:
             store.close()
+
+    def _check_beside(self) -> None:
+        """Before the first trial: a tuner level is refused when nothing can run it, or
+        when the work beside the trial says it cannot."""
+        levels = tuner_levels(self.spec)
+        if levels and self.beside is None:
+            raise UsageError(f"factor {TUNER_FACTOR}: level {levels[0]!r} needs the tuner "
+                             "beside the trial, which this caller did not supply (run the "
+                             "campaign with `casslab experiment run`; valid without it: off)")
+        if self.beside is not None:
+            self.beside.check(self.spec)
 
     @contextlib.contextmanager
     def _signals(self) -> Iterator[None]:
@@ -208,7 +233,8 @@ class CampaignRunner:
         store.mark_running(trial_id, {**params, "seed": self._seed(t)}, reset)
         self.emit(Event("trial-start", label, done, total, t.cell.key))
         try:
-            result, metrics = self._measure(params, self.spec.stop, self._seed(t))
+            result, metrics, beside = self._measure(params, self.spec.stop, self._seed(t),
+                                                    label=label)
         except KeyboardInterrupt:
             store.mark_ended(trial_id, "interrupted", "interrupted by the user")
             raise
@@ -221,9 +247,16 @@ class CampaignRunner:
         error = None if ok else f"load ended by {s.ended_by} (stop.timeout_s or cluster lost)"
         if metrics.errors and ok:
             error = "; ".join(metrics.errors[:3])
+        if beside.error is not None:
+            ok, error = False, f"{TUNER_FACTOR}: {beside.error}"
         store.commit_trial(trial_id, summary=s.raw, intervals=result.intervals,
                            metrics=metrics, command=result.command,
-                           status="done" if ok else "failed", error=error)
+                           status="done" if ok else "failed", error=error,
+                           audit=beside.audit)
+        if beside.error is not None:
+            self.emit(Event("trial-end", f"{label}: failed: {error}", done, total,
+                            t.cell.key))
+            return False
         self.emit(Event("trial-end", f"{label}: {s.ops:,} ops in {s.elapsed_s:.2f} s "
                         f"({s.ops_s:,.0f} ops/s)", done + ok, total, t.cell.key))
         return ok
@@ -274,9 +307,7 @@ class CampaignRunner:
                                   int(params.get("nodes", self.spec.lab.nodes)))
             if want != self._net:
                 self.emit(Event("lab", f"network: {want or 'no emulation'}", done, total))
-                state = self.lab.state()
-                network.apply(self.lab.directory, state.netns,
-                              [n.address for n in state.nodes], want)
+                network.apply(self.lab.state(), want)
                 self._net = want
         return reset
 
@@ -311,19 +342,8 @@ class CampaignRunner:
 
     def _prepare(self, params: dict[str, Any], *, drop: bool, done: int, total: int) -> None:
         workload = str(params.get("workload", self.spec.workload.name))
-        # Options that shape the run, not the data, are left out of the load phase.
-        load_opts = replace(self._options(params).for_load_phase(), phase="load")
-        if isinstance(load_opts, SchemaOptions):  # a user profile has no --drop
-            load_opts = replace(load_opts, drop=drop)
         if self.spec.workload.prepare:
-            self.emit(Event("prepare", f"loading the data of {workload}",
-                            done, total))
-            result = run_load(LoadSpec(workload, load_opts),
-                              hosts=self._hosts(), prefix=self.lab.exec_prefix())
-            if result.summary.ended_by != "completed" or result.summary.errors:
-                raise CasslabError(f"prepare ({workload} load phase) ended by "
-                                   f"{result.summary.ended_by} with {result.summary.errors} "
-                                   "errors")
+            self._load(params, drop=drop, done=done, total=total)
         elif drop:
             with self.lab.cql() as cql:
                 ks = self._keyspace(params)
@@ -339,7 +359,41 @@ class CampaignRunner:
             with self.lab.cql() as cql:
                 cql.execute(f"ALTER TABLE {self._keyspace(params)}.{MAIN_TABLE[fam]} WITH "
                             f"compaction = {compaction_map(str(comp))}", timeout_s=60.0)
+        if self._alter_tables(params) and drop and tableopts.needs_reload(params):
+            # Freshly created tables got their data before the ALTER: load it again so
+            # the SSTables carry the cell's options (tableopts' module docstring says why
+            # a reload rather than `nodetool upgradesstables -a`).
+            self._truncate(params)
+            self._load(params, drop=False, done=done, total=total)
         self._prepared = True
+
+    def _load(self, params: dict[str, Any], *, drop: bool, done: int, total: int) -> None:
+        """The workload's load phase (creates its schema and data)."""
+        workload = str(params.get("workload", self.spec.workload.name))
+        # Options that shape the run, not the data, are left out of the load phase.
+        load_opts = replace(self._options(params).for_load_phase(), phase="load")
+        if isinstance(load_opts, SchemaOptions):  # a user profile has no --drop
+            load_opts = replace(load_opts, drop=drop)
+        self.emit(Event("prepare", f"loading the data of {workload}", done, total))
+        result = run_load(LoadSpec(workload, load_opts),
+                          hosts=self._hosts(), prefix=self.lab.exec_prefix())
+        if result.summary.ended_by != "completed" or result.summary.errors:
+            raise CasslabError(f"prepare ({workload} load phase) ended by "
+                               f"{result.summary.ended_by} with {result.summary.errors} "
+                               "errors")
+
+    def _alter_tables(self, params: dict[str, Any]) -> bool:
+        """Apply the cell's table.* factors with ALTER TABLE; False when it has none."""
+        if not any(tableopts.is_table_factor(k) for k in params):
+            return False
+        ks = self._keyspace(params)
+        with self.lab.cql() as cql:
+            tables = [str(t) for (t,) in cql.execute(
+                "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s",
+                [ks]).rows]
+            for stmt in tableopts.alter_statements(params, ks, tables):
+                cql.execute(stmt, timeout_s=60.0)
+        return True
 
     def _truncate(self, params: dict[str, Any]) -> None:
         ks = self._keyspace(params)
@@ -353,6 +407,8 @@ class CampaignRunner:
         opts = self._options(params)
         workload = str(params.get("workload", self.spec.workload.name))
         ks = getattr(opts, "keyspace", None) or DEFAULT_KEYSPACE.get(family_of(workload))
+        if not ks and family_of(workload) == "user":  # a profile names its own keyspace
+            ks = tableopts.profile_value(workload, "keyspace")
         if not ks:
             raise UsageError(f"workload {workload}: set workload.options.keyspace so the "
                              "runner knows what to truncate or drop")
@@ -371,8 +427,11 @@ class CampaignRunner:
 
     # ---- measuring --------------------------------------------------------------------
 
-    def _measure(self, params: dict[str, Any], stop: StopRule,
-                 seed: int) -> tuple[LoadResult, TrialMetrics]:
+    def _measure(self, params: dict[str, Any], stop: StopRule, seed: int, *,
+                 label: str | None = None
+                 ) -> tuple[LoadResult, TrialMetrics, BesideResult]:
+        """One load run with the sampler (and, for a trial's `label`, the work beside the
+        trial: a peak search's runs have none)."""
         workload = str(params.get("workload", self.spec.workload.name))
         opts = replace(self._options(params), phase="run", seed=seed, ops=stop.ops,
                        duration_s=stop.duration_s or None)
@@ -385,12 +444,25 @@ class CampaignRunner:
         # `timeout` sends SIGINT: casslab-load then still prints its summary (interrupted).
         guard = ["timeout", "-s", "INT", "-k", "15", f"{stop.timeout_s:g}"]
         sampler.start()
+        running: Running | None = None
         try:
+            running = self._start_beside(params, label) if label is not None else None
             result = run_load(LoadSpec(workload, opts), hosts=self._hosts(),
                               prefix=[*self.lab.exec_prefix(), *guard])
         finally:
+            beside = running.stop() if running is not None else BesideResult()
             metrics = sampler.stop()
-        return result, metrics
+        return result, metrics, beside
+
+    def _start_beside(self, params: dict[str, Any], label: str) -> Running | None:
+        if self.beside is None:
+            return None
+        state = self.lab.state()
+        site = TrialSite(params=dict(params), keyspace=self._keyspace(params),
+                         hosts=tuple(n.address for n in state.nodes
+                                     if is_same_process(n.pid, n.start_ticks)),
+                         netns=state.netns, label=label)
+        return self.beside.start(site)
 
     def _search(self, store: Store, cid: int, params: dict[str, Any], done: int,
                 total: int) -> PeakResult:
@@ -411,7 +483,7 @@ class CampaignRunner:
             for i in range(s.trials):
                 self.emit(Event("search", f"peak search {key}: {s.vary}={level:g} "
                                 f"({i + 1}/{s.trials})", done, total, key))
-                result, _ = self._measure(trial_params, s.stop, self.spec.design.seed)
+                result, _, _ = self._measure(trial_params, s.stop, self.spec.design.seed)
                 ops.append(result.summary.ops_s)
                 # The p99 of all operations (merged histograms), never the worst type's.
                 overall = result.summary.all_ops()

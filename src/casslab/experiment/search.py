@@ -1,6 +1,7 @@
 """Peak search: raise concurrency or rate step by step until throughput falls or p99
-latency passes a bound (seed 001 raised YCSB threads until throughput stopped rising;
-seed 004 then ran at 100 % and 66 % of the peak).
+latency passes a bound (seed 001 raised YCSB threads until throughput stopped rising);
+levels relative to the peak (`100%`, `66%`) then run at a share of it. Seed 004's
+"100 %" and "66 %" were fixed thread counts (450, 150): a `threads` factor, no search.
 
 `PeakSearch` is a pure state machine: the runner asks `next_level()`, runs trials at
 that level and `record()`s what it measured; recorded steps can be replayed from the

@@ -19,10 +19,18 @@ from casslab.core.specio import Doc as _Doc
 from casslab.core.specio import Path_, fmt_path
 from casslab.core.specio import V as _V
 from casslab.core.units import parse_fraction
-from casslab.experiment import linkscale, profilefactors, scales
+from casslab.experiment import linkscale, profilefactors, scales, tableopts
+from casslab.experiment.beside import TUNER_FACTOR, tuner_level
 from casslab.experiment.figures import DesignFactor, FigureDecl, figures_schema, parse_figures
+from casslab.experiment.reference import Reference, parse_reference, reference_schema
 from casslab.lab.runtime import DEFAULT_RUNTIME, RUNTIMES
-from casslab.load.options import CONSISTENCY_LEVELS, OptionError, options_class
+from casslab.load.options import (
+    CONSISTENCY_LEVELS,
+    OptionError,
+    canonical,
+    family_of,
+    options_class,
+)
 from casslab.load.runner import WORKLOADS
 from casslab.net.profiles import BUILTIN_PROFILES as NET_PROFILES
 from casslab.profiles import BUILTIN_PROFILES
@@ -34,6 +42,8 @@ NETWORK_PARAMS = {"delay_ms": (0.0, 10_000.0), "jitter_ms": (0.0, 10_000.0),
 NETWORK_SCOPES = ("all", "client", "nodes")
 COMPACTIONS = ("stcs", "lcs", "ucs", "twcs")
 # Workload options that take a concurrency or a rate and may be searched or be relative.
+# `threads` is casslab-load's --threads: N closed-loop clients of one request each (YCSB's
+# -threads, cassandra-stress's -rate threads=N), so seed 004's 450 and 150 are levels.
 CONCURRENCY = ("in_flight", "workers", "threads")
 SEARCHABLE = (*CONCURRENCY, "rate")
 MAX_NODES = 32
@@ -47,7 +57,7 @@ MAX_WALL_S = 30 * 86_400.0
 MAX_OPTION_CELLS = 10_000  # combinations of option levels checked together at validate
 
 TOP_KEYS = ("name", "description", "lab", "workload", "factors", "design", "stop", "search",
-            "metrics", "analysis", "report")
+            "metrics", "analysis", "report", "reference")
 LAB_KEYS = ("nodes", "profile", "node_profiles", "runtime", "network", "set", "timeout_s")
 WORKLOAD_KEYS = ("name", "records", "prepare", "options")
 FACTOR_KEYS = ("name", "levels", "label")
@@ -63,7 +73,7 @@ FACTOR_DOC = ("nodes, profile, profile.<memory_mib|heap_mib|cpu_cores|disk_read_
               "network[.all|client|nodes|nodeA-nodeB].<delay_ms|jitter_ms|loss_pct|rate_mbit>, "
               "network.scale.<group of lab.network.groups>, "
               "workload, records, rf, compaction, cl, cl_read, cl_write, in_flight, workers, "
-              "threads, rate, option.<casslab-load option>")
+              "threads, rate, option.<casslab-load option>, tuner, " + tableopts.FACTOR_DOC)
 
 
 class SpecError(specio.SpecError):
@@ -154,6 +164,7 @@ class CampaignSpec:
     text: str
     scale: str | None = None  # a `scales:` name or `smoke` (casslab.experiment.scales)
     figures: tuple[FigureDecl, ...] = ()  # report.figures; () = the design's defaults
+    reference: Reference = field(default_factory=Reference)  # the study's numbers, findings
 
     @property
     def response(self) -> str:
@@ -271,7 +282,7 @@ def parse_spec(text: str, *, source: str = "spec", base_dir: Path | None = None,
     search = _search(v, top.get("search"))
     factors = _factors(v, top.get("factors"), lab, search is not None, base_dir)
     design = _design(v, top.get("design"))
-    stop = _stop(v, top.get("stop"), ("stop",))
+    stop = _stop(v, top.get("stop"), ("stop",), staged="stages" in workload.options)
     metrics = v.mapping(top.get("metrics"), ("metrics",), METRICS_KEYS)
     interval = v.number(metrics.get("interval_s", 1.0), ("metrics", "interval_s"), 0.1, 60.0)
     cql = v.boolean(metrics.get("cql", True), ("metrics", "cql"))
@@ -281,16 +292,19 @@ def parse_spec(text: str, *, source: str = "spec", base_dir: Path | None = None,
     boot = v.integer(analysis.get("bootstrap", 2000), ("analysis", "bootstrap"), 100, 100_000)
     aseed = v.integer(analysis.get("seed", design.seed), ("analysis", "seed"), 0)
     _cross_checks(v, lab, factors, search)
+    _check_table_factors(v, workload, factors)
     _check_load_options(v, workload, factors)
     linkscale.check_factors(v, lab.network, [f.name for f in factors])
     _check_network(v, lab, factors)
-    figures = parse_figures(v, top.get("report"), [DesignFactor(f.name, f.levels)
-                                                    for f in factors], responses)
+    design_factors = [DesignFactor(f.name, f.levels) for f in factors]
+    figures = parse_figures(v, top.get("report"), design_factors, responses)
+    reference = parse_reference(v, top.get("reference"), design_factors, responses,
+                                strict=scale is None)
     spec = CampaignSpec(name=name, description=str(top.get("description") or ""), lab=lab,
                         workload=workload, factors=tuple(factors), design=design, stop=stop,
                         search=search, metrics_interval_s=interval, metrics_cql=cql,
                         responses=responses, bootstrap=boot, analysis_seed=aseed, text=text,
-                        scale=scale, figures=figures)
+                        scale=scale, figures=figures, reference=reference)
     if not allow_large:
         _check_size(doc, spec)
     return spec
@@ -417,8 +431,15 @@ def _design(v: _V, raw: Any) -> DesignSpec:
     return DesignSpec(trials, warm, rnd, seed, reset)
 
 
-def _stop(v: _V, raw: Any, path: Path_) -> StopRule:
+def _stop(v: _V, raw: Any, path: Path_, *, staged: bool = False) -> StopRule:
     m = v.mapping(raw, path, STOP_KEYS)
+    if staged:  # casslab-load refuses --ops and --duration beside --stages
+        for key in ("ops", "duration_s"):
+            if key in m:
+                raise v.doc.error((*path, key), "a staged workload (workload.options.stages) "
+                                  "ends with its stages file; give only timeout_s")
+        return StopRule(None, None, v.number(m.get("timeout_s", 600.0), (*path, "timeout_s"),
+                                             1.0, MAX_TRIAL_S))
     # The default of 1000 ops is for a spec without `stop:`; a written stop rule names
     # its own end, so `stop: {timeout_s: 60}` alone is an error, not 1000 ops.
     ops = m.get("ops", None if "duration_s" in m or raw is not None else 1000)
@@ -465,7 +486,7 @@ def _search(v: _V, raw: Any) -> SearchSpec | None:
 
 
 def factor_kind(name: str) -> str | None:
-    """lab, network, schema or workload; None for an unknown factor name."""
+    """lab, limits, network, schema, tuner or workload; None for an unknown factor name."""
     if name in ("nodes", "profile", "runtime") or name.startswith("set."):
         return "lab"
     if name.startswith(profilefactors.PREFIX):
@@ -476,12 +497,14 @@ def factor_kind(name: str) -> str | None:
             r"network(\.(all|client|nodes|node\d+-node\d+))?\.(delay_ms|jitter_ms|loss_pct|"
             r"rate_mbit)", name):
         return "network"
-    if name in ("workload", "records", "rf", "compaction"):
+    if name in ("workload", "records", "rf", "compaction") or tableopts.is_table_factor(name):
         return "schema"
     if name in ("cl", "cl_read", "cl_write", *SEARCHABLE):
         return "workload"
     if re.fullmatch(r"option\.[a-z][a-z0-9-]*", name):
         return "workload"
+    if name == TUNER_FACTOR:  # runs beside the load; the keyspace it altered is recreated
+        return "tuner"
     return None
 
 
@@ -502,6 +525,11 @@ def _factors(v: _V, raw: Any, lab: LabSpec, has_search: bool,
         kind = factor_kind(name) if isinstance(name, str) else None
         if kind is None:
             raise v.doc.error((*path, "name"), f"unknown factor {name!r} (valid: {FACTOR_DOC})")
+        if kind == "schema" and tableopts.is_table_factor(name):
+            try:
+                tableopts.parse_name(name)
+            except tableopts.TableOptionError as exc:
+                raise v.doc.error((*path, "name"), str(exc)) from None
         if any(f.name == name for f in out):
             raise v.doc.error((*path, "name"), f"factor {name!r} is listed twice")
         levels = m.get("levels")
@@ -565,6 +593,11 @@ def _level(v: _V, name: str, value: Any, path: Path_, has_search: bool,
             raise v.doc.error(path, f"{value!r} is not a compaction (valid: stcs, lcs, ucs, "
                               "twcs, twcs:SIZE:MINUTES|HOURS|DAYS, or a CQL map '{...}')")
         return value
+    if tableopts.is_table_factor(name):
+        try:
+            return tableopts.check_level(name, value)
+        except tableopts.TableOptionError as exc:
+            raise v.doc.error(path, str(exc)) from None
     if name in ("cl", "cl_read", "cl_write"):
         # casslab-load's levels (no SERIAL: it cannot use them), spelled as it takes them.
         return v.choice(value.upper().replace("-", "_") if isinstance(value, str) else value,
@@ -573,6 +606,11 @@ def _level(v: _V, name: str, value: Any, path: Path_, has_search: bool,
         return v.integer(value, path, 1, 100_000)
     if name == "rate":
         return v.number(value, path, 0.0, lo_open=True)
+    if name == TUNER_FACTOR:
+        try:
+            return tuner_level(value, base_dir)
+        except ValueError as exc:
+            raise v.doc.error(path, str(exc)) from None
     if isinstance(value, dict | list):
         raise v.doc.error(path, f"{value!r}: a casslab-load option takes a scalar")
     return value
@@ -580,13 +618,6 @@ def _level(v: _V, name: str, value: Any, path: Path_, has_search: bool,
 
 def _cross_checks(v: _V, lab: LabSpec, factors: list[Factor], search: SearchSpec | None) -> None:
     names = [f.name for f in factors]
-    runtimes = next((f.levels for f in factors if f.name == "runtime"), (lab.runtime,))
-    networked = lab.network not in (None, "none") or any(f.kind == "network" for f in factors)
-    if networked and any(r != DEFAULT_RUNTIME for r in runtimes):
-        where = (("factors", names.index("runtime"), "levels") if "runtime" in names
-                 else ("lab", "runtime"))
-        raise v.doc.error(where, f"link conditions work on runtime {DEFAULT_RUNTIME} only; "
-                          "drop the network settings or the other runtimes")
     node_levels = next((f.levels for f in factors if f.name == "nodes"), (lab.nodes,))
     for node in lab.node_profiles:
         if int(node.removeprefix("node")) > max(node_levels):
@@ -608,6 +639,16 @@ def _cross_checks(v: _V, lab: LabSpec, factors: list[Factor], search: SearchSpec
         if f.relative and search and f.name not in ("rate", search.vary):
             raise v.doc.error(("factors", i, "name"), f"relative levels of {f.name} need "
                               f"`search.vary: {f.name}` (or a rate factor)")
+
+
+def _check_table_factors(v: _V, workload: WorkloadSpec, factors: list[Factor]) -> None:
+    names = [f.name for f in factors]
+    wls = next((f.levels for f in factors if f.name == "workload"), (workload.name,))
+    problem = tableopts.check_factors(names, {str(w): family_of(str(w)) for w in wls},
+                                      workload.prepare, [canonical(k) for k in workload.options])
+    if problem:
+        raise v.doc.error(("factors", names.index(problem[0]), "name"),
+                          f"{problem[0]} {problem[1]}")
 
 
 def _check_load_options(v: _V, workload: WorkloadSpec, factors: list[Factor]) -> None:
@@ -745,4 +786,5 @@ def json_schema() -> specio.JsonSchema:
             {}, "dotted spec path (factors by name, e.g. factors.nodes.levels) -> value"),
             "named sizes of this spec, e.g. paper (`--scale NAME`; `smoke` is built in)"),
         "report": figures_schema(),
+        "reference": reference_schema(),
     }, required=("workload",)))

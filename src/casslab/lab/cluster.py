@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from casslab.cassandra import cds
 from casslab.cassandra import config as cconf
 from casslab.cassandra.cql import CqlClient
 from casslab.cassandra.distribution import DEFAULT_VERSION, Distribution, check_version, resolve
@@ -354,22 +355,47 @@ class Lab:
                 (n.index, cgroups.identity_path(self.system_name, n.name)) for n in state.nodes])
         deadline = time.monotonic() + options.timeout_s
         seed, others = state.nodes[0], state.nodes[1:]
-        say(f"starting seed {seed.name} ({seed.address})")
-        mark = self._start(state, seed, dist, options.jvm_options)
-        self._wait_cql(seed, mark, deadline)
-        if others:
-            say(f"starting {', '.join(n.name for n in others)}")
-            marks = [self._start(state, n, dist, options.jvm_options) for n in others]
-            for n, mark in zip(others, marks, strict=True):
-                self._wait_cql(n, mark, deadline)
+        if PARALLEL_START:
+            self._start_together(state, dist, options.jvm_options, deadline, say)
+        else:
+            say(f"starting seed {seed.name} ({seed.address})")
+            mark = self._start(state, seed, dist, options.jvm_options)
+            self._wait_cql(seed, mark, deadline)
+            if others:
+                say(f"starting {', '.join(n.name for n in others)}")
+                marks = [self._start(state, n, dist, options.jvm_options) for n in others]
+                for n, mark in zip(others, marks, strict=True):
+                    self._wait_cql(n, mark, deadline)
         say("waiting until every node sees every other as UN")
         self._wait_all_normal(state, deadline)
+
+    def _start_together(self, state: LabState, dist: Distribution, jvm_options: list[str],
+                        deadline: float, say: Progress) -> None:
+        """Start every node at once, the seed first: start-up is mostly CPU, so JVMs
+        overlap their waits, and a node's first gossip round waits up to the ring delay
+        for the seed. One that still found no seed listening has exited by the time the
+        seed answers CQL; it is started again, once."""
+        seed, others = state.nodes[0], state.nodes[1:]
+        say(f"starting {', '.join(n.name for n in state.nodes)} (seed {seed.name} first)")
+        marks = [self._start(state, n, dist, jvm_options) for n in state.nodes]
+        self._wait_cql(seed, marks[0], deadline)
+        for n, mark in zip(others, marks[1:], strict=True):
+            try:
+                self._wait_cql(n, mark, deadline)
+            except NodeStartError:
+                if is_same_process(n.pid, n.start_ticks):
+                    raise  # alive but not ready in time: not the early-start case
+                say(f"starting {n.name} again: it started before the seed listened")
+                self._wait_cql(n, self._start(state, n, dist, jvm_options), deadline)
 
     def _start(self, state: LabState, n: NodeState, dist: Distribution,
                jvm_options: list[str]) -> int:
         """Spawn the node and record its pid; returns the system.log mark to wait from."""
         layout = cconf.NodeLayout(n.index, n.address, Path(n.directory))
-        cmd = cconf.jvm_command(dist, layout, n.heap_mib, jvm_options)
+        # The seed writes the class-data-sharing archive when none exists yet (not from
+        # a container: the jar directory is read-only there).
+        share = cds.jvm_options(dist, may_dump=n.index == 1 and state.runtime != "lxc")
+        cmd = cconf.jvm_command(dist, layout, n.heap_mib, [*share, *jvm_options])
         procs = cgroups.NodeCgroup(state.cgroup_version or 0, tuple(n.cgroup_dirs)).procs_files
         mark = node.log_mark(layout.system_log)
         n.pid, n.start_ticks = _runtime(state).spawn(state, n, cmd, procs, layout.stdout_log)
@@ -590,6 +616,11 @@ class Lab:
     def log_path(self, ref: str) -> Path:
         n = self.state().node(ref)
         return Path(n.directory) / "logs" / "system.log"
+
+
+# Start a new lab's nodes all at once (Lab._start_together) rather than the seed alone
+# first: the same CPU work, overlapped.
+PARALLEL_START = True
 
 
 def _runtime(state: LabState) -> NodeRuntime:

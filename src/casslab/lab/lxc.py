@@ -6,8 +6,9 @@
 - JDK, /etc/java-*, the Cassandra jars: bind-mounted read-only at their host paths, the
   node's directory read-write at its host path, so the JVM command is the same as for
   the other runtimes.
-- Network: like `netns`, a veth on the lab's bridge; its container end is made by casslab
-  and handed to LXC (`lxc.net.0.type = phys`), because LXC's own veth set-up looks the
+- Network: like `netns`, a veth on the lab's bridge (in the lab's router namespace); its
+  container end is made by casslab in the lab's namespace and handed to LXC
+  (`lxc.net.0.type = phys`), because LXC's own veth set-up looks the
   bridge up in /sys, which shows the host's devices, not the lab namespace's.
 - Limits: the hardware profile's cgroup files as `lxc.cgroup.*` (v1) or `lxc.cgroup2.*`
   (v2) keys; LXC makes the container's cgroups (`lxc.payload.<container>`).
@@ -178,9 +179,11 @@ class LxcRuntime:
                 log=Path(n.directory) / "logs" / "lxc.log"))
 
     def create_network(self, state: LabState) -> None:
-        lab_ns = bridge.create(state)
+        router = bridge.create(state)
+        assert state.netns is not None  # bridge.create refuses a state without one
         for n in state.nodes:
-            netns.add_veth_pair(lab_ns, bridge.BRIDGE, f"veth{n.index}", f"ceth{n.index}")
+            netns.add_veth_pair(router, bridge.BRIDGE, f"veth{n.index}", f"ceth{n.index}",
+                                state.netns)
 
     def limit(self, state: LabState, node: NodeState, version: int,
               files: dict[str, dict[str, str]]) -> bool:
@@ -231,11 +234,13 @@ class LxcRuntime:
                 subprocess.run(_in_lab(state, ["lxc-stop", "-n", container_name(state, n),
                                                "-P", str(lxc_path(state)), "-k"]),
                                capture_output=True, check=False, timeout=60)
-        try:
-            if state.netns:
-                netns.delete(state.netns)  # kills a monitor left in it
-        except CasslabError as exc:
-            errors.append(str(exc))
+        # The lab's namespace first (it kills a monitor left in it), then the router's.
+        for ns in (state.netns, bridge.router_netns(state.netns) if state.netns else None):
+            try:
+                if ns:
+                    netns.delete(ns)
+            except CasslabError as exc:
+                errors.append(str(exc))
         for n in state.nodes:
             errors += remove_container_cgroups(container_name(state, n))
         if errors:

@@ -4,8 +4,9 @@
   namespace's lo (or, without a namespace, a loopback alias of this host).
 - `netns`: every node a process in its own network namespace, its address on a veth
   whose other end is a port of a bridge in the lab's namespace: the network path of
-  a container (its own stack, veth, bridge) without the rest. The lab's CQL and load
-  clients stay in the lab's namespace and reach the nodes over the bridge.
+  a container (its own stack, veth, bridge) without the rest. The bridge is in a router
+  namespace; the lab's namespace, where the CQL and load clients run, is one more
+  endpoint on it (casslab.lab.bridge).
 
 A runtime only creates and removes what is named in the lab state, so `lab down`
 rebuilds it from the state file alone (after a kill -9 of casslab).
@@ -133,22 +134,23 @@ class NetnsRuntime(_PlainProcess):
         return None if lab_netns is None else f"{lab_netns}-n{index}"
 
     def create_network(self, state: LabState) -> None:
-        lab_ns = bridge.create(state)
+        router = bridge.create(state)
         for n in state.nodes:
             if n.netns is None:
                 raise NetnsError(f"{n.name} of lab '{state.name}' has no namespace in its state")
             netns.add_empty(n.netns)
-            netns.add_veth(lab_ns, bridge.BRIDGE, f"veth{n.index}", n.netns, bridge.NODE_IF,
+            netns.add_veth(router, bridge.BRIDGE, f"veth{n.index}", n.netns, bridge.NODE_IF,
                            f"{n.address}/24")
 
     def node_prefix(self, state: LabState, node: NodeState) -> list[str]:
         return netns.exec_prefix(node.netns)
 
     def delete_network(self, state: LabState) -> None:
-        # Node namespaces first: each takes its veth pair with it, then the bridge goes
-        # with the lab's namespace. Every one is tried even when one fails.
+        # Node namespaces first: each takes its veth pair with it, then the lab's, then
+        # the router's with the bridge. Every one is tried even when one fails.
         errors: list[str] = []
-        for ns in [n.netns for n in state.nodes if n.netns] + [state.netns]:
+        router = bridge.router_netns(state.netns) if state.netns else None
+        for ns in [n.netns for n in state.nodes if n.netns] + [state.netns, router]:
             try:
                 if ns:
                     netns.delete(ns)

@@ -31,6 +31,8 @@ IOT_SERIES = 5
 U32_MAX = 2**32 - 1
 U64_MAX = 2**64 - 1
 I32 = (-(2**31), 2**31 - 1)
+# casslab-load's exec::MAX_THREADS: the requests one CQL connection can have outstanding.
+MAX_THREADS = 32_768
 _DURATION_UNITS = {"": 1.0, "s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "m": 60.0,
                    "min": 60.0, "h": 3600.0}
 _TWCS_UNITS = ("MINUTES", "HOURS", "DAYS")
@@ -271,7 +273,8 @@ class LoadOptions:
     cl_write: str | None = _opt("cl-write", _choice(CONSISTENCY_LEVELS, consistency=True))
     timeout_s: float | None = _opt("timeout", _duration(), argv=duration_arg)
     no_retry: bool | None = _opt("no-retry", _flag)
-    threads: int | None = _opt("threads", _integer())
+    # The Tokio runtime's threads (casslab-load's --io-threads), not the client count.
+    io_threads: int | None = _opt("io-threads", _integer())
     tls: bool | None = _opt("tls", _flag)
     tls_ca: Path | None = _opt("tls-ca", _path)
     tls_cert: Path | None = _opt("tls-cert", _path)
@@ -284,6 +287,10 @@ class LoadOptions:
     warmup: Warmup | None = _opt("warmup", _warmup, run_only=True, argv=Warmup.arg)
     workers: int | None = _opt("workers", _integer(1))
     in_flight: int | None = _opt("in-flight", _integer(1))
+    # Closed-loop clients of one request each (YCSB -threads), instead of workers x in-flight.
+    threads: int | None = _opt("threads", _integer(1, MAX_THREADS))
+    think_time_s: float | None = _opt("think-time", _duration(), run_only=True,
+                                      argv=duration_arg)
     rate_ops_s: float | None = _opt("rate", _number(positive=True), run_only=True,
                                     argv=_float_arg)
     tick_s: float | None = _opt("tick", _duration(0.001, 1.0, "between 1ms and 1s"),
@@ -375,6 +382,18 @@ class LoadOptions:
         if self.tls_insecure and self.tls_ca is not None:
             raise OptionError(name("tls-insecure"), "cannot be used with tls-ca (give one)",
                               "tls-insecure")
+        if self.threads is not None and (self.workers is not None or
+                                         self.in_flight is not None):
+            other = "workers" if self.workers is not None else "in-flight"
+            raise OptionError(name("threads"), f"cannot be used with {other}: threads N is N "
+                              "closed-loop clients, workers x in-flight the other way to "
+                              "give concurrency (give one)", "threads")
+        if self.think_time_s is not None and self.threads is None:
+            raise OptionError(name("think-time"), "needs threads (it is the pause of each "
+                              "closed-loop client)", "think-time")
+        if self.think_time_s is not None and self.rate_ops_s is not None:
+            raise OptionError(name("think-time"), "cannot be used with rate (give one)",
+                              "think-time")
         if self.stages is not None and (self.ops is not None or self.duration_s is not None):
             raise OptionError(name("stages"), "give ops/duration inside the stages file, "
                               "not as options", "stages")
@@ -452,8 +471,9 @@ class UserOptions(LoadOptions):
     rf: int | None = _opt("rf", _integer(1, U32_MAX))
 
 
-# Flags the workload name sets (`ycsb-a` -> --workload a, a .yaml -> --profile), not options.
-SELECTOR_FLAGS = {"ycsb": ("workload",), "stress": (), "iot": (), "user": ("profile",)}
+# Flags the workload name sets (`ycsb-a` -> --workload a, `iot-full-latest` -> --reads
+# full-latest, a .yaml -> --profile), not options.
+SELECTOR_FLAGS = {"ycsb": ("workload",), "stress": (), "iot": ("reads",), "user": ("profile",)}
 FAMILIES: dict[str, type[LoadOptions]] = {
     c.family: c for c in (YcsbOptions, StressOptions, IotOptions, UserOptions)}
 
@@ -464,7 +484,8 @@ def family_of(workload: str) -> str:
         return "ycsb"
     if workload.startswith("stress-"):
         return "stress"
-    return "iot" if workload == "iot" else "user"
+    iot = workload == "iot" or workload.startswith("iot-")
+    return "iot" if iot and not workload.endswith((".yaml", ".yml")) else "user"
 
 
 def options_class(workload: str) -> type[LoadOptions]:

@@ -21,7 +21,9 @@ WORKLOADS: dict[str, list[str]] = {
     "stress-write": ["stress", "write"],
     "stress-read": ["stress", "read"],
     "stress-mixed": ["stress", "mixed"],
-    "iot": ["iot"],
+    # seed 003's reads (LIMIT 500), and the forms casslab had before as a variant.
+    "iot": ["iot", "--reads", "study"],
+    "iot-full-latest": ["iot", "--reads", "full-latest"],
 }
 
 

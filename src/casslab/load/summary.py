@@ -54,13 +54,18 @@ class RunSummary:
     # Every operation type's histograms merged by casslab-load (None from a casslab-load
     # without the `all` block): the run's overall percentiles.
     overall: OpSummary | None = None
+    # Requests outstanding at most: --threads N, or --workers x --in-flight (None from a
+    # casslab-load without the `concurrency` block).
+    clients: int | None = None
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> RunSummary:
         ops = tuple(_op(name, o) for name, o in d["by_op"].items())
         overall = _op("ALL", d["all"]) if "all" in d else None
+        clients = d.get("concurrency", {}).get("clients")
         return cls(str(d["workload"]), str(d["ended_by"]), float(d["elapsed_s"]), int(d["ops"]),
-                   float(d["ops_s"]), int(d["errors"]), ops, d, overall)
+                   float(d["ops_s"]), int(d["errors"]), ops, d, overall,
+                   None if clients is None else int(clients))
 
     def all_ops(self) -> OpSummary | None:
         """Percentiles of all operations: the merged block, or the one type that ran;

@@ -140,6 +140,11 @@ def check(state: NetState, *, links: list[str] | None = None, pings: int = 200,
                   bandwidth_s=bandwidth_s)
     if not netns_mod.exists(state.netns):
         raise NetError(f"network namespace {state.netns} does not exist (is the lab up?)")
+    if state.routed is not None:
+        # The prober holds every endpoint's sockets in one namespace; routed endpoints
+        # each have their own.
+        raise NetError("net check: the link prober works on runtime process only; measure "
+                       "a netns/lxc lab from inside its nodes (`casslab lab exec`)")
     chosen: list[Link] = list(state.table)
     if links:
         chosen = []

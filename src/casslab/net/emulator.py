@@ -34,6 +34,22 @@ DEFAULT_QUEUE = 0
 MTU = 1500
 
 
+@dataclass(frozen=True)
+class Routed:
+    """A lab whose endpoints (nodes and client) each have a namespace of their own behind
+    a veth, their packets routed through the emulation's namespace (rules.py, routed
+    mode): runtimes netns and lxc."""
+
+    client_address: str
+    # Where rates shape: the device every routed packet leaves by (the lab's bridge).
+    device: str
+    # `nsenter --net` paths of the endpoints' own stacks: TCP (congestion control,
+    # segmentation offloads) is set where the sender's socket lives.
+    endpoints: tuple[str, ...] = ()
+    # The endpoints' interface towards the router.
+    interface: str = "eth0"
+
+
 @dataclass
 class NetState:
     """What is configured for a lab's links, and the daemon that enforces it."""
@@ -49,6 +65,7 @@ class NetState:
     queue_num: int = DEFAULT_QUEUE
     daemon: daemon.DaemonInfo | None = None
     warnings: list[str] = field(default_factory=list)
+    routed: Routed | None = None
 
     @property
     def node_count(self) -> int:
@@ -67,6 +84,10 @@ class NetState:
                 "pid": self.daemon.pid, "start_ticks": self.daemon.start_ticks,
                 "realtime": self.daemon.realtime},
             "warnings": self.warnings,
+            "routed": None if self.routed is None else {
+                "client_address": self.routed.client_address, "device": self.routed.device,
+                "endpoints": list(self.routed.endpoints),
+                "interface": self.routed.interface},
         }
 
     @classmethod
@@ -74,16 +95,22 @@ class NetState:
         table = {(str(x["src"]), str(x["dst"])): LinkConditions(
             **{k: v for k, v in x.items() if k not in ("src", "dst")}) for x in raw["links"]}
         d = raw.get("daemon")
+        r = raw.get("routed")
         return cls(netns=raw["netns"], addresses=dict(raw["addresses"]), table=table,
                    identities=dict(raw.get("identities", {})),
                    cc=raw.get("cc", DEFAULT_CC), seed=int(raw.get("seed", 1)),
                    queue_num=int(raw.get("queue_num", DEFAULT_QUEUE)),
                    daemon=daemon.DaemonInfo(**d) if d else None,
-                   warnings=list(raw.get("warnings", [])))
+                   warnings=list(raw.get("warnings", [])),
+                   routed=None if not r else Routed(
+                       str(r["client_address"]), str(r["device"]),
+                       tuple(str(e) for e in r.get("endpoints", [])),
+                       str(r.get("interface", "eth0"))))
 
 
-def addresses_for(node_addresses: list[str]) -> dict[str, str]:
-    return {CLIENT: CLIENT_ADDRESS,
+def addresses_for(node_addresses: list[str],
+                  client_address: str = CLIENT_ADDRESS) -> dict[str, str]:
+    return {CLIENT: client_address,
             **{f"node{i}": a for i, a in enumerate(node_addresses, start=1)}}
 
 
@@ -118,7 +145,8 @@ def _net_lock(lab_dir: Path) -> Iterator[None]:
 
 
 def apply(lab_dir: Path, netns: str, node_addresses: list[str], spec: NetSpec, *,
-          replace: bool = True, system_name: str | None = None) -> NetState:
+          replace: bool = True, system_name: str | None = None,
+          routed: Routed | None = None) -> NetState:
     """Apply `spec` to the lab's links and return the resulting state.
 
     `replace=True` starts from clean links (what `lab up --net PROFILE` wants);
@@ -130,7 +158,9 @@ def apply(lab_dir: Path, netns: str, node_addresses: list[str], spec: NetSpec, *
     Node i's traffic is recognised by its cgroup v2 identity cgroup
     `casslab/<system_name>/node<i>` (`system_name` defaults to the namespace name
     without its `casslab-` prefix); a node without one gets a warning, and the
-    conditions of links it opens do not apply.
+    conditions of links it opens do not apply. With `routed` (runtimes netns, lxc),
+    `netns` is the namespace that routes between the endpoints, and addresses alone
+    tell links apart (see rules.py).
 
     Raises NetSpecError for bad input, NetError when the namespace is missing or a
     step fails, PrerequisiteError when iptables, tc, ethtool or the daemon are missing.
@@ -147,8 +177,10 @@ def apply(lab_dir: Path, netns: str, node_addresses: list[str], spec: NetSpec, *
         table = spec.resolve(len(node_addresses), base)
         sys_name = system_name or identity.system_name_of(netns)
         state = NetState(
-            netns=netns, addresses=addresses_for(node_addresses), table=table,
-            identities=identity.existing(sys_name, len(node_addresses)),
+            netns=netns, table=table, routed=routed,
+            addresses=addresses_for(node_addresses, routed.client_address if routed
+                                    else CLIENT_ADDRESS),
+            identities={} if routed else identity.existing(sys_name, len(node_addresses)),
             cc=spec.cc or (old.cc if old and not replace else DEFAULT_CC),
             seed=spec.seed if spec.seed is not None else (old.seed if old else 1),
             daemon=old.daemon if old and old.daemon and old.daemon.alive() else None,
@@ -156,8 +188,11 @@ def apply(lab_dir: Path, netns: str, node_addresses: list[str], spec: NetSpec, *
         if state.cc == "bbr" and any(c.loss_pct > 0 for c in table.values()):
             state.warnings.append("BBR ignores random loss: lossy links barely slow TCP "
                                   "(use cc cubic for textbook loss response)")
-        _warn_missing_identities(state, sys_name)
-        _prepare_namespace(state)
+        if routed is None:
+            _warn_missing_identities(state, sys_name)
+            _prepare_namespace(state)
+        else:
+            _prepare_endpoints(state, routed)
         _apply_packet_path(lab_dir, state)
         _save(lab_dir, state)
         return state
@@ -172,7 +207,7 @@ def set_links(lab_dir: Path, spec: NetSpec, node_addresses: list[str] | None = N
     ns = netns or (old.netns if old else "")
     addrs = node_addresses or ([old.addresses[f"node{i}"] for i in range(1, old.node_count + 1)]
                                if old else [])
-    return apply(lab_dir, ns, addrs, spec, replace=False)
+    return apply(lab_dir, ns, addrs, spec, replace=False, routed=old.routed if old else None)
 
 
 def clear(lab_dir: Path, netns: str | None = None) -> None:
@@ -186,7 +221,7 @@ def clear(lab_dir: Path, netns: str | None = None) -> None:
         if state and state.daemon:
             daemon.stop(state.daemon)
         if ns and netns_mod.exists(ns):
-            _remove_rules(ns)
+            _remove_rules(ns, state.routed.device if state and state.routed else rules.DEV)
         (lab_dir / STATE_FILE).unlink(missing_ok=True)
 
 
@@ -248,6 +283,34 @@ def _prepare_namespace(state: NetState) -> None:
                 "proto", "kernel", "scope", "host", "src", CLIENT_ADDRESS)
 
 
+def _prepare_endpoints(state: NetState, routed: Routed) -> None:
+    """In each endpoint's own stack: the chosen congestion control, and no segmentation
+    offloads, or one "packet" held or dropped is a 64 KB burst."""
+    _load_congestion_control(state.cc)
+    _allow_congestion_control(state)
+    for path in routed.endpoints:
+        if not Path(path).exists():
+            continue  # a node not running now (e.g. a stopped container)
+        enter = ["nsenter", f"--net={path}"]
+        try:
+            run([*enter, "sysctl", "-q", "-w", f"net.ipv4.tcp_congestion_control={state.cc}"])
+            run([*enter, "ethtool", "-K", routed.interface, "tso", "off", "gso", "off"])
+        except FileNotFoundError as exc:
+            raise PrerequisiteError("`nsenter`, `sysctl` or `ethtool` not found: install "
+                                    "util-linux, procps, ethtool") from exc
+        except CommandError as exc:
+            raise NetError(f"cannot set up endpoint stack {path}: {exc}") from exc
+
+
+def _load_congestion_control(cc: str) -> None:
+    available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+    with suppress(OSError):
+        if cc in available.read_text().split():
+            return
+    with suppress(CommandError, FileNotFoundError):
+        run(["modprobe", f"tcp_{cc}"])
+
+
 ALLOWED_CC = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
 
 
@@ -298,13 +361,17 @@ def _apply_packet_path(lab_dir: Path, state: NetState) -> None:
             if not state.daemon.realtime:
                 state.warnings.append("chrt -f 50 not permitted: casslab-netem runs at normal "
                                       "priority (delays less precise under load)")
-    _ns(state, "iptables-restore", "--noflush",
-        input_=rules.iptables_restore(state.table, state.addresses, state.queue_num,
-                                      state.identities))
+    routed = state.routed
+    restore = (rules.routed_iptables_restore(state.table, state.addresses, state.queue_num)
+               if routed else rules.iptables_restore(state.table, state.addresses,
+                                                      state.queue_num, state.identities))
+    _ns(state, "iptables-restore", "--noflush", input_=restore)
     # PREROUTING: ours first. OUTPUT: after the lab's CASSLAB_ID owner marks (appended
     # at `lab up`), so a new node connection is already marked when it gets here.
-    for hook, chain, add in (("PREROUTING", rules.CHAIN, ["-I", "PREROUTING", "1"]),
-                             ("OUTPUT", rules.OUT_CHAIN, ["-A", "OUTPUT"])):
+    hooks = [("PREROUTING", rules.CHAIN, ["-I", "PREROUTING", "1"])]
+    if routed is None:
+        hooks.append(("OUTPUT", rules.OUT_CHAIN, ["-A", "OUTPUT"]))
+    for hook, chain, add in hooks:
         try:
             _ns(state, "iptables", "-t", "mangle", "-C", hook, "-j", chain)
         except NetError:
@@ -312,20 +379,21 @@ def _apply_packet_path(lab_dir: Path, state: NetState) -> None:
     if not cfg["links"] and state.daemon is not None:
         daemon.stop(state.daemon)
         state.daemon = None
-    _delete_qdisc(state.netns)
-    batch = rules.tc_batch(state.table, state.addresses)
+    dev = routed.device if routed else rules.DEV
+    _delete_qdisc(state.netns, dev)
+    batch = rules.tc_batch(state.table, state.addresses, dev)
     if batch:
         path = net_dir / "tc.batch"
         path.write_text("\n".join(batch) + "\n")
         _ns(state, "tc", "-batch", str(path))
 
 
-def _delete_qdisc(ns: str) -> None:
-    run([*netns_mod.exec_prefix(ns), "tc", "qdisc", "del", "dev", rules.DEV, "root"],
+def _delete_qdisc(ns: str, dev: str) -> None:
+    run([*netns_mod.exec_prefix(ns), "tc", "qdisc", "del", "dev", dev, "root"],
         check=False)
 
 
-def _remove_rules(ns: str) -> None:
+def _remove_rules(ns: str, dev: str) -> None:
     ipt = [*netns_mod.exec_prefix(ns), "iptables", "-t", "mangle"]
     for hook, chain in (("PREROUTING", rules.CHAIN), ("OUTPUT", rules.OUT_CHAIN)):
         run([*ipt, "-D", hook, "-j", chain], check=False)
@@ -336,4 +404,4 @@ def _remove_rules(ns: str) -> None:
         run([*ipt, "-F", chain], check=False)
     for chain in ours:
         run([*ipt, "-X", chain], check=False)
-    _delete_qdisc(ns)
+    _delete_qdisc(ns, dev)

@@ -27,6 +27,12 @@ addresses do not say which node sent it. Instead, in table mangle of the lab's n
   `fw` classifier nor u32's mark match; cls_bpf is built in everywhere that matters).
 - Shared media: links with a `medium` and a rate get no htb class; casslab-netem sends
   them one packet at a time from the medium's one budget (a `group` in its config).
+
+Routed mode (runtimes netns and lxc, casslab.lab.bridge): every endpoint, the client too,
+sits in a namespace of its own behind a veth, and its packets are routed through the
+namespace holding the rules. Each endpoint's only address then names the sender, so
+PREROUTING there marks each packet by its addresses and queues it; rates shape on the
+bridge's egress, which every routed packet leaves by.
 """
 
 from __future__ import annotations
@@ -129,22 +135,40 @@ def iptables_restore(table: Table, addresses: dict[str, str], queue_num: int,
     return "\n".join(lines)
 
 
-def tc_batch(table: Table, addresses: dict[str, str]) -> list[str]:
-    """`tc -batch` lines building the htb tree; empty when no link has a rate."""
+def routed_iptables_restore(table: Table, addresses: dict[str, str], queue_num: int) -> str:
+    """Like `iptables_restore`, for routed mode: PREROUTING marks each conditioned
+    link's packets by their addresses, then queues those that need the daemon."""
+    marks = link_marks(len(addresses) - 1)
+    lines = ["*mangle", f":{CHAIN} - [0:0]"]
+    for (src, dst), cond in table.items():
+        if not _conditioned(cond):
+            continue
+        mark = marks[(src, dst)]
+        lines.append(f"-A {CHAIN} -s {addresses[src]}/32 -d {addresses[dst]}/32 "
+                     f"-j MARK --set-mark {mark:#x}")
+        if cond.needs_daemon:
+            lines.append(f"-A {CHAIN} -m mark --mark {mark:#x} "
+                         f"-j NFQUEUE --queue-num {queue_num} --queue-bypass")
+    lines += ["COMMIT", ""]
+    return "\n".join(lines)
+
+
+def tc_batch(table: Table, addresses: dict[str, str], dev: str = DEV) -> list[str]:
+    """`tc -batch` lines building the htb tree on `dev`; empty when no link has a rate."""
     limited = [(k, c) for k, c in table.items() if c.rate_mbit is not None and not c.shared]
     if not limited:
         return []
     marks = link_marks(len(addresses) - 1)
-    out = [f"qdisc add dev {DEV} root handle 1: htb r2q 1000 direct_qlen {DIRECT_QLEN}"]
+    out = [f"qdisc add dev {dev} root handle 1: htb r2q 1000 direct_qlen {DIRECT_QLEN}"]
     classes: list[tuple[int, int]] = []
     for n, (link, cond) in enumerate(limited, start=FIRST_CLASS):
         rate = _rate(cond)
         out += [
-            f"class add dev {DEV} parent 1: classid 1:{n:x} htb rate {rate} ceil {rate}",
-            f"qdisc add dev {DEV} parent 1:{n:x} handle {n:x}: bfifo limit {BFIFO_LIMIT}",
+            f"class add dev {dev} parent 1: classid 1:{n:x} htb rate {rate} ceil {rate}",
+            f"qdisc add dev {dev} parent 1:{n:x} handle {n:x}: bfifo limit {BFIFO_LIMIT}",
         ]
         classes.append((marks[link], 0x10000 | n))
-    out.append(f'filter add dev {DEV} parent 1: protocol ip prio 1 bpf bytecode '
+    out.append(f'filter add dev {dev} parent 1: protocol ip prio 1 bpf bytecode '
                f'"{mark_classifier(classes)}"')
     return out
 

@@ -50,6 +50,30 @@ class Line:
     hollow: list[bool] = field(default_factory=list)  # order: warm-ups
 
 
+@dataclass(frozen=True)
+class RefMark:
+    """A study's published value drawn on a figure's axes: in panel `panel` (a facet
+    label, "" for none), at x level `x`, beside group `group` (None: centred on the x
+    level, for a value pooled over the groups)."""
+
+    panel: str
+    x: str
+    group: str | None
+    value: float
+
+
+PAPER: dict[str, Any] = {"marker": "D", "color": "black", "markerfacecolor": "white",
+                         "markersize": 7, "markeredgewidth": 1.6, "linestyle": "", "zorder": 5}
+
+
+def _paper(ax: Any, marks: Sequence[RefMark], panel: str, where: Any) -> None:
+    """The panel's reference marks; `where(mark)` is its x position (None: not here)."""
+    for m in marks:
+        x = where(m) if m.panel == panel else None
+        if x is not None:
+            ax.plot([x], [m.value], **PAPER)
+
+
 @dataclass
 class Limits:
     """What a figure left out: panels and groups beyond the limits."""
@@ -81,7 +105,7 @@ def _clip(panels: Sequence[Any], groups: Sequence[str]) -> tuple[list[Any], list
 
 
 def _finish(fig: Figure, axes: list[Any], title: str, limits: Limits,
-            labels: Sequence[str]) -> str:
+            labels: Sequence[str], paper: bool = False) -> str:
     note = limits.note()
     fig.suptitle(title + (f"\n({note})" if note else ""), fontsize=11)
     fig.tight_layout()
@@ -89,10 +113,14 @@ def _finish(fig: Figure, axes: list[Any], title: str, limits: Limits,
     for i, lab in enumerate(labels):
         handles.append(Line2D([], [], color=PALETTE[i % len(PALETTE)], marker="s",
                                   linestyle="", markersize=8, label=lab))
-    if len(labels) > 1 or (labels and labels[0]):
+    if not (len(labels) > 1 or (labels and labels[0])):
+        handles = []  # one unnamed group: nothing to tell apart
+    if paper:  # the study's published values, in a style no group uses
+        handles.append(Line2D([], [], **{**PAPER, "label": "paper"}))
+    if handles:
         # one legend for all panels, under them: per-panel legends hide the data
         fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0),
-                   ncol=min(4, len(labels)), fontsize=8)
+                   ncol=min(4, len(handles)), fontsize=8)
     return to_png(fig)
 
 
@@ -104,8 +132,22 @@ def _x_levels(panels: Sequence[Panel]) -> list[str]:
     return list(dict.fromkeys(x for p in panels for g in p.groups.values() for x in g))
 
 
-def box_panels(panels: Sequence[Panel], *, title: str, xlabel: str, ylabel: str) -> str:
-    """Boxes per x level, side by side per group, one panel per facet level."""
+def _slot(xs: Sequence[str], groups: Sequence[str], width: float) -> Any:
+    """Where a reference mark sits among side-by-side boxes or bars."""
+    def where(m: RefMark) -> float | None:
+        if m.x not in xs:
+            return None
+        i = xs.index(m.x)
+        if m.group is None or m.group not in groups:
+            return float(i)
+        return i - 0.4 + width * (groups.index(m.group) + 0.5)
+    return where
+
+
+def box_panels(panels: Sequence[Panel], *, title: str, xlabel: str, ylabel: str,
+               marks: Sequence[RefMark] = ()) -> str:
+    """Boxes per x level, side by side per group, one panel per facet level; `marks`: a
+    study's values on the same axes."""
     shown, groups, limits = _clip(panels, _groups_of(panels))
     xs = _x_levels(shown)
     fig, axes = _grid(len(shown), width=max(4.6, 0.5 * len(xs) * max(1, len(groups)) ** 0.7))
@@ -115,12 +157,13 @@ def box_panels(panels: Sequence[Panel], *, title: str, xlabel: str, ylabel: str)
             data = [p.groups.get(g, {}).get(x, []) for x in xs]
             pos = [i - 0.4 + width * (j + 0.5) for i in range(len(xs))]
             draw_box(ax, data, pos, width * 0.9, PALETTE[j % len(PALETTE)])
+        _paper(ax, marks, p.title, _slot(xs, groups, width))
         _axes(ax, p.title, xlabel, ylabel, xs)
-    return _finish(fig, axes, title, limits, groups)
+    return _finish(fig, axes, title, limits, groups, _drawn(marks, shown))
 
 
 def bar_panels(panels: Sequence[Panel], *, title: str, xlabel: str, ylabel: str,
-               interval: Any) -> str:
+               interval: Any, marks: Sequence[RefMark] = ()) -> str:
     """Bars of the mean per x level and group with error bars from `interval(values)`
     -> (low, high)."""
     shown, groups, limits = _clip(panels, _groups_of(panels))
@@ -139,12 +182,13 @@ def bar_panels(panels: Sequence[Panel], *, title: str, xlabel: str, ylabel: str,
                        [hi - mean if math.isfinite(hi) else 0.0]]
                 ax.bar(i - 0.4 + width * (j + 0.5), mean, width * 0.9, yerr=err, capsize=3,
                        color=PALETTE[j % len(PALETTE)], edgecolor="black", linewidth=0.5)
+        _paper(ax, marks, p.title, _slot(xs, groups, width))
         _axes(ax, p.title, xlabel, ylabel, xs)
-    return _finish(fig, axes, title, limits, groups)
+    return _finish(fig, axes, title, limits, groups, _drawn(marks, shown))
 
 
 def line_panels(panels: Sequence[Panel], *, title: str, xlabel: str, ylabel: str,
-                xvalue: Any) -> str:
+                xvalue: Any, marks: Sequence[RefMark] = ()) -> str:
     """Median per x level (quartile bars), one line per group; `xvalue(level)` places a
     level on the numeric axis."""
     shown, groups, limits = _clip(panels, _groups_of(panels))
@@ -159,11 +203,16 @@ def line_panels(panels: Sequence[Panel], *, title: str, xlabel: str, ylabel: str
                    [_q(v, 0.75) - m for m, (_, v) in zip(med, pts, strict=True)]]
             ax.errorbar([x for x, _ in pts], med, yerr=err, marker="o", capsize=3,
                         color=PALETTE[j % len(PALETTE)], linestyle="-" if j < 10 else "--")
+        _paper(ax, marks, p.title, lambda m: xvalue(m.x))
         levels = sorted({xvalue(x) for g in p.groups.values() for x in g})
         if len(levels) <= 12:  # the design's levels, not matplotlib's in-between ticks
             ax.set_xticks(levels, [f"{v:g}" for v in levels])
         _axes(ax, p.title, xlabel, ylabel, None)
-    return _finish(fig, axes, title, limits, groups)
+    return _finish(fig, axes, title, limits, groups, _drawn(marks, shown))
+
+
+def _drawn(marks: Sequence[RefMark], shown: Sequence[Panel]) -> bool:
+    return any(m.panel == p.title for m in marks for p in shown)
 
 
 def line_series_panels(panels: Sequence[tuple[str, list[Line]]], *, title: str, xlabel: str,

@@ -3,8 +3,9 @@ repository and the analyses: each with its image, a caption and its data as CSV.
 
 A varied factor a figure does not name splits its groups (never pooled). Every group and
 panel is in the CSV; the drawing says how many it left out (facets.MAX_*).
-A figure may get a reference overlay (a study's published numbers) later: `Figure.id`
-is the declaration's id, which a reference names.
+A box, line or bar figure of a response against x draws the study's published values of
+that response at each x level (spec `reference.values` whose `at` names x) on the same
+axes, as markers labelled "paper".
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from casslab.experiment.figures import (
     default_figures,
     read_figures,
 )
+from casslab.experiment.reference import RefValue
 from casslab.report import facets
-from casslab.report.facets import Line, Panel
+from casslab.report.facets import Line, Panel, RefMark
 from casslab.store.results import Campaign, Results, TrialRow, full_length
 
 PERCENTILES = (0.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99, 99.999)
@@ -124,24 +126,43 @@ def _mean_ci(values: Sequence[float]) -> tuple[float, float]:
     return d.mean_ci_low, d.mean_ci_high
 
 
-def factor_figure(d: FigureDecl, a: Analysis, factors: Sequence[DesignFactor]) -> Figure:
-    """A box, line or bar figure of one response."""
+def reference_marks(d: FigureDecl, g: Grouping, refs: Sequence[RefValue]) -> list[RefMark]:
+    """The published values of the figure's response at its x levels: in the panel of
+    their facet level (a value that does not name the facet has no panel: not drawn)
+    and beside their group when they name its factors, else centred on the x level."""
+    out = []
+    names = ([g.colour] if g.colour else []) + g.rest
+    for rv in refs:
+        if rv.response != d.response or d.x not in rv.at:
+            continue
+        if g.facet and g.facet not in rv.at:
+            continue
+        group = g.group(rv.at) if all(n in rv.at for n in names) and names else None
+        out.append(RefMark(g.panel(rv.at), level_label(rv.at[d.x]), group, rv.value))
+    return out
+
+
+def factor_figure(d: FigureDecl, a: Analysis, factors: Sequence[DesignFactor],
+                  refs: Sequence[RefValue] = ()) -> Figure:
+    """A box, line or bar figure of one response, with the study's values (`refs`) that
+    fall on its axes."""
     g = Grouping(factors, d.x, d.colour, d.facet)
     panels, rows = _panels(a, g)
+    marks = reference_marks(d, g, refs)
     name = a.title
     header = ["panel", d.x, "group", "cell", "trial_id", a.response]
     limits = facets.Limits(max(0, len(panels) - facets.MAX_PANELS),
                            max(0, len(facets._groups_of(panels)) - facets.MAX_GROUPS))
     if d.kind == "box":
         title = d.title or f"{name} by {d.x}"
-        png = facets.box_panels(panels, title=title, xlabel=d.x, ylabel=name)
+        png = facets.box_panels(panels, title=title, xlabel=d.x, ylabel=name, marks=marks)
         what = ("Kept trials (warm-ups and failed trials excluded); box: quartiles; "
                 "whiskers: min/max of the non-outliers; dots: > 3 sd from the mean; dotted: "
                 "mean")
     elif d.kind == "bar":
         title = d.title or f"mean {name} by {d.x}"
         png = facets.bar_panels(panels, title=title, xlabel=d.x, ylabel=name,
-                                interval=_mean_ci)
+                                interval=_mean_ci, marks=marks)
         what = ("Bars: mean of the kept trials; error bars: 95 % confidence interval of the "
                 "mean (Student t, 95 % coverage when trial values are near normal; none with "
                 "one trial)")
@@ -150,9 +171,13 @@ def factor_figure(d: FigureDecl, a: Analysis, factors: Sequence[DesignFactor]) -
         pct = any(str(lv).strip().endswith("%") for f in factors if f.name == d.x
                   for lv in f.levels)
         png = facets.line_panels(panels, title=title, ylabel=name, xvalue=_level_value,
-                                 xlabel=f"{d.x} (% of the measured peak)" if pct else d.x)
+                                 xlabel=f"{d.x} (% of the measured peak)" if pct else d.x,
+                                 marks=marks)
         what = "Median of the kept trials per level, bars: quartiles; one line per group"
-    return Figure(d.id, title, png, f"{what}. {g.describe()}.", to_csv(header, rows),
+    paper = (f" White diamonds (\"paper\"): the study's published values, {len(marks)}, "
+             "converted to this unit (the Reproduction section has their sources)."
+             if marks else "")
+    return Figure(d.id, title, png, f"{what}. {g.describe()}.{paper}", to_csv(header, rows),
                   limits.note())
 
 
@@ -349,13 +374,15 @@ def cdf_figure(d: FigureDecl, results: Results, rows: Sequence[TrialRow],
 
 def declared_figures(decls: Sequence[FigureDecl], analyses: Sequence[Analysis],
                      results: Results, rows: Sequence[TrialRow],
-                     factors: Sequence[DesignFactor], cores: Any) -> list[Figure]:
-    """Every declared figure, in the declared order."""
+                     factors: Sequence[DesignFactor], cores: Any,
+                     refs: Sequence[RefValue] = ()) -> list[Figure]:
+    """Every declared figure, in the declared order; `refs`: a study's values to draw
+    where a figure shows their response against a factor they name."""
     by_response = {a.response: a for a in analyses}
     out = []
     for d in decls:
         if d.kind in ("box", "line", "bar"):
-            out.append(factor_figure(d, by_response[d.response], factors))
+            out.append(factor_figure(d, by_response[d.response], factors, refs))
         elif d.kind == "order":
             out.append(order_figure(d, by_response[d.response], results, rows, cores))
         elif d.kind == "series":

@@ -10,15 +10,17 @@ import os
 import platform
 import re
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from casslab.analysis.campaign import Analysis, analyze
 from casslab.analysis.factorial import Factorial, Term
+from casslab.analysis.findings import HOLDS, ValueRow, Verdict, compare_values, judge
 from casslab.analysis.intervals import BatchMeans, min_n_for_median
 from casslab.analysis.responses import explain, profile_cores, trial_values
 from casslab.analysis.stats import OUTLIER_SD
+from casslab.experiment.reference import Reference, read_reference
 from casslab.experiment.search import Step, find_knee
 from casslab.report import plots
 from casslab.report.figures import Figure, declared, declared_figures, design_factors, to_csv
@@ -35,6 +37,17 @@ class Report:
     figures: list[Figure]
     analysis: Analysis  # the first response's
     analyses: list[Analysis]  # one per response, in the spec's order
+    reproduction: Reproduction = field(default_factory=lambda: Reproduction(Reference()))
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """The spec's `reference` and how the lab compares: each published value beside the
+    lab's, each finding's verdict."""
+
+    reference: Reference
+    values: list[ValueRow] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
 
 
 def _fmt(v: Any, digits: int = 3) -> str:
@@ -80,12 +93,16 @@ def build_report(directory: Path, out: Path | None = None) -> Report:
                     for name in c.responses]
         steps = [asdict(s) for s in results.search_steps()]
         decls = declared(c, results, rows)
-        drawn = declared_figures(decls, analyses, results, rows, design_factors(c), cores)
+        ref = read_reference(c.spec_yaml, "stored spec", design_factors(c), c.responses)
+        drawn = declared_figures(decls, analyses, results, rows, design_factors(c), cores,
+                                 ref.values)
+    varied = [f["name"] for f in c.factors if len(f["levels"]) > 1]
+    repro = Reproduction(ref, compare_values(ref, analyses, varied), judge(ref, analyses))
     figures = make_figures(drawn, steps)
-    page = render(c, analyses, rows, figures, steps)
+    page = render(c, analyses, rows, figures, steps, repro)
     path = out or directory / REPORT_NAME
     path.write_text(page)
-    return Report(path, figures, analyses[0], analyses)
+    return Report(path, figures, analyses[0], analyses, repro)
 
 
 def search_groups(steps: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -126,6 +143,8 @@ figure{margin:18px 0;border:1px solid #ddd;padding:10px;background:#fff}
 figure img{max-width:100%} figcaption{font-size:13px;color:#555}
 .note{background:#f6f6e8;border-left:4px solid #cc9;padding:8px 12px;font-size:14px}
 pre{background:#f4f4f4;padding:10px;font-size:12px;overflow:auto}
+table.findings td:nth-child(3),table.findings td:nth-child(8),table.reference td:nth-child(7)
+{text-align:left}
 """
 
 
@@ -188,7 +207,8 @@ def render_factorial(fa: Factorial) -> str:
 
 
 def render(c: Campaign, analyses: list[Analysis], rows: list[TrialRow],
-           figures: list[Figure], steps: list[dict[str, Any]]) -> str:
+           figures: list[Figure], steps: list[dict[str, Any]],
+           repro: Reproduction | None = None) -> str:
     head = (f"<!doctype html><html><head><meta charset='utf-8'><title>casslab report: "
             f"{html.escape(c.name)}</title><style>{CSS}</style></head><body>"
             f"<h1>casslab campaign: {html.escape(c.name)}</h1>"
@@ -219,10 +239,7 @@ def render(c: Campaign, analyses: list[Analysis], rows: list[TrialRow],
                              "knee level", "stopped by"], srows))
     parts.append("<h2 id='figures'>Figures</h2>")
     parts += [render_figure(fig) for fig in figures]
-    # A study's published numbers and findings (spec `reference`) go here, one table
-    # and verdict per finding; each figure's overlay is keyed by its id.
-    parts.append("<h2 id='references'>References</h2><p class='note'>No reference "
-                 "values declared for this campaign.</p>")
+    parts.append(render_reproduction(repro or Reproduction(Reference()), analyses))
     bad = [r for r in rows if r.status in ("failed", "interrupted")]
     if bad:
         parts.append("<h2>Trials that did not finish</h2>")
@@ -234,6 +251,96 @@ def render(c: Campaign, analyses: list[Analysis], rows: list[TrialRow],
     body = "\n".join(parts)
     body, toc = with_toc(body)
     return "\n".join([head, toc, body, "</body></html>"])
+
+
+def _at(levels: dict[str, Any], pooled: tuple[str, ...] = ()) -> str:
+    cell = ", ".join(f"{k}={v}" for k, v in levels.items()) or "all cells"
+    return html.escape(cell) + (f" <small>(pooled over {html.escape(', '.join(pooled))})"
+                                "</small>" if pooled else "")
+
+
+def _lab_value(row: ValueRow) -> str:
+    d = row.lab
+    if d.n == 0:
+        return "no kept trials"
+    mark = f" <b title='{html.escape(d.ci_warning)}'>!</b>" if d.ci_warning else ""
+    return (f"{_fmt(d.median)} [{_fmt(d.ci_low)} - {_fmt(d.ci_high)}] <small>(n = {d.n}, "
+            f"{_coverage_text(d.ci_coverage)}){mark}</small>")
+
+
+def _coverage_text(cov: float) -> str:
+    return "CI coverage -" if math.isnan(cov) else f"CI coverage {cov:.1%}"
+
+
+def _paper_value(row: ValueRow, unit: str) -> str:
+    rv = row.ref
+    shown = f"{_fmt(rv.paper_value)} {html.escape(rv.unit)}"
+    if rv.unit != unit and rv.value != rv.paper_value:
+        shown += f" <small>(= {_fmt(rv.value)} {html.escape(unit)})</small>"
+    return shown
+
+
+def render_reproduction(repro: Reproduction, analyses: list[Analysis]) -> str:
+    """The study's numbers beside the lab's, and each finding's verdict."""
+    ref = repro.reference
+    head = "<h2 id='reproduction'>Reproduction</h2>"
+    if ref.empty:
+        return head + ("<p class='note'>No reference values declared for this campaign "
+                       "(spec `reference`).</p>" + _absent(ref))
+    units = {a.response: a.unit for a in analyses}
+    study = f"Study: <b>{html.escape(ref.study)}</b>. " if ref.study else ""
+    parts = [head, f"<p class='note'>{study}Lab value: median of the kept "
+             "trials of the matching cells, with its 95 % CI from order statistics (as in "
+             "the cells tables; '!' when there are too few trials for 95 %). Ratio: lab / "
+             "paper, the paper's value converted to the lab's unit. Findings: a two-sided "
+             "test between the trials at `from` and at `to` within the cells the finding's "
+             "`where` selects, p values Holm-corrected across the findings; <b>holds</b>: "
+             "significant in the expected direction, <b>does not hold</b>: significant the "
+             "other way (or any difference when none was expected), <b>inconclusive</b>: "
+             "too few trials or p (Holm) above alpha.</p>"]
+    if repro.values:
+        parts.append("<h3>Reference values</h3>")
+        parts.append(_table(
+            ["cell / level", "response", "lab value [95 % CI]", "paper value", "source",
+             "ratio lab / paper", "note"],
+            [[_at(r.ref.at, r.pooled), html.escape(r.ref.response) + " <small>(" +
+              html.escape(units.get(r.ref.response, "")) + ")</small>", _lab_value(r),
+              _paper_value(r, units.get(r.ref.response, "")), html.escape(r.ref.source),
+              _fmt(r.ratio), html.escape(r.ref.note)] for r in repro.values],
+            "reference"))
+    if repro.verdicts:
+        parts.append("<h3>Findings</h3>")
+        parts.append(_table(
+            ["finding", "verdict", "test", "p", "p (Holm)", "effect", "n (from / to)",
+             "why"],
+            [[html.escape(v.finding.claim) + _finding_detail(v), _verdict(v.verdict),
+              html.escape(v.test), _p(v.p), _p(v.p_holm),
+              f"{html.escape(v.effect_name)} = {_fmt(v.effect)}; median to / from = "
+              f"{_fmt(v.ratio)}", f"{v.n_low} / {v.n_high}", html.escape(v.why)]
+             for v in repro.verdicts], "findings"))
+    parts.append(_absent(ref))
+    return "\n".join(parts)
+
+
+def _finding_detail(v: Verdict) -> str:
+    f = v.finding
+    where = "; ".join(f"{k} in {', '.join(str(x) for x in lv)}" for k, lv in f.where.items())
+    expected = f"ratio {f.ratio:g}" if f.expect == "ratio" else f.expect
+    text = (f"{f.response}: {f.factor} {f.low} -> {f.high}, expected {expected}"
+            + (f", where {where}" if where else "") + (f"; {f.source}" if f.source else ""))
+    return f"<br><small>{html.escape(text)}</small>"
+
+
+def _verdict(verdict: str) -> str:
+    colour = {HOLDS: "#1a7f37", "does not hold": "#b3261e"}.get(verdict, "#8a6d00")
+    return f"<b class='verdict' style='color:{colour}'>{html.escape(verdict)}</b>"
+
+
+def _absent(ref: Reference) -> str:
+    if not ref.absent:
+        return ""
+    return (f"<p class='note'>Not compared ({len(ref.absent)}): entries about levels this "
+            f"campaign did not run: {html.escape('; '.join(ref.absent))}.</p>")
 
 
 def render_figure(fig: Figure) -> str:

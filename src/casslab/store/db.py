@@ -26,7 +26,8 @@ DB_NAME = "results.db"
 
 # Tables exported by `experiment export`, in that order.
 TABLES = ("campaigns", "cells", "trials", "summaries", "intervals", "node_metrics",
-          "host_metrics", "sstables", "table_metrics", "compactions", "search_steps")
+          "host_metrics", "sstables", "table_metrics", "compactions", "search_steps",
+          "tuner_audit")
 
 
 class StoreError(CasslabError):
@@ -181,8 +182,10 @@ class Store:
     def commit_trial(self, trial_id: int, *, summary: dict[str, Any],
                      intervals: list[dict[str, Any]], metrics: TrialMetrics,
                      command: list[str], status: str = "done",
-                     error: str | None = None) -> None:
-        """Write a finished trial and its samples in one transaction."""
+                     error: str | None = None,
+                     audit: list[dict[str, Any]] | None = None) -> None:
+        """Write a finished trial and its samples in one transaction; `audit`: the records
+        of a tuner run beside it (tune.audit's form), in the order written."""
         with self.conn:
             self.conn.execute("BEGIN")
             self._clear(trial_id)
@@ -205,6 +208,8 @@ class Store:
             self.conn.executemany("INSERT INTO compactions VALUES (?, ?, ?, ?)",
                                   [(trial_id, *asdict(s).values())
                                    for s in metrics.compactions])
+            self.conn.executemany("INSERT INTO tuner_audit VALUES (?, ?, ?, ?, ?, ?)",
+                                  audit_rows(trial_id, audit or []))
             self.conn.execute(
                 "UPDATE trials SET status=?, ended_at=?, error=?, ended_by=?, command=? "
                 "WHERE id=?", (status, time.time(), error, summary.get("ended_by"),
@@ -212,7 +217,7 @@ class Store:
 
     def _clear(self, trial_id: int) -> None:
         for table in ("summaries", "intervals", "node_metrics", "host_metrics", "sstables",
-                      "table_metrics", "compactions"):
+                      "table_metrics", "compactions", "tuner_audit"):
             self.conn.execute(f"DELETE FROM {table} WHERE trial_id=?", (trial_id,))
 
     # ---- search -----------------------------------------------------------------------
@@ -229,6 +234,13 @@ class Store:
             self.conn.execute("INSERT OR REPLACE INTO search_steps VALUES (?, ?, ?, ?, ?, ?, ?, "
                               "?, ?)", (campaign_id, group_key, step, vary, level, ops_s, p99_ms,
                                         trials, stopped_by))
+
+def audit_rows(trial_id: int, records: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """One row per audit record; the record itself as JSON, its time, action and table
+    as columns for queries."""
+    return [(trial_id, n, r.get("ts"), r.get("action"), r.get("table"),
+             json.dumps(r, default=str)) for n, r in enumerate(records)]
+
 
 def _pct_ms(p: dict[str, Any]) -> tuple[float, ...]:
     return (p["mean_us"] / 1000, p["p50_us"] / 1000, p["p95_us"] / 1000, p["p99_us"] / 1000,

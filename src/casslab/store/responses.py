@@ -10,6 +10,8 @@ Forms:
   `runtime_s`, `ops_s`, `mean_ms`, ... (schema 1 names): the ALL row's, = `all.<metric>`
   `<resource>[.<how>]` a resource over the trial's recorded window; <how> is `mean`
                        (over nodes, the default), `sum` (over nodes) or a node name
+  `stage.<name>.<metric>` one stage of a staged workload (casslab-load --stages; a stage
+                       without a name is stage1, stage2, ...) from its intervals
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ NODE_RESOURCES = ("node_cpu_pct", "node_cpu_profile_pct", "disk_read_kib_s",
                   "compactions_completed", "node_cpu_credits")
 HOST_RESOURCES = ("host_cpu_pct", "host_disk_read_kib_s", "host_disk_write_kib_s")
 AGGREGATES = ("mean", "sum")
+# Of one stage, from its intervals (latency from their merged histograms).
+STAGE_METRICS = ("ops", "ops_s", "errors", "mean_ms", "p50_ms", "p95_ms", "p99_ms",
+                 "p999_ms", "max_ms")
 
 UNITS = {"runtime_s": "s", "ops": "ops", "ops_s": "ops/s", "errors": "errors",
          "node_cpu_pct": "% of one core", "node_cpu_profile_pct": "% of the profile's cores",
@@ -39,18 +44,20 @@ UNITS = {"runtime_s": "s", "ops": "ops", "ops_s": "ops/s", "errors": "errors",
 
 _OP = re.compile(r"[a-z][a-z0-9_]*")
 _NODE = re.compile(r"node[0-9]+")
+_STAGE = re.compile(r"stage\.([A-Za-z0-9_-]+)\.([a-z0-9_]+)")
 
 
 @dataclass(frozen=True)
 class Response:
     """A parsed response name. kind: 'summary' (op, metric), 'node' (metric, how:
-    mean / sum / a node name) or 'host' (metric)."""
+    mean / sum / a node name), 'host' (metric) or 'stage' (stage, metric)."""
 
     name: str
     kind: str
     metric: str
     op: str = "ALL"
     how: str = "mean"
+    stage: str = ""
 
     @property
     def unit(self) -> str:
@@ -62,7 +69,8 @@ def valid_forms() -> str:
     return (f"<op>.<metric> with <op> an operation type or 'all' and <metric> one of "
             f"{', '.join(SUMMARY_METRICS)}; {', '.join(LEGACY)} (the ALL row's); "
             f"{', '.join(NODE_RESOURCES)} optionally .mean, .sum or .<node> (node1, ...); "
-            f"{', '.join(HOST_RESOURCES)}")
+            f"{', '.join(HOST_RESOURCES)}; stage.<stage name>.<metric> with <metric> one of "
+            f"{', '.join(STAGE_METRICS)}")
 
 
 def parse_response(name: str) -> Response:
@@ -71,6 +79,8 @@ def parse_response(name: str) -> Response:
         return Response(name, "summary", name)
     if name in HOST_RESOURCES:
         return Response(name, "host", name)
+    if (m := _STAGE.fullmatch(name)) and m[2] in STAGE_METRICS:
+        return Response(name, "stage", m[2], stage=m[1])
     head, _, tail = name.partition(".")
     if head in NODE_RESOURCES and (not tail or tail in AGGREGATES or _NODE.fullmatch(tail)):
         return Response(name, "node", head, how=tail or "mean")

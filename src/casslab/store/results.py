@@ -123,6 +123,17 @@ class IntervalRow:
 
 
 @dataclass(frozen=True)
+class StageInterval:
+    """One interval of a named stage: its operations, errors, length (s) and the
+    base64 HdrHistogram of its latencies (us; None in schema-1 databases)."""
+
+    ops: int
+    errors: int
+    interval_s: float | None
+    latency_hist: str | None
+
+
+@dataclass(frozen=True)
 class NodeMetricRow:
     t_s: float
     node: str
@@ -244,6 +255,14 @@ class Results:
             (trial_id, int(recorded_only))).fetchall()
         return [IntervalRow(**{**dict(r), "recorded": bool(r["recorded"])}) for r in rows]
 
+    def stage_intervals(self, trial_id: int, stage: str) -> list[StageInterval]:
+        """The intervals of one stage of a trial's load, in time order (recorded or not:
+        naming a stage asks for it)."""
+        rows = self._conn.execute(
+            "SELECT ops, errors, interval_s, latency_hist FROM intervals WHERE trial_id=? "
+            "AND stage=? ORDER BY t_s", (trial_id, stage)).fetchall()
+        return [StageInterval(**dict(r)) for r in rows]
+
     def per_second_throughput(self) -> dict[int, list[float]]:
         """Each trial's recorded per-interval throughput (ops/s), the run's cut-short last
         interval left out (its rate is noise)."""
@@ -323,6 +342,13 @@ class Results:
             "SELECT t_s, node, completed FROM compactions WHERE trial_id=? ORDER BY t_s, "
             "node", (trial_id,)).fetchall()
         return [(float(r["t_s"]), str(r["node"]), int(r["completed"])) for r in rows]
+
+    def tuner_audit(self, trial_id: int) -> list[dict[str, Any]]:
+        """The audit records of the tuner run beside a trial (factor `tuner`), in the
+        order written; empty when no tuner ran."""
+        rows = self._conn.execute("SELECT record_json FROM tuner_audit WHERE trial_id=? "
+                                  "ORDER BY n", (trial_id,)).fetchall()
+        return [dict(json.loads(r["record_json"])) for r in rows]
 
     def search_steps(self) -> list[SearchStepRow]:
         """Every peak-search step, by group then step."""

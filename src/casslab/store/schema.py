@@ -64,6 +64,9 @@ CREATE TABLE IF NOT EXISTS search_steps (
   step INTEGER NOT NULL, vary TEXT NOT NULL, level REAL NOT NULL, ops_s REAL NOT NULL,
   p99_ms REAL NOT NULL, trials INTEGER NOT NULL, stopped_by TEXT,
   PRIMARY KEY (campaign_id, group_key, step));
+CREATE TABLE IF NOT EXISTS tuner_audit (
+  trial_id INTEGER NOT NULL REFERENCES trials(id), n INTEGER NOT NULL, ts REAL,
+  action TEXT, tbl TEXT, record_json TEXT NOT NULL, PRIMARY KEY (trial_id, n));
 CREATE INDEX IF NOT EXISTS intervals_trial ON intervals(trial_id);
 CREATE INDEX IF NOT EXISTS node_metrics_trial ON node_metrics(trial_id);
 CREATE INDEX IF NOT EXISTS host_metrics_trial ON host_metrics(trial_id);
@@ -82,7 +85,9 @@ _V1_TO_V2 = (
     "ALTER TABLE intervals ADD COLUMN service_hist TEXT",
     f"UPDATE intervals SET pct_source = '{V1_MAX}'",
 )
-# Schema 2 -> 3: the CPU credit balance of burstable nodes (NULL for every other node).
+# Schema 2 -> 3: the CPU credit balance of burstable nodes (NULL for every other node),
+# and table tuner_audit (the audit log of a tuner run beside a trial), made by SCHEMA's
+# CREATE TABLE IF NOT EXISTS; no existing row changes.
 _V2_TO_V3 = ("ALTER TABLE node_metrics ADD COLUMN cpu_credits REAL",)
 
 

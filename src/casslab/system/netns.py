@@ -117,8 +117,8 @@ def add_bridge(ns: str, bridge: str, address_cidr: str) -> None:
 
 def add_veth(ns: str, bridge: str, port: str, peer_ns: str, peer: str,
              address_cidr: str) -> None:
-    """A veth pair: end `port` in `ns` enslaved to `bridge`, end `peer` in `peer_ns`
-    holding `address_cidr`; both up, and lo of `peer_ns` up.
+    """A veth pair: end `port` in `ns` an isolated port of `bridge`, end `peer` in
+    `peer_ns` holding `address_cidr`; both up, and lo of `peer_ns` up.
 
     Both ends go when either namespace is deleted, so the pair needs no clean-up of
     its own. Raises NetnsError when `ip` fails.
@@ -126,8 +126,7 @@ def add_veth(ns: str, bridge: str, port: str, peer_ns: str, peer: str,
     try:
         run(["ip", "-n", ns, "link", "add", port, "type", "veth", "peer", "name", peer,
              "netns", peer_ns])
-        run(["ip", "-n", ns, "link", "set", port, "master", bridge])
-        run(["ip", "-n", ns, "link", "set", port, "up"])
+        _bridge_port(ns, bridge, port)
         run(["ip", "-n", peer_ns, "addr", "add", address_cidr, "dev", peer])
         run(["ip", "-n", peer_ns, "link", "set", peer, "up"])
         run(["ip", "-n", peer_ns, "link", "set", "lo", "up"])
@@ -145,12 +144,21 @@ def add_empty(ns: str) -> None:
         raise NetnsError(f"cannot create network namespace {ns}: {exc}") from exc
 
 
-def add_veth_pair(ns: str, bridge: str, port: str, peer: str) -> None:
-    """A veth pair in `ns`: `port` up on `bridge`, `peer` left down for a container
-    runtime to move into the container's namespace. NetnsError when `ip` fails."""
+def add_veth_pair(ns: str, bridge: str, port: str, peer: str, peer_ns: str) -> None:
+    """A veth pair: `port` in `ns`, an isolated port of `bridge`, up; `peer` in `peer_ns`,
+    left down for a container runtime to move into the container's namespace.
+    NetnsError when `ip` fails."""
     try:
-        run(["ip", "-n", ns, "link", "add", port, "type", "veth", "peer", "name", peer])
-        run(["ip", "-n", ns, "link", "set", port, "master", bridge])
-        run(["ip", "-n", ns, "link", "set", port, "up"])
+        run(["ip", "-n", ns, "link", "add", port, "type", "veth", "peer", "name", peer,
+             "netns", peer_ns])
+        _bridge_port(ns, bridge, port)
     except CommandError as exc:
         raise NetnsError(f"cannot add veth {port} to bridge {bridge} of {ns}: {exc}") from exc
+
+
+def _bridge_port(ns: str, bridge: str, port: str) -> None:
+    # Isolated: the port reaches only the bridge itself, never another port, so
+    # traffic between endpoints is routed by `ns` (see casslab.lab.bridge).
+    run(["ip", "-n", ns, "link", "set", port, "master", bridge])
+    run(["ip", "-n", ns, "link", "set", "dev", port, "type", "bridge_slave", "isolated", "on"])
+    run(["ip", "-n", ns, "link", "set", port, "up"])

@@ -5,6 +5,6 @@ Everything that builds, uses or tears down a lab goes through `open_lab`, so the
 packet-delay daemon and its rules always live and die with the lab.
 """
 
-from casslab.testbed.netlab import NetExtension, open_lab, refuse_runtime
+from casslab.testbed.netlab import NetExtension, NetTarget, apply_net, net_target, open_lab
 
-__all__ = ["NetExtension", "open_lab", "refuse_runtime"]
+__all__ = ["NetExtension", "NetTarget", "apply_net", "net_target", "open_lab"]

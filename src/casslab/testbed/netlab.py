@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from casslab import net
 from casslab.core.errors import UsageError
-from casslab.lab import Lab, LabOptions, LabState
+from casslab.lab import Lab, LabOptions, LabState, bridge
 from casslab.lab.cluster import Progress
 from casslab.lab.runtime import DEFAULT_RUNTIME
 from casslab.system import netns
@@ -22,7 +23,6 @@ class NetExtension:
     def spec(self, options: LabOptions) -> net.NetSpec | None:
         if options.net is None:
             return None
-        refuse_runtime(options.runtime, "--net")
         if not (options.own_namespace and netns.can_use_namespaces()):
             raise UsageError("--net needs the lab's own network namespace: run as root and "
                              "without --no-netns")
@@ -35,24 +35,43 @@ class NetExtension:
         spec = self.spec(options)
         if spec is None:
             return []
-        assert state.netns is not None
         say(f"applying network conditions: {options.net}")
-        applied = net.apply(Path(state.directory), state.netns,
-                            [n.address for n in state.nodes], spec)
-        return list(applied.warnings)
+        return list(apply_net(state, spec).warnings)
 
     def before_teardown(self, lab: Lab, state: LabState) -> None:
         # Stop the packet-delay daemon first: it lets held packets through on exit.
-        net.clear(Path(state.directory), state.netns)
+        net.clear(Path(state.directory), net_target(state).netns)
 
 
-def refuse_runtime(runtime: str, subject: str) -> None:
-    """Link conditions classify packets in the lab namespace's OUTPUT chain by the
-    sending socket's cgroup and shape them on its lo; a node in a namespace of its own
-    sends through neither, so only `process` labs can have them (for now)."""
-    if runtime != DEFAULT_RUNTIME:
-        raise UsageError(f"{subject}: link conditions work on runtime {DEFAULT_RUNTIME} only, "
-                         f"not on runtime {runtime}")
+@dataclass(frozen=True)
+class NetTarget:
+    """Where a lab's link conditions act: the namespace of the rules and the daemon, and
+    for runtimes with a namespace per node, how packets are routed there."""
+
+    netns: str | None
+    routed: net.Routed | None
+
+
+def net_target(state: LabState) -> NetTarget:
+    """Runtime process: the lab's namespace, packets told apart by the sender's cgroup.
+    Runtimes netns and lxc: the router namespace of the lab's bridge (casslab.lab.bridge),
+    packets told apart by their addresses."""
+    if state.runtime == DEFAULT_RUNTIME or state.netns is None:
+        return NetTarget(state.netns, None)
+    return NetTarget(bridge.router_netns(state.netns), net.Routed(
+        client_address=bridge.client_address(state.subnet), device=bridge.BRIDGE,
+        endpoints=tuple(str(p) for p in bridge.endpoint_paths(state)),
+        interface=bridge.NODE_IF))
+
+
+def apply_net(state: LabState, spec: net.NetSpec, *, replace: bool = True) -> net.NetState:
+    """Apply `spec` to the links of the lab `state` describes (see `net.apply`)."""
+    target = net_target(state)
+    if target.netns is None:
+        raise UsageError(f"lab '{state.name}' has no network namespace (made with --no-netns): "
+                         "network emulation needs the lab's own namespace")
+    return net.apply(Path(state.directory), target.netns, [n.address for n in state.nodes],
+                     spec, replace=replace, routed=target.routed)
 
 
 def open_lab(name: str, *, home: Path, cache: Path) -> Lab:

@@ -13,7 +13,9 @@ stage start, as the scenario's operators did. A `dynamic` arm runs a Tuner in a 
 every 10 s on count-delta rates (the five-minute rate would span several compressed
 stages), at least 30 s between changes; `observe` runs it in dry run (the cost of
 watching). Every arm's stage is a trial in the results store (cells: mode x stage) with
-the metrics Sampler's node samples; each tuner's audit log lies beside it in audit/.
+the metrics Sampler's node samples and the audit records its tuner wrote during it (the
+results' tuner_audit, as for a campaign's `tuner` factor, whose TunerThread this is);
+each tuner's whole audit log also lies beside the store in audit/.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from casslab.cassandra.cql import NATIVE_PORT, CqlClient
+from casslab.cassandra.cql import NATIVE_PORT
 from casslab.core.errors import CasslabError, UsageError
 from casslab.lab import Lab, LabOptions
 from casslab.load import LoadResult, LoadSpec, run_load
@@ -42,7 +44,7 @@ from casslab.testbed import open_lab
 from casslab.tune.audit import AuditLog
 from casslab.tune.compaction import cql_map
 from casslab.tune.decide import Policy
-from casslab.tune.loop import Tuner
+from casslab.tune.factor import TunerThread
 from casslab.tune.observe import as_map
 from casslab.tune.paired import (
     SCENARIO,
@@ -270,7 +272,7 @@ def _run_arm(ctx: _Context, lab: Lab, arm: Arm) -> list[StageResult]:
                       "table-ttl-s": first.ttl_s,
                       "compaction": cql_map({"class": "TimeWindowCompactionStrategy",
                                              **start})})
-    tuner = None if arm.mode == "static" else _TunerThread(ctx, lab, arm)
+    tuner = None if arm.mode == "static" else _tuner_thread(ctx, lab, arm)
     try:
         with lab.cql() as cql:
             results = []
@@ -283,13 +285,14 @@ def _run_arm(ctx: _Context, lab: Lab, arm: Arm) -> list[StageResult]:
                                    [KEYSPACE, TABLE]).rows
                 stage = stage_result(plan, result, metrics, as_map(rows[0][0]),
                                      os.getloadavg()[0])
-                ctx.sink.record(arm, plan, core, result, metrics)
+                ctx.sink.record(arm, plan, core, result, metrics,
+                                audit=tuner.take() if tuner is not None else [])
                 ctx.say(_stage_line(arm, core, stage))
                 results.append(stage)
     finally:
         # Stopped in every case; its own failure is raised only when the stages ran
         # (else it would hide the stage's error).
-        error = tuner.finish() if tuner is not None else None
+        error = _tuner_error(arm, tuner.finish()) if tuner is not None else None
     if error is not None:
         raise error
     return results
@@ -355,39 +358,21 @@ def _stage_line(arm: Arm, core: int | None, s: StageResult) -> str:
             f"{s.compaction_at_end.get('min_threshold')}")
 
 
-class _TunerThread:
+def _tuner_thread(ctx: _Context, lab: Lab, arm: Arm) -> TunerThread:
     """The arm's tuner (dry run for `observe`), auditing to the results' audit/."""
+    hosts = [n.address for n in lab.state().nodes]
+    return TunerThread(hosts, lab.state().netns, KEYSPACE, ctx.rules,
+                       audit=AuditLog(ctx.opts.results / "audit" / f"{arm.mode}{arm.rep}.jsonl"),
+                       interval_s=ctx.opts.tuner_interval_s,
+                       policy=Policy(min_interval_s=ctx.opts.tuner_min_change_interval_s),
+                       dry_run=arm.mode == "observe", name=f"tuner-{arm.mode}")
 
-    def __init__(self, ctx: _Context, lab: Lab, arm: Arm) -> None:
-        self.arm = arm
-        self.stop = threading.Event()
-        self.error: CasslabError | None = None
-        self.log = AuditLog(ctx.opts.results / "audit" / f"{arm.mode}{arm.rep}.jsonl")
-        state = lab.state()
-        hosts = [n.address for n in state.nodes]
 
-        def tune() -> None:
-            try:
-                with CqlClient(hosts, netns=state.netns) as cql:
-                    Tuner(cql, hosts, KEYSPACE, ctx.rules, audit=self.log,
-                          policy=Policy(min_interval_s=ctx.opts.tuner_min_change_interval_s),
-                          rate_source="delta", dry_run=arm.mode == "observe",
-                          ).run(interval_s=ctx.opts.tuner_interval_s, stop=self.stop)
-            except CasslabError as exc:
-                self.error = exc
-
-        self.thread = threading.Thread(target=tune, name=f"tuner-{arm.mode}", daemon=True)
-        self.thread.start()
-
-    def finish(self) -> ComparisonError | None:
-        """Stop the tuner; the error when it failed (that arm did not tune), else None."""
-        self.stop.set()
-        self.thread.join(timeout=60)
-        self.log.close()
-        if self.error is None:
-            return None
-        return ComparisonError(f"rep {self.arm.rep} {self.arm.mode}: tuner failed: "
-                               f"{self.error}")
+def _tuner_error(arm: Arm, error: CasslabError | None) -> ComparisonError | None:
+    """The arm's tuner failure as the comparison's error (that arm did not tune)."""
+    if error is None:
+        return None
+    return ComparisonError(f"rep {arm.rep} {arm.mode}: tuner failed: {error}")
 
 
 # ---- results store ---------------------------------------------------------------------
@@ -416,7 +401,7 @@ class TrialSink:
             store.open_campaign(**self.campaign)
 
     def record(self, arm: Arm, plan: StagePlan, core: int | None, result: LoadResult,
-               metrics: TrialMetrics) -> None:
+               metrics: TrialMetrics, *, audit: list[dict[str, Any]] | None = None) -> None:
         seq = trial_seq(arm, plan.stage, self.stages)
         cell = {"mode": arm.mode, "stage": plan.stage}
         params = {**cell, "rep": arm.rep, "core": core, "ttl_s": plan.ttl_s,
@@ -432,4 +417,5 @@ class TrialSink:
             store.commit_trial(ids[seq][0], summary=result.summary.raw,
                                intervals=result.intervals, metrics=metrics,
                                command=result.command, status="done" if ok else "failed",
-                               error=None if ok else f"load ended by {result.summary.ended_by}")
+                               error=None if ok else f"load ended by {result.summary.ended_by}",
+                               audit=audit)

@@ -173,13 +173,89 @@ pub struct StagePlan {
     pub record: bool,
 }
 
+/// Most `--threads` clients: the CQL stream ids of one connection (the
+/// driver keeps one per node and cannot send more requests at once on it).
+pub const MAX_THREADS: usize = 32_768;
+
+/// How many requests a run keeps outstanding, and on how many tasks. Each
+/// slot is a closed loop (send, wait for the answer, send the next), so both
+/// forms are N closed loops; they differ in how N is spelled and spread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Concurrency {
+    /// `--workers` tasks with `--in-flight` slots each.
+    Workers { workers: usize, in_flight: usize },
+    /// `--threads` clients of one request each (YCSB's -threads,
+    /// cassandra-stress's -rate threads=N), spread over `tasks` tasks so that
+    /// every runtime thread has clients (one task per `--io-threads`).
+    Threads { threads: usize, tasks: usize },
+}
+
+impl Concurrency {
+    /// Slots of each worker task: `threads` spread as evenly as possible.
+    pub fn slots(&self) -> Vec<usize> {
+        match *self {
+            Concurrency::Workers { workers, in_flight } => vec![in_flight; workers],
+            Concurrency::Threads { threads, tasks } => {
+                let tasks = tasks.clamp(1, threads.max(1));
+                (0..tasks)
+                    .map(|i| threads / tasks + usize::from(i < threads % tasks))
+                    .collect()
+            }
+        }
+    }
+
+    /// Requests outstanding at most (clients).
+    pub fn clients(&self) -> usize {
+        self.slots().iter().sum()
+    }
+
+    /// The summary's `concurrency` block: the client count however it was
+    /// spelled, so runs of either form compare on one number.
+    pub fn summary(&self) -> serde_json::Value {
+        let mode = match self {
+            Concurrency::Workers { .. } => "workers",
+            Concurrency::Threads { .. } => "threads",
+        };
+        serde_json::json!({
+            "mode": mode,
+            "clients": self.clients(),
+            "tasks": self.slots().len(),
+        })
+    }
+
+    fn validate(&self) -> Result<()> {
+        match *self {
+            Concurrency::Workers { workers, in_flight } => {
+                if workers == 0 {
+                    return Err(LoadError::option("--workers", "must be at least 1"));
+                }
+                if in_flight == 0 {
+                    return Err(LoadError::option("--in-flight", "must be at least 1"));
+                }
+            }
+            Concurrency::Threads { threads, .. } => {
+                if !(1..=MAX_THREADS).contains(&threads) {
+                    return Err(LoadError::option(
+                        "--threads",
+                        format!(
+                            "{threads} clients: give 1..={MAX_THREADS} (the requests one \
+                             CQL connection can have outstanding)"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A whole run.
 #[derive(Clone, Debug)]
 pub struct RunPlan {
-    /// Concurrent worker tasks.
-    pub workers: usize,
-    /// Operations in flight per worker.
-    pub in_flight: usize,
+    /// Outstanding requests and their worker tasks.
+    pub concurrency: Concurrency,
+    /// Pause of each slot between an answer and its next request.
+    pub think_time: Option<Duration>,
     /// Reporting interval.
     pub interval: Duration,
     /// Stages, in order.
@@ -198,12 +274,7 @@ pub struct RunPlan {
 impl RunPlan {
     /// Checks counts and that every stage ends.
     pub fn validate(&self) -> Result<()> {
-        if self.workers == 0 {
-            return Err(LoadError::option("--workers", "must be at least 1"));
-        }
-        if self.in_flight == 0 {
-            return Err(LoadError::option("--in-flight", "must be at least 1"));
-        }
+        self.concurrency.validate()?;
         if self.tick < Duration::from_millis(1) || self.tick > Duration::from_secs(1) {
             return Err(LoadError::option("--tick", "must be between 1ms and 1s"));
         }
@@ -253,5 +324,37 @@ mod tests {
         assert!(OpMix::parse("read=x", &names).is_err());
         assert!(OpMix::parse("read=0", &names).is_err());
         assert_eq!(OpMix::only(1, 3).pick(0.3), 1);
+    }
+
+    #[test]
+    fn threads_are_spread_evenly_over_the_tasks() {
+        let c = |threads, tasks| Concurrency::Threads { threads, tasks };
+        assert_eq!(c(450, 1).slots(), vec![450]);
+        assert_eq!(c(10, 4).slots(), vec![3, 3, 2, 2]);
+        // Never a task without a client.
+        assert_eq!(c(2, 8).slots(), vec![1, 1]);
+        assert_eq!(c(150, 2).clients(), 150);
+        let w = Concurrency::Workers {
+            workers: 3,
+            in_flight: 16,
+        };
+        assert_eq!((w.slots(), w.clients()), (vec![16; 3], 48));
+        assert_eq!(
+            c(50, 1).summary(),
+            serde_json::json!({"mode": "threads", "clients": 50, "tasks": 1})
+        );
+    }
+
+    #[test]
+    fn thread_counts_outside_one_connection_are_refused() {
+        let msg = |threads| {
+            Concurrency::Threads { threads, tasks: 1 }
+                .validate()
+                .map_err(|e| e.to_string())
+        };
+        assert!(msg(1).is_ok() && msg(MAX_THREADS).is_ok());
+        let e = msg(0).unwrap_err();
+        assert!(e.contains("--threads") && e.contains("1..=32768"), "{e}");
+        assert!(msg(MAX_THREADS + 1).is_err());
     }
 }

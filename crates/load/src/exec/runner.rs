@@ -1,5 +1,6 @@
-//! The scheduler: `workers` tasks, each with up to `in_flight` operations
-//! outstanding, pulling cycle numbers from a shared counter. With a target
+//! The scheduler: worker tasks, each with a number of slots (`--in-flight`,
+//! or its share of the `--threads` clients), every slot a closed loop with one
+//! operation outstanding, pulling cycle numbers from a shared counter. With a target
 //! rate, cycle `i` of a stage is due at `start + i / rate`; its latency is
 //! measured from that intended start, so a stalled server delays (and shows
 //! up in) every operation queued behind it, while service time only counts
@@ -259,7 +260,8 @@ fn timed_out(timeout: Duration) -> Outcome {
 }
 
 /// One in-flight slot: takes the next cycle, waits for its intended start,
-/// runs it and records it into the worker's stats. The slot future lives for
+/// runs it, records it into the worker's stats and, with a think time,
+/// pauses before the next. The slot future lives for
 /// the whole stage, so an operation's future is built inside it instead of
 /// being allocated and moved per op.
 async fn slot<W: Workload>(
@@ -269,6 +271,7 @@ async fn slot<W: Workload>(
     abort: &AtomicBool,
     gate: &Gate,
     timeout: Option<Duration>,
+    think: Option<Duration>,
 ) {
     // Armed lazily (first poll) for a deadline no later than any operation's.
     let timer = tokio::time::sleep_until(st.start + timeout.unwrap_or(MAX_NAP));
@@ -315,16 +318,22 @@ async fn slot<W: Workload>(
         let end = Instant::now();
         let latency_us = micros(end - intended.min(start));
         let service_us = micros(end - start);
-        // Uncontended: only this worker's slots and, once per interval, the reporter.
-        let mut s = stats.lock().unwrap_or_else(|p| p.into_inner());
-        s.ops[op].record(latency_us, service_us, outcome);
-        // As YCSB: a part's latency runs from the whole operation's intended start.
-        for p in parts.drain(..) {
-            let lat = micros(p.end - intended.min(p.start));
-            s.parts[p.op].record(lat, micros(p.end - p.start), p.outcome);
+        {
+            // Uncontended: only this worker's slots and, once per interval, the reporter.
+            let mut s = stats.lock().unwrap_or_else(|p| p.into_inner());
+            s.ops[op].record(latency_us, service_us, outcome);
+            // As YCSB: a part's latency runs from the whole operation's intended start.
+            for p in parts.drain(..) {
+                let lat = micros(p.end - intended.min(p.start));
+                s.parts[p.op].record(lat, micros(p.end - p.start), p.outcome);
+            }
         }
-        drop(s);
         now = end;
+        if let Some(t) = think {
+            // A client that thinks is idle, as a YCSB thread between operations.
+            tokio::time::sleep(t).await;
+            now = Instant::now();
+        }
     }
 }
 
@@ -333,14 +342,14 @@ async fn worker<W: Workload>(
     sh: Arc<Shared>,
     st: Arc<StageRt>,
     id: usize,
-    plan: (usize, Duration, Option<Duration>),
+    plan: (usize, Duration, Option<Duration>, Option<Duration>),
 ) {
-    let (in_flight, tick, timeout) = plan;
+    let (in_flight, tick, timeout, think) = plan;
     let tick_ns = (tick.as_nanos() as u64).max(1);
     let stats = &sh.slots[id];
     let gate = Gate::new(in_flight, tick_ns);
     let mut slots: FuturesUnordered<_> = (0..in_flight)
-        .map(|_| slot(&*w, stats, &st, &sh.abort, &gate, timeout))
+        .map(|_| slot(&*w, stats, &st, &sh.abort, &gate, timeout, think))
         .collect();
     if st.ns_per_op.is_none() {
         // Unthrottled: no slot ever waits at the gate.
@@ -402,8 +411,10 @@ pub async fn run<W: Workload>(
 ) -> RunResult {
     let names: Vec<String> = w.op_names().to_vec();
     let n = names.len();
+    let slots_per_worker = plan.concurrency.slots();
     let sh = Arc::new(Shared {
-        slots: (0..plan.workers)
+        slots: slots_per_worker
+            .iter()
             .map(|_| Mutex::new(StatsSet::new(n)))
             .collect(),
         abort: abort.clone(),
@@ -439,14 +450,16 @@ pub async fn run<W: Workload>(
             plan: plan_stage.clone(),
             seed: plan.seed,
         });
-        let handles: Vec<_> = (0..plan.workers)
-            .map(|id| {
+        let handles: Vec<_> = slots_per_worker
+            .iter()
+            .enumerate()
+            .map(|(id, &in_flight)| {
                 tokio::spawn(worker(
                     w.clone(),
                     sh.clone(),
                     st.clone(),
                     id,
-                    (plan.in_flight, plan.tick, plan.op_timeout),
+                    (in_flight, plan.tick, plan.op_timeout, plan.think_time),
                 ))
             })
             .collect();
@@ -541,7 +554,7 @@ pub async fn run<W: Workload>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::{OpMix, Phase};
+    use crate::exec::{Concurrency, OpMix, Phase};
     use crate::stats::{ErrorKind, Outcome};
 
     /// A fake "session": every request takes 1 ms, except cycle `stall_at`,
@@ -584,7 +597,7 @@ mod tests {
     }
 
     /// Runs `p` to its end without interruption, discarding the interval lines.
-    async fn run_to_end(w: Arc<FakeServer>, p: &RunPlan) -> RunResult {
+    async fn run_to_end<W: Workload>(w: Arc<W>, p: &RunPlan) -> RunResult {
         let abort = Arc::new(AtomicBool::new(false));
         run(w, p, abort, &mut Collect(Vec::new())).await
     }
@@ -618,8 +631,8 @@ mod tests {
 
     fn plan(workers: usize, in_flight: usize, stages: Vec<StagePlan>) -> RunPlan {
         RunPlan {
-            workers,
-            in_flight,
+            concurrency: Concurrency::Workers { workers, in_flight },
+            think_time: None,
             interval: Duration::from_secs(1),
             stages,
             seed: 1,
@@ -801,5 +814,77 @@ mod tests {
         assert!(r.recorded_s < 6.0);
         assert!(r.total.ops[0].errors > 0);
         assert_eq!(r.total.ops[0].first_errors[0], "gone");
+    }
+
+    /// A server that counts the requests it holds at once, each for 10 ms.
+    struct Counting {
+        names: Vec<String>,
+        now: AtomicU64,
+        most: AtomicU64,
+    }
+
+    impl Workload for Counting {
+        fn op_names(&self) -> &[String] {
+            &self.names
+        }
+        async fn run_op(&self, _op: usize, _cycle: u64, _ctx: &OpCtx) -> Outcome {
+            let held = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most.fetch_max(held, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            self.now.fetch_sub(1, Ordering::SeqCst);
+            Outcome::Ok
+        }
+    }
+
+    fn counting() -> Arc<Counting> {
+        Arc::new(Counting {
+            names: vec!["read".into(), "write".into()],
+            now: AtomicU64::new(0),
+            most: AtomicU64::new(0),
+        })
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn threads_are_closed_loops_of_one_request_each() {
+        // 450 clients over 2 tasks, 10 ms per request: never more than 450
+        // outstanding, all of them busy, so 4,500 ops take ~100 ms.
+        let w = counting();
+        let mut p = plan(1, 1, vec![stage("main", Some(4_500), None, None, true)]);
+        p.concurrency = Concurrency::Threads {
+            threads: 450,
+            tasks: 2,
+        };
+        let r = run_to_end(w.clone(), &p).await;
+        assert_eq!(r.total.ops[0].count(), 4_500);
+        assert_eq!(w.most.load(Ordering::SeqCst), 450);
+        assert!((0.09..0.13).contains(&r.recorded_s), "{}", r.recorded_s);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn think_time_pauses_each_client_between_requests() {
+        // 10 clients, 10 ms per request and 40 ms thinking: 20 ops/s per client,
+        // so 1 s gives ~200 ops (without thinking it would be ~1,000).
+        let w = counting();
+        let mut p = plan(
+            1,
+            1,
+            vec![stage(
+                "main",
+                None,
+                Some(Duration::from_secs(1)),
+                None,
+                true,
+            )],
+        );
+        p.concurrency = Concurrency::Threads {
+            threads: 10,
+            tasks: 1,
+        };
+        p.think_time = Some(Duration::from_millis(40));
+        let r = run_to_end(w, &p).await;
+        let n = r.total.ops[0].count();
+        assert!((190..=210).contains(&n), "{n}");
+        // Thinking is not latency.
+        assert!(r.total.ops[0].latency.max() < 12_000);
     }
 }

@@ -166,6 +166,9 @@ pub struct SummaryInfo<'a> {
     pub seed: u64,
     /// Stages as they ran.
     pub stages: &'a [StageSummary],
+    /// Outstanding requests and the tasks that carried them
+    /// (`exec::Concurrency::summary`).
+    pub concurrency: Value,
     /// The full configuration.
     pub config: Value,
 }
@@ -208,6 +211,7 @@ pub fn summary_json(info: &SummaryInfo, names: &[String], stats: &StatsSet) -> V
         "all": all_json(stats, info.recorded_s, info.retries),
         "parts": parts,
         "stages": info.stages,
+        "concurrency": info.concurrency,
         "config": info.config,
     })
 }
@@ -344,12 +348,14 @@ mod tests {
                 retries: &[0, 0],
                 seed: 1,
                 stages: &[],
+                concurrency: json!({"mode": "threads", "clients": 50, "tasks": 2}),
                 config: json!({"x": 1}),
             },
             &names,
             &s,
         );
         assert_eq!(v["ops_s"], 51.0);
+        assert_eq!(v["concurrency"]["clients"], 50);
         let b64 = v["by_op"]["read"]["hist"]["latency"].as_str().unwrap();
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(b64)
@@ -401,6 +407,7 @@ mod tests {
                 retries: &[0, 0, 0],
                 seed: 1,
                 stages: &[],
+                concurrency: json!({"mode": "workers", "clients": 16, "tasks": 1}),
                 config: json!({}),
             },
             &names,

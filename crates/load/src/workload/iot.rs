@@ -3,13 +3,15 @@
 //! `observation_time timestamp` clustering (time DESC), `device_name text
 //! static`, `observed_value float`. Each device has `--series` series (service
 //! names); an insert writes `--values-per-insert` values (one per second
-//! ending now) of one series as an unlogged single-partition batch. Reads:
-//! `devdat` (all rows of a device, paged), `lesrow` (latest row of a series),
-//! `avgdat` (average over a series). Default mix: insert 50 %, and the reads
-//! 40/30/30 of the rest.
+//! ending now) of one series as an unlogged single-partition batch. Reads, with
+//! `--reads study` (the default) as seed 003 wrote them: `devdat` (at most 500
+//! rows of a device), `lesrow` (at most 500 rows of a series), `avgdat` (device
+//! and average over a series); with `--reads full-latest`: `devdat` every row of
+//! the device (paged), `lesrow` the latest row of a series, `avgdat` the average
+//! alone. Default mix: insert 50 %, and the reads 40/30/30 of the rest.
 
 use super::{ttl_clause, ttl_set, ByTtl, Cls};
-use crate::config::{Cl, IotCommand};
+use crate::config::{Cl, IotCommand, IotReads};
 use crate::db::{self, classify, read_outcome, rows_of, write_outcome, RetryCounters};
 use crate::error::{LoadError, Result};
 use crate::exec::{OpCtx, Phase, Workload};
@@ -28,6 +30,8 @@ const DEVDAT: usize = 1;
 const LESROW: usize = 2;
 const AVGDAT: usize = 3;
 const TABLE: &str = "sensor_data";
+/// Rows devdat and lesrow read at most with `--reads study` (seed 003's LIMIT 500).
+pub const STUDY_LIMIT: u32 = 500;
 /// Service names of the series.
 pub const SERVICES: [&str; 5] = ["temperature", "humidity", "pressure", "co2", "light"];
 
@@ -126,7 +130,31 @@ pub struct Iot {
     series: u64,
     values: usize,
     seed: u64,
+    reads: IotReads,
     retries: RetryCounters,
+}
+
+/// The CQL of devdat, lesrow and avgdat for a form of the reads.
+pub fn read_queries(ks: &str, reads: IotReads) -> [String; 3] {
+    let t = format!("{ks}.{TABLE}");
+    match reads {
+        IotReads::Study => [
+            format!("SELECT * FROM {t} WHERE device_id = ? LIMIT {STUDY_LIMIT}"),
+            format!(
+                "SELECT * FROM {t} WHERE device_id = ? AND service_name = ? LIMIT {STUDY_LIMIT}"
+            ),
+            format!(
+                "SELECT device_id, avg(observed_value) FROM {t} WHERE device_id = ? AND service_name = ?"
+            ),
+        ],
+        IotReads::FullLatest => [
+            format!("SELECT * FROM {t} WHERE device_id = ?"),
+            format!("SELECT * FROM {t} WHERE device_id = ? AND service_name = ? LIMIT 1"),
+            format!(
+                "SELECT avg(observed_value) FROM {t} WHERE device_id = ? AND service_name = ?"
+            ),
+        ],
+    }
 }
 
 impl Iot {
@@ -181,34 +209,11 @@ impl Iot {
         let retries = RetryCounters::new(names.len());
         let nr = cmd.conn.no_retry;
         let ks = &cmd.keyspace;
-        let mut devdat = db::prepare(
-            &session,
-            &format!("SELECT * FROM {ks}.{TABLE} WHERE device_id = ?"),
-            cls.read,
-            &retries,
-            DEVDAT,
-            nr,
-        )
-        .await?;
+        let [devdat_q, lesrow_q, avgdat_q] = read_queries(ks, cmd.reads);
+        let mut devdat = db::prepare(&session, &devdat_q, cls.read, &retries, DEVDAT, nr).await?;
         devdat.set_page_size(5000);
-        let lesrow = db::prepare(
-            &session,
-            &format!("SELECT * FROM {ks}.{TABLE} WHERE device_id = ? AND service_name = ? LIMIT 1"),
-            cls.read,
-            &retries,
-            LESROW,
-            nr,
-        )
-        .await?;
-        let avgdat = db::prepare(
-            &session,
-            &format!("SELECT avg(observed_value) FROM {ks}.{TABLE} WHERE device_id = ? AND service_name = ?"),
-            cls.read,
-            &retries,
-            AVGDAT,
-            nr,
-        )
-        .await?;
+        let lesrow = db::prepare(&session, &lesrow_q, cls.read, &retries, LESROW, nr).await?;
+        let avgdat = db::prepare(&session, &avgdat_q, cls.read, &retries, AVGDAT, nr).await?;
         let mut batches = ByTtl::new();
         for ttl in ttl_set(ttls) {
             let ps = db::prepare(
@@ -246,6 +251,7 @@ impl Iot {
             series: cmd.series,
             values: cmd.values_per_insert,
             seed,
+            reads: cmd.reads,
             retries,
         })
     }
@@ -275,6 +281,14 @@ impl Iot {
     }
 
     async fn devdat(&self, dev: usize) -> Outcome {
+        if self.reads == IotReads::Study {
+            // LIMIT 500 fits in one page of 5000 rows.
+            return read_outcome(
+                self.session
+                    .execute_unpaged(&self.devdat, (self.ids[dev],))
+                    .await,
+            );
+        }
         let mut state = PagingState::start();
         let mut rows = 0;
         loop {
@@ -361,6 +375,17 @@ mod tests {
         assert!(compaction_map("twcs:0:DAYS").is_err());
         assert!(compaction_map("twcs:1:WEEKS").is_err());
         assert!(compaction_map("dtcs").is_err());
+    }
+
+    #[test]
+    fn study_reads_limit_devdat_and_lesrow_to_500_rows() {
+        let [devdat, lesrow, avgdat] = read_queries("iot", IotReads::Study);
+        assert!(devdat.ends_with("WHERE device_id = ? LIMIT 500"));
+        assert!(lesrow.ends_with("AND service_name = ? LIMIT 500"));
+        assert!(avgdat.starts_with("SELECT device_id, avg(observed_value)"));
+        let [devdat, lesrow, _] = read_queries("iot", IotReads::FullLatest);
+        assert!(devdat.ends_with("WHERE device_id = ?"));
+        assert!(lesrow.ends_with("LIMIT 1"));
     }
 
     #[test]

@@ -1,0 +1,208 @@
+"""A study's published numbers and findings (casslab.experiment.reference) against the
+lab's kept trials. Pure: an Analysis per response in, rows for the report out.
+
+Reference values: the lab's value is the median of the kept trials of every cell that
+matches the value's `at` (one cell when `at` names every varied factor), with its 95 %
+CI from order statistics (casslab.analysis.intervals, as in the cells table); the ratio
+is lab / paper, the paper's value converted to the response's unit.
+
+Findings: a two-sided test between the trials at level `to` and at level `from` (Welch's
+t by default, Mann-Whitney U on request), Holm-corrected across all findings of the
+campaign. Verdict at level alpha:
+  holds          the difference is significant and has the expected sign
+  does not hold  significant with the other sign, or any significant difference when
+                 "no difference" was expected
+  inconclusive   too few trials (Welch: < 2 per side) or p (Holm) above alpha; a
+                 non-significant difference is no evidence that there is none, so "no
+                 difference" is at best inconclusive
+An expected ratio R (`to` / `from`) is tested on the logarithms with Welch's t twice:
+against no difference (H0: ratio 1) and against the paper's ratio (H0: ratio R); both p
+values join the Holm family. It does not hold when the lab's ratio differs significantly
+from R, holds when it differs significantly from 1 on R's side (and not from R), and is
+inconclusive otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from casslab.analysis.campaign import Analysis, CellStats, level_label
+from casslab.analysis.stats import Describe, describe, holm, mann_whitney, welch
+from casslab.experiment.reference import Finding, Reference, RefValue
+
+HOLDS, FAILS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
+TEST_NAMES = {"welch": "Welch t", "mann-whitney": "Mann-Whitney U"}
+EFFECT_NAMES = {"welch": "Hedges g", "mann-whitney": "rank-biserial r"}
+
+
+@dataclass(frozen=True)
+class ValueRow:
+    """One published number beside the lab's."""
+
+    ref: RefValue
+    lab: Describe  # of the matching cells' kept trials (n = 0: none ran)
+    cells: int  # how many cells matched
+    pooled: tuple[str, ...]  # varied factors `at` does not name (their levels pooled)
+
+    @property
+    def ratio(self) -> float:
+        """lab median / paper value (both in the response's unit)."""
+        if self.lab.n == 0 or self.ref.value == 0:
+            return math.nan
+        return self.lab.median / self.ref.value
+
+
+@dataclass(frozen=True)
+class Verdict:
+    finding: Finding
+    verdict: str  # HOLDS, FAILS or INCONCLUSIVE
+    why: str  # one sentence: what decided it
+    test: str  # "Welch t (two-sided), Holm over 3 findings, alpha 0.05"
+    n_low: int
+    n_high: int
+    median_low: float
+    median_high: float
+    p: float  # the test's two-sided p
+    p_holm: float  # what decided the verdict
+    effect: float  # Hedges g or rank-biserial r, `to` minus `from`
+    effect_name: str
+    p_ratio: float = math.nan  # expect ratio: H0 ratio = R, Holm-corrected
+
+    @property
+    def ratio(self) -> float:
+        """median at `to` / median at `from`."""
+        if math.isnan(self.median_low) or self.median_low == 0:
+            return math.nan
+        return self.median_high / self.median_low
+
+
+def _matches(params: Mapping[str, Any], levels: Mapping[str, Sequence[Any]]) -> bool:
+    return all(level_label(params.get(name)) in {level_label(lv) for lv in allowed}
+               for name, allowed in levels.items())
+
+
+def _values(cells: Sequence[CellStats], levels: Mapping[str, Sequence[Any]]
+            ) -> tuple[list[float], int]:
+    matched = [cs for cs in cells if _matches(cs.params, levels)]
+    return [v for cs in matched for v in cs.values], len(matched)
+
+
+def compare_values(ref: Reference, analyses: Sequence[Analysis],
+                   varied: Sequence[str]) -> list[ValueRow]:
+    """Each published value beside the lab's median (and CI) of the matching trials.
+    `varied`: the design's varied factors (those `at` leaves out are pooled)."""
+    by_response = {a.response: a for a in analyses}
+    out = []
+    for rv in ref.values:
+        a = by_response.get(rv.response)
+        vals, n_cells = _values(a.cells if a else [], {k: [v] for k, v in rv.at.items()})
+        pooled = tuple(n for n in varied if n not in rv.at)
+        out.append(ValueRow(rv, describe(vals), n_cells, pooled))
+    return out
+
+
+def _side(cells: Sequence[CellStats], f: Finding, level: Any) -> list[float]:
+    return _values(cells, {**f.where, f.factor: [level]})[0]
+
+
+def _median(values: Sequence[float]) -> float:
+    return describe(values).median if values else math.nan
+
+
+def _logs(values: Sequence[float]) -> list[float] | None:
+    return [math.log(v) for v in values] if all(v > 0 for v in values) else None
+
+
+def _tests(f: Finding, lo: list[float], hi: list[float]
+           ) -> tuple[tuple[float, float, float], float]:
+    """The test of the difference and, for an expected ratio, the p value of H0: ratio R
+    (both on logarithms, which need positive values: else NaN, inconclusive)."""
+    if f.expect != "ratio":
+        return (welch(hi, lo) if f.test == "welch" else mann_whitney(hi, lo)), math.nan
+    llo, lhi = _logs(lo), _logs(hi)
+    if llo is None or lhi is None:
+        return (math.nan, math.nan, math.nan), math.nan
+    shifted = [v - math.log(f.ratio) for v in lhi]
+    return welch(lhi, llo), welch(shifted, llo)[1]
+
+
+def judge(ref: Reference, analyses: Sequence[Analysis]) -> list[Verdict]:
+    """Every finding's verdict, p values Holm-corrected across the findings (an expected
+    ratio's second test included)."""
+    by_response = {a.response: a for a in analyses}
+    sides = []
+    raw: list[float] = []
+    for f in ref.findings:
+        a = by_response.get(f.response)
+        lo, hi = (_side(a.cells, f, f.low), _side(a.cells, f, f.high)) if a else ([], [])
+        stat, p_ratio = _tests(f, lo, hi)
+        sides.append((lo, hi, stat))
+        raw += [stat[1], p_ratio]
+    adjusted = holm(raw)
+    m = sum(1 for p in raw if not math.isnan(p))
+    out = []
+    for i, (f, (lo, hi, stat)) in enumerate(zip(ref.findings, sides, strict=True)):
+        p_holm, p_ratio = adjusted[2 * i], adjusted[2 * i + 1]
+        test = (f"{TEST_NAMES[f.test]} (two-sided{', on logs' if f.expect == 'ratio' else ''}"
+                f"), Holm over {m} test{'s' if m != 1 else ''}, alpha {ref.alpha:g}")
+        if f.expect == "ratio":
+            verdict, why = decide_ratio(f.ratio, lo, hi, stat, p_holm, p_ratio, ref.alpha)
+        else:
+            verdict, why = decide(f.expect, lo, hi, stat, p_holm, ref.alpha, f.test)
+        out.append(Verdict(f, verdict, why, test, len(lo), len(hi), _median(lo),
+                           _median(hi), stat[1], p_holm, stat[2], EFFECT_NAMES[f.test],
+                           p_ratio))
+    return out
+
+
+def decide_ratio(ratio: float, lo: Sequence[float], hi: Sequence[float],
+                 stat: tuple[float, float, float], p_holm: float, p_ratio: float,
+                 alpha: float) -> tuple[str, str]:
+    """(verdict, why) of an expected ratio `to` / `from` = `ratio`."""
+    if len(lo) < 2 or len(hi) < 2:
+        return INCONCLUSIVE, (f"too few kept trials ({len(lo)} at `from`, {len(hi)} at "
+                              "`to`; the test needs >= 2 each)")
+    if math.isnan(p_ratio) or math.isnan(p_holm):
+        return INCONCLUSIVE, "no test possible (values <= 0 or without spread)"
+    if p_ratio <= alpha:
+        return FAILS, (f"the lab's ratio differs from {ratio:g} (p (Holm) = {p_ratio:.3g} "
+                       f"<= {alpha:g})")
+    side = "higher" if ratio > 1 else "lower"
+    if p_holm <= alpha and (stat[0] > 0) == (ratio > 1):
+        return HOLDS, (f"significantly {side} (p (Holm) = {p_holm:.3g}) and not different "
+                       f"from {ratio:g} (p (Holm) = {p_ratio:.3g})")
+    return INCONCLUSIVE, (f"not different from {ratio:g} (p (Holm) = {p_ratio:.3g}) but not "
+                          f"significantly {side} either (p (Holm) = {p_holm:.3g})")
+
+
+def _direction(hi: Sequence[float], lo: Sequence[float], stat: tuple[float, float, float],
+               test: str) -> float:
+    """> 0 when `to` is larger: the mean difference (Welch), r (Mann-Whitney)."""
+    if test == "welch":
+        return sum(hi) / len(hi) - sum(lo) / len(lo)
+    return stat[2]
+
+
+def decide(expect: str, lo: Sequence[float], hi: Sequence[float],
+           stat: tuple[float, float, float], p_holm: float, alpha: float,
+           test: str = "welch") -> tuple[str, str]:
+    """(verdict, why) of one finding from its two samples and its test's result."""
+    need = 2 if test == "welch" else 1
+    if len(lo) < need or len(hi) < need:
+        return INCONCLUSIVE, (f"too few kept trials ({len(lo)} at `from`, {len(hi)} at "
+                              f"`to`; the test needs >= {need} each)")
+    if math.isnan(p_holm):
+        return INCONCLUSIVE, "no test possible (the trials have no spread)"
+    if p_holm > alpha:
+        return INCONCLUSIVE, f"p (Holm) = {p_holm:.3g} > alpha = {alpha:g}: no significant " \
+                             "difference"
+    sign = _direction(hi, lo, stat, test)
+    went = "higher" if sign > 0 else "lower"
+    if expect == "no difference":
+        return FAILS, f"significant difference (p (Holm) = {p_holm:.3g}): `to` is {went}"
+    if went == expect:
+        return HOLDS, f"significantly {went} (p (Holm) = {p_holm:.3g} <= {alpha:g})"
+    return FAILS, f"significantly {went}, not {expect} (p (Holm) = {p_holm:.3g})"

@@ -1,0 +1,326 @@
+"""`reference` of an experiment spec: a study's published numbers and findings.
+
+Validated here, at the experiment layer, so a bad entry fails when the spec is read (one
+line: file:line, the field, what is valid); casslab.analysis.findings gives each finding
+its verdict and casslab.report sets the numbers beside the lab's.
+
+    reference:
+      study: Richardson 2017, AFIT thesis         # optional, shown in the report
+      alpha: 0.05                                 # optional, the findings' level
+      values:                                     # the paper's numbers
+        - {response: runtime_s, at: {nodes: 3, workload: ycsb-a}, value: 65650,
+           unit: ms, source: "Table 3, p. 26", note: "10,000 operations"}
+      findings:                                   # what the paper concluded
+        - {claim: Wi-Fi is slower, response: runtime_s, factor: network,
+           from: ethernet-100, to: wifi, expect: higher, where: {nodes: 3},
+           source: "Figs 19-22"}
+
+A value's `at` names levels of some factors (a cell when it names every varied one, else
+the trials of every matching cell); its `unit` is the response's or one convertible to
+it (ms for s, kB/s for KiB/s, % for any percentage). A finding compares the response at
+level `to` against level `from` of `factor` (both default to the factor's first and last
+level when it has exactly two), within the cells that match `where`; `expect: ratio`
+with `ratio: R` says the response at `to` is R times that at `from` (Table 3's 65650 /
+58430 = 1.12 for 3 nodes against 1).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from casslab.core import specio
+from casslab.core.specio import Path_
+from casslab.experiment.figures import DesignFactor
+from casslab.store.responses import parse_response
+
+REFERENCE_KEYS = ("study", "alpha", "values", "findings")
+VALUE_KEYS = ("response", "at", "value", "unit", "source", "note")
+FINDING_KEYS = ("claim", "response", "factor", "from", "to", "expect", "ratio", "where",
+                "test", "source")
+EXPECTS = ("higher", "lower", "no difference", "ratio")
+TESTS = ("welch", "mann-whitney")
+MAX_ENTRIES = 1000
+# unit -> (family, how many of the family's base unit one is)
+_UNITS: dict[str, tuple[str, float]] = {
+    "s": ("time", 1.0), "ms": ("time", 1e-3), "us": ("time", 1e-6), "min": ("time", 60.0),
+    "ops/s": ("rate", 1.0), "KiB/s": ("bytes/s", 1024.0), "kB/s": ("bytes/s", 1000.0),
+    "MiB/s": ("bytes/s", 1024.0 ** 2), "MB/s": ("bytes/s", 1e6),
+    "MiB": ("bytes", 1024.0 ** 2), "MB": ("bytes", 1e6), "GB": ("bytes", 1e9),
+    "GiB": ("bytes", 1024.0 ** 3)}
+
+
+@dataclass(frozen=True)
+class RefValue:
+    """One published number. `at`: factor -> level (the campaign's own level values);
+    `value` converted to the response's unit (`paper_value` as printed)."""
+
+    response: str
+    at: dict[str, Any]
+    value: float
+    paper_value: float
+    unit: str  # as the paper gives it
+    source: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """The paper says: `response` at level `to` of `factor` is `expect` than at `from`
+    (within the cells matching `where`: factor -> allowed levels)."""
+
+    claim: str
+    response: str
+    factor: str
+    low: Any  # the `from` level
+    high: Any  # the `to` level
+    expect: str
+    where: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    test: str = "welch"
+    source: str = ""
+    ratio: float = math.nan  # expect == "ratio": the paper's `to` / `from`
+
+
+@dataclass(frozen=True)
+class Reference:
+    study: str = ""
+    alpha: float = 0.05
+    values: tuple[RefValue, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    # Entries naming a level this (scaled) design does not have: not compared, counted.
+    absent: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not self.values and not self.findings
+
+
+def label(level: Any) -> str:
+    """A level as the report prints it (2.0 -> "2")."""
+    if isinstance(level, float) and level.is_integer():
+        return str(int(level))
+    return str(level)
+
+
+def unit_factor(paper_unit: str, response_unit: str) -> float | None:
+    """What one `paper_unit` is in `response_unit`; None when they do not convert."""
+    if paper_unit == response_unit:
+        return 1.0
+    if paper_unit == "%" and response_unit.startswith("%"):
+        return 1.0  # the paper's percentage, read as the response's (a note says which)
+    a, b = _UNITS.get(paper_unit), _UNITS.get(response_unit)
+    if a is None or b is None or a[0] != b[0]:
+        return None
+    return a[1] / b[1]
+
+
+def _units_for(response_unit: str) -> list[str]:
+    out = [response_unit] if response_unit else []
+    out += ["%"] if response_unit.startswith("%") else []
+    out += [u for u in _UNITS if u != response_unit and unit_factor(u, response_unit)]
+    return out
+
+
+def _response_unit(name: str) -> str:
+    try:
+        return parse_response(name).unit
+    except ValueError:
+        return ""
+
+
+class _Absent(Exception):
+    """A level the design (at this scale) does not have, where that is allowed."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(where)
+        self.where = where
+
+
+def parse_reference(v: specio.V, raw: Any, factors: Sequence[DesignFactor],
+                    responses: Sequence[str], *, strict: bool = True) -> Reference:
+    """The spec's `reference` block (an empty Reference when there is none). Raises the
+    doc's error naming the field and what is valid.
+
+    strict=False (a scaled spec, a stored campaign that may have run scaled): an entry
+    naming a level the design does not have is left out and listed in `absent`, since a
+    smaller size drops levels the paper's numbers are about.
+    """
+    m = v.mapping(raw, ("reference",), REFERENCE_KEYS)
+    study = v.string(m["study"], ("reference", "study")) if "study" in m else ""
+    alpha = v.number(m.get("alpha", 0.05), ("reference", "alpha"), 0.0, 0.5, lo_open=True)
+    absent: list[str] = []
+    values: list[RefValue] = []
+    findings: list[Finding] = []
+    for item, path in _items(v, m, "values"):
+        try:
+            values.append(_value(v, item, path, factors, responses, strict))
+        except _Absent as exc:
+            absent.append(exc.where)
+    for item, path in _items(v, m, "findings"):
+        try:
+            findings.append(_finding(v, item, path, factors, responses, strict))
+        except _Absent as exc:
+            absent.append(exc.where)
+    return Reference(study, alpha, tuple(values), tuple(findings), tuple(absent))
+
+
+def _items(v: specio.V, m: Mapping[str, Any], key: str) -> list[tuple[Any, Path_]]:
+    items = m.get(key)
+    if items is None:
+        return []
+    path: Path_ = ("reference", key)
+    if not isinstance(items, list) or not items or len(items) > MAX_ENTRIES:
+        raise v.doc.error(path, f"must be a list of 1-{MAX_ENTRIES} mappings (keys: "
+                          f"{', '.join(VALUE_KEYS if key == 'values' else FINDING_KEYS)})")
+    return [(item, (*path, i)) for i, item in enumerate(items)]
+
+
+def _response(v: specio.V, m: Mapping[str, Any], path: Path_,
+              responses: Sequence[str]) -> str:
+    return v.choice(m.get("response", responses[0]), (*path, "response"), list(responses),
+                    "response (one of analysis.responses)")
+
+
+def _level(v: specio.V, value: Any, path: Path_, f: DesignFactor, strict: bool) -> Any:
+    """The factor's own level that `value` names (1 and 1.0 name the same level)."""
+    for lv in f.levels:
+        if lv == value or label(lv) == label(value):
+            return lv
+    if not strict:
+        raise _Absent(f"{specio.fmt_path(path[:3])} ({f.name}={label(value)})")
+    raise v.doc.error(path, f"{value!r} is not a level of factor {f.name} (valid: "
+                      f"{', '.join(label(lv) for lv in f.levels)})")
+
+
+def _factor(v: specio.V, name: Any, path: Path_,
+            factors: Sequence[DesignFactor]) -> DesignFactor:
+    v.choice(name, path, [f.name for f in factors] or ["(no factors declared)"], "factor")
+    return next(f for f in factors if f.name == name)
+
+
+def _at(v: specio.V, raw: Any, path: Path_, factors: Sequence[DesignFactor],
+        strict: bool) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise v.doc.error(path, "must be a mapping of factor -> level (e.g. {nodes: 3})")
+    return {name: _level(v, value, (*path, name), _factor(v, name, (*path, name), factors),
+                         strict) for name, value in raw.items()}
+
+
+def _value(v: specio.V, item: Any, path: Path_, factors: Sequence[DesignFactor],
+           responses: Sequence[str], strict: bool) -> RefValue:
+    m = v.mapping(item, path, VALUE_KEYS)
+    for key in ("value", "unit", "source"):
+        if key not in m:
+            raise v.doc.error((*path, key), f"is required (keys: {', '.join(VALUE_KEYS)})")
+    response = _response(v, m, path, responses)
+    at = _at(v, m.get("at"), (*path, "at"), factors, strict)
+    value = v.number(m["value"], (*path, "value"), 0.0)
+    unit = v.string(m["unit"], (*path, "unit"))
+    runit = _response_unit(response)
+    scale = unit_factor(unit, runit)
+    if scale is None:
+        raise v.doc.error((*path, "unit"), f"{unit!r} does not convert to {response}'s unit "
+                          f"{runit!r} (valid: {', '.join(_units_for(runit)) or repr(runit)})")
+    note = v.string(m["note"], (*path, "note")) if "note" in m else ""
+    return RefValue(response, at, value * scale, value, unit,
+                    v.string(m["source"], (*path, "source")), note)
+
+
+def _where(v: specio.V, raw: Any, path: Path_, factors: Sequence[DesignFactor],
+           factor: str, strict: bool) -> dict[str, tuple[Any, ...]]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise v.doc.error(path, "must be a mapping of factor -> level or list of levels "
+                          "(e.g. {nodes: 3} or {workload: [ycsb-a, ycsb-c]})")
+    out: dict[str, tuple[Any, ...]] = {}
+    for name, value in raw.items():
+        f = _factor(v, name, (*path, name), factors)
+        if name == factor:
+            raise v.doc.error((*path, name), f"{name} is the finding's factor (valid: the "
+                              "other factors)")
+        levels = value if isinstance(value, list) else [value]
+        if not levels:
+            raise v.doc.error((*path, name), "must name at least one level")
+        out[name] = tuple(_level(v, lv, (*path, name), f, strict) for lv in levels)
+    return out
+
+
+def _finding(v: specio.V, item: Any, path: Path_, factors: Sequence[DesignFactor],
+             responses: Sequence[str], strict: bool) -> Finding:
+    m = v.mapping(item, path, FINDING_KEYS)
+    if "factor" not in m:
+        raise v.doc.error((*path, "factor"), "is required (valid: "
+                          f"{', '.join(f.name for f in factors) or 'declare factors first'})")
+    f = _factor(v, m["factor"], (*path, "factor"), factors)
+    if len(f.levels) < 2:
+        if not strict:  # a scaled design that keeps one level
+            raise _Absent(f"{specio.fmt_path(path)} ({f.name} has one level)")
+        raise v.doc.error((*path, "factor"), f"{f.name} has one level: nothing to compare "
+                          "(valid: a factor with two or more levels)")
+    if len(f.levels) > 2 and not ("from" in m and "to" in m):
+        raise v.doc.error(path, f"{f.name} has {len(f.levels)} levels: give `from` and `to` "
+                          f"(valid: {', '.join(label(lv) for lv in f.levels)})")
+    low = _level(v, m.get("from", f.levels[0]), (*path, "from"), f, strict)
+    high = _level(v, m.get("to", f.levels[-1]), (*path, "to"), f, strict)
+    if label(low) == label(high):
+        raise v.doc.error((*path, "to"), f"{label(high)!r} is also `from` (valid: another "
+                          "level)")
+    expect = v.choice(m.get("expect"), (*path, "expect"), EXPECTS, "expectation")
+    ratio = math.nan
+    if expect == "ratio":
+        if "ratio" not in m:
+            raise v.doc.error((*path, "ratio"), "is required with `expect: ratio` (valid: "
+                              "the paper's value at `to` / its value at `from`, > 0, not 1)")
+        ratio = v.number(m["ratio"], (*path, "ratio"), 0.0, lo_open=True)
+        if ratio == 1.0:
+            raise v.doc.error((*path, "ratio"), "1 says no difference (valid: `expect: no "
+                              "difference`, or a ratio other than 1)")
+    elif "ratio" in m:
+        raise v.doc.error((*path, "ratio"), "is only for `expect: ratio`")
+    response = _response(v, m, path, responses)
+    what = {"no difference": "no different at", "ratio": f"{ratio:g} times as high at"
+            }.get(expect, f"{expect} at")
+    claim = (v.string(m["claim"], (*path, "claim")) if "claim" in m else
+             f"{response} {what} {f.name}={label(high)} than at {label(low)}")
+    return Finding(claim, response, f.name, low, high, expect,
+                   _where(v, m.get("where"), (*path, "where"), factors, f.name, strict),
+                   v.choice(m.get("test", "welch"), (*path, "test"), TESTS, "test"),
+                   v.string(m["source"], (*path, "source")) if "source" in m else "", ratio)
+
+
+def read_reference(text: str, source: str, factors: Sequence[DesignFactor],
+                   responses: Sequence[str]) -> Reference:
+    """The `reference` block of spec `text` (only it is read: the report reads the spec
+    stored with a campaign, whose files may not be here)."""
+    doc = specio.Doc(text, source)
+    root = doc.root if isinstance(doc.root, dict) else {}
+    return parse_reference(specio.V(doc), root.get("reference"), factors, responses,
+                           strict=False)
+
+
+def reference_schema() -> specio.JsonSchema:
+    """`reference` as JSON Schema (parse_reference stays the authority)."""
+    levels = specio.schema_map({}, "factor -> level")
+    value = specio.schema_object({
+        "response": {"type": "string"}, "at": levels, "value": {"type": "number"},
+        "unit": {"type": "string", "description": "the response's unit or one convertible "
+                 "to it: " + ", ".join(_UNITS) + ", %"},
+        "source": {"type": "string", "description": "table/figure and page"},
+        "note": {"type": "string"}}, required=("value", "unit", "source"))
+    finding = specio.schema_object({
+        "claim": {"type": "string"}, "response": {"type": "string"},
+        "factor": {"type": "string"}, "from": {}, "to": {},
+        "expect": specio.schema_enum(list(EXPECTS)),
+        "ratio": specio.schema_number(0, lo_open=True, description="expect: ratio: to / from"),
+        "where": specio.schema_map({}, "factor -> level or list of levels"),
+        "test": specio.schema_enum(list(TESTS)), "source": {"type": "string"}},
+        required=("factor", "expect"))
+    return specio.schema_object({
+        "study": {"type": "string"}, "alpha": specio.schema_number(0, 0.5, lo_open=True),
+        "values": {"type": "array", "minItems": 1, "items": value},
+        "findings": {"type": "array", "minItems": 1, "items": finding}})

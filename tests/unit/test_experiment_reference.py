@@ -1,0 +1,114 @@
+"""`reference` in the spec: a study's numbers (converted to the response's unit) and
+findings read; bad entries refused in one line with file:line, the field and what is
+valid; a scaled spec leaves out the entries about levels it dropped."""
+
+from __future__ import annotations
+
+import pytest
+
+from casslab.experiment.spec import SpecError, parse_spec
+
+HEAD = """workload: {name: ycsb-a}
+factors:
+  - {name: nodes, levels: [1, 3]}
+  - {name: network, levels: [ethernet-100, wifi]}
+  - {name: workload, levels: [ycsb-a, ycsb-c, ycsb-e]}
+analysis: {responses: [runtime_s, host_cpu_pct]}
+"""
+GOOD = """reference:
+  study: Richardson 2017
+  alpha: 0.01
+  values:
+    - {response: runtime_s, at: {nodes: 3, workload: ycsb-a}, value: 65650, unit: ms,
+       source: "Table 3, p. 26", note: 10000 operations}
+    - {response: host_cpu_pct, at: {nodes: 1}, value: 91.65, unit: "%", source: Fig. 7}
+  findings:
+    - {claim: Wi-Fi is slower, factor: network, expect: higher, where: {nodes: 3},
+       source: Figs 19-22}
+    - {response: runtime_s, factor: workload, from: ycsb-a, to: ycsb-e, expect: lower,
+       where: {network: [ethernet-100, wifi]}, test: mann-whitney}
+"""
+
+
+def test_values_and_findings_are_read_and_converted_to_the_responses_unit() -> None:
+    ref = parse_spec(HEAD + GOOD, source="s.yaml").reference
+    assert ref.study == "Richardson 2017" and ref.alpha == 0.01 and ref.absent == ()
+    rt, cpu = ref.values
+    assert rt.at == {"nodes": 3, "workload": "ycsb-a"}
+    assert rt.value == pytest.approx(65.65) and (rt.paper_value, rt.unit) == (65650, "ms")
+    assert rt.source == "Table 3, p. 26" and rt.note == "10000 operations"
+    assert cpu.value == 91.65
+    wifi, scans = ref.findings
+    # two levels: from/to default to the first and the last; response to the first
+    assert (wifi.factor, wifi.low, wifi.high, wifi.expect) == ("network", "ethernet-100",
+                                                               "wifi", "higher")
+    assert wifi.response == "runtime_s" and wifi.where == {"nodes": (3,)}
+    assert wifi.claim == "Wi-Fi is slower" and wifi.test == "welch"
+    assert scans.where == {"network": ("ethernet-100", "wifi")}
+    assert scans.test == "mann-whitney" and scans.claim.startswith("runtime_s lower at")
+
+
+def test_an_expected_ratio_is_read() -> None:
+    ref = parse_spec(HEAD + """reference:
+  findings:
+    - {factor: nodes, expect: ratio, ratio: 1.12, where: {workload: ycsb-a}}
+""").reference
+    (f,) = ref.findings
+    assert (f.expect, f.ratio, f.low, f.high) == ("ratio", 1.12, 1, 3)
+    assert f.claim == "runtime_s 1.12 times as high at nodes=3 than at 1"
+
+
+def test_a_spec_without_reference_has_an_empty_one() -> None:
+    assert parse_spec(HEAD).reference.empty
+
+
+@pytest.mark.parametrize(("block", "line", "message"), [
+    ("  values:\n    - {at: {nodes: 4}, value: 1, unit: s, source: T1}\n", 9,
+     "reference.values[0].at.nodes: 4 is not a level of factor nodes (valid: 1, 3)"),
+    ("  values:\n    - {at: {ram: 1GB}, value: 1, unit: s, source: T1}\n", 9,
+     "reference.values[0].at.ram: 'ram' is not a valid factor"),
+    ("  values:\n    - {response: ops_s, value: 1, unit: s, source: T1}\n", 9,
+     "reference.values[0].response: 'ops_s' is not a valid response (one of "
+     "analysis.responses) (valid: runtime_s, host_cpu_pct)"),
+    ("  values:\n    - {value: 1, unit: ops/s, source: T1}\n", 9,
+     "reference.values[0].unit: 'ops/s' does not convert to runtime_s's unit 's' (valid: "
+     "s, ms, us, min)"),
+    ("  values:\n    - {value: 1, unit: s}\n", 9,
+     "reference.values[0].source: is required"),
+    ("  findings:\n    - {factor: workload, expect: higher}\n", 9,
+     "reference.findings[0]: workload has 3 levels: give `from` and `to` (valid: ycsb-a, "
+     "ycsb-c, ycsb-e)"),
+    ("  findings:\n    - {factor: network, expect: faster}\n", 9,
+     "reference.findings[0].expect: 'faster' is not a valid expectation (valid: higher, "
+     "lower, no difference, ratio)"),
+    ("  findings:\n    - {factor: network, expect: higher, where: {network: wifi}}\n", 9,
+     "reference.findings[0].where.network: network is the finding's factor"),
+    ("  findings:\n    - {factor: network, to: lan, expect: higher}\n", 9,
+     "reference.findings[0].to: 'lan' is not a level of factor network (valid: "
+     "ethernet-100, wifi)"),
+    ("  findings:\n    - {factor: network, expect: ratio}\n", 9,
+     "reference.findings[0].ratio: is required with `expect: ratio`"),
+    ("  findings:\n    - {factor: network, expect: higher, ratio: 2}\n", 9,
+     "reference.findings[0].ratio: is only for `expect: ratio`"),
+    ("  findings:\n    - {factor: network, expect: higher, bogus: 1}\n", 9,
+     "reference.findings[0].bogus: unknown key"),
+])
+def test_bad_entries_name_file_line_field_and_what_is_valid(block: str, line: int,
+                                                            message: str) -> None:
+    with pytest.raises(SpecError) as exc:
+        parse_spec(HEAD + "reference:\n" + block, source="s.yaml")
+    text = str(exc.value)
+    assert text.startswith(f"s.yaml:{line}: ") and message in text, text
+    assert "\n" not in text
+
+
+def test_a_scaled_spec_leaves_out_entries_about_levels_it_dropped() -> None:
+    ref = parse_spec(HEAD + GOOD, source="s.yaml", scale="smoke").reference
+    # smoke keeps two levels of nodes and network, one of workload (ycsb-a)
+    assert len(ref.values) == 2 and [f.factor for f in ref.findings] == ["network"]
+    assert ref.absent == ("reference.findings[1] (workload has one level)",)
+    one = HEAD + GOOD.replace("workload: ycsb-a}", "workload: ycsb-c}")
+    ref = parse_spec(one, source="s.yaml", scale="smoke").reference
+    assert ref.absent[0] == "reference.values[0] (workload=ycsb-c)"
+    with pytest.raises(SpecError, match="ycsb-f' is not a level"):  # as written: strict
+        parse_spec(HEAD + GOOD.replace("workload: ycsb-a}", "workload: ycsb-f}"))

@@ -1,0 +1,84 @@
+"""The report's Reproduction section from a fixture database (no lab): the study's values
+beside the lab's with their ratio, each finding's verdict with its test and p value, the
+values drawn on the figures of their response, and the page clean in headless Chromium."""
+
+from __future__ import annotations
+
+import base64
+import re
+import shutil
+from pathlib import Path
+
+from test_report_figures import ALL_KINDS, check_in_chromium, fabricate
+
+from casslab.analysis.findings import FAILS, HOLDS, INCONCLUSIVE
+from casslab.report.html import build_report
+
+# The fixture's run time is 2.0 + 0.5 * nodes + 0.3 s on 1GB, sd 0.05 s (3 trials a cell)
+REFERENCE = """reference:
+  study: fixture study
+  values:
+    - {response: runtime_s, at: {nodes: 1, ram: 2GB, workload: a}, value: 2000, unit: ms,
+       source: "Table 3, p. 26"}
+    - {response: runtime_s, at: {nodes: 3}, value: 4.0, unit: s, source: Fig. 23}
+    - {response: runtime_s, at: {nodes: 6}, value: 9.0, unit: s, source: Fig. 23}
+  findings:
+    - {claim: more nodes take longer, factor: nodes, expect: higher, source: Table 3}
+    - {claim: more RAM is slower, factor: ram, from: 1GB, to: 2GB, expect: higher,
+       where: {nodes: 1}}
+    - {claim: a and e alike, factor: workload, expect: no difference, where: {nodes: 1}}
+"""
+
+
+def test_reference_table_and_verdicts_are_in_the_page(tmp_path: Path) -> None:
+    fabricate(tmp_path, report=ALL_KINDS + REFERENCE)
+    rep = build_report(tmp_path)
+    r = rep.reproduction
+    assert [v.verdict for v in r.verdicts] == [HOLDS, FAILS, INCONCLUSIVE]
+    assert all(v.test.endswith("Holm over 3 tests, alpha 0.05") for v in r.verdicts)
+    one, pooled = r.values
+    assert one.lab.n == 3 and 2.35 < one.lab.median < 2.65 and 1.1 < one.ratio < 1.35
+    assert pooled.lab.n == 12 and pooled.pooled == ("ram", "workload")
+    assert r.reference.absent == ("reference.values[2] (nodes=6)",)
+    page = rep.path.read_text()
+    toc = re.search(r"<nav id='toc'>(.*?)</nav>", page)
+    assert toc is not None and "href='#reproduction'" in toc.group(1)
+    table = re.search(r"<table class=\"reference\">(.*?)</table>", page, re.S)
+    assert table is not None
+    assert "2,000 ms <small>(= 2 s)</small>" in table.group(1)
+    assert "Table 3, p. 26" in table.group(1) and "pooled over ram, workload" in table.group(1)
+    findings = re.search(r"<table class=\"findings\">(.*?)</table>", page, re.S)
+    assert findings is not None
+    for verdict in (HOLDS, FAILS, INCONCLUSIVE):
+        assert f">{verdict}</b>" in findings.group(1)
+    assert "Welch t (two-sided)" in findings.group(1)
+    assert "Not compared (1)" in page
+
+
+def test_reference_values_are_drawn_on_the_figures_of_their_response(tmp_path: Path) -> None:
+    fabricate(tmp_path, report=ALL_KINDS + REFERENCE)
+    with_refs = build_report(tmp_path).figures
+    fabricate(tmp_path / "plain", report=ALL_KINDS)
+    plain = build_report(tmp_path / "plain").figures
+    box, line = with_refs[0], with_refs[1]  # runtime_s by nodes, faceted by workload
+    # the value that names the facet (workload a) is drawn; the pooled one has no panel
+    assert "published values, 1," in box.caption and "published values, 1," in line.caption
+    assert box.png_b64 != plain[0].png_b64
+    bar = with_refs[2]  # node_cpu_pct.sum: no reference values of that response
+    assert "published" not in bar.caption
+    assert len(base64.b64decode(box.png_b64)) > 10_000
+
+
+def test_without_a_reference_block_the_section_says_so(tmp_path: Path) -> None:
+    fabricate(tmp_path, report=ALL_KINDS)
+    page = build_report(tmp_path).path.read_text()
+    assert "<h2 id='reproduction'>Reproduction</h2><p class='note'>No reference values" in page
+
+
+def test_the_page_with_verdicts_has_every_image_and_no_console_errors(tmp_path: Path) -> None:
+    assert shutil.which("chromium"), "chromium missing: `make setup` installs it"
+    fabricate(tmp_path, report=ALL_KINDS + REFERENCE)
+    rep = build_report(tmp_path)
+    got = check_in_chromium(rep.path)
+    assert got == {"figures": 7, "drawn": 7, "errors": []}
+    assert "class=\"findings\"" in rep.path.read_text()
