@@ -19,7 +19,7 @@ EXAMPLES = Path(__file__).parent.parent.parent / "examples"
 
 
 @pytest.mark.parametrize(("name", "examples"), [
-    ("experiment", sorted(EXAMPLES.glob("00*.yaml"))),
+    ("experiment", sorted([*EXAMPLES.glob("00*.yaml"), *EXAMPLES.glob("00*/*.yaml")])),
     ("plan", [EXAMPLES / "plan-seed001.yaml"]),
     ("rules", [EXAMPLES / "tune-rules-learned.yaml"]),
     ("net", []), ("profiles", []),

@@ -18,7 +18,7 @@ from casslab.core.paths import default_home
 from labtools import casslab
 
 ROOT = Path(__file__).resolve().parents[2]
-SPEC = str(ROOT / "examples" / "000-rpi-iot.yaml")
+SPEC = str(ROOT / "examples" / "000-rpi-iot" / "links.yaml")
 
 
 def one_error_line(res: subprocess.CompletedProcess[str]) -> str:

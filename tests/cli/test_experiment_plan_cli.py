@@ -10,15 +10,15 @@ sys.path.insert(0, str(Path(__file__).parent.parent))
 
 from labtools import casslab
 
-EXAMPLE_000 = Path(__file__).parent.parent.parent / "examples" / "000-rpi-iot.yaml"
+EXAMPLE_000 = Path(__file__).parent.parent.parent / "examples" / "000-rpi-iot" / "links.yaml"
 
 
 def test_plan_of_example_000_shows_blocks_warmups_and_why() -> None:
     res = casslab("experiment", "plan", str(EXAMPLE_000), env=None)
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
-    assert lines[-1] == ("16 blocks, 64 warm-ups, 160 kept trials; resets: 12 recreate, "
-                         "4 rebuild")
+    assert lines[-1] == ("4 blocks, 8 warm-ups, 32 kept trials; resets: 2 recreate, "
+                         "2 rebuild")
     header = next(line for line in lines if "seq" in line)
     for col in ("block", "warm-up", "reset before", "why"):
         assert col in header

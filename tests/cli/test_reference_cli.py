@@ -14,10 +14,13 @@ EXAMPLES = Path(__file__).parent.parent.parent / "examples"
 
 
 def test_validate_counts_the_reference_at_each_size() -> None:
-    res = casslab("experiment", "validate", str(EXAMPLES / "000-rpi-iot.yaml"), env=None)
+    spec = EXAMPLES / "000-rpi-iot" / "ram.yaml"  # Table 3's values at its paper size
+    res = casslab("experiment", "validate", str(spec), env=None)
     assert res.returncode == 0, res.stderr
     written, smoke = res.stdout.replace("\n", "").split("--scale smoke")
-    assert "reference: 6 values, 4 findings" in written
+    here, paper = written.split("--scale paper")
+    assert "reference: 0 values, 2 findings" in here
+    assert "reference: 9 values, 2 findings" in paper
     assert "more not compared: levels this size drops" in smoke
 
 

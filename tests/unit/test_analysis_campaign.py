@@ -45,3 +45,15 @@ def test_unreplicated_or_one_factor_designs_stay_one_way() -> None:
     one = [FACTORS[0]]
     b = analyze(rows(3, one), one, "runtime_s")
     assert b.factorial is None and b.factorial_note.startswith("one varied factor")
+
+
+def test_a_factor_with_one_level_run_so_far_is_left_out_of_the_factorial() -> None:
+    """An interrupted campaign that ran nodes=1 only: the ANOVA must not see nodes."""
+    three = [*FACTORS, {"name": "cl", "levels": ["ONE", "ALL"]}]
+    ran = [r for r in rows(3, FACTORS) if r.cell_params["nodes"] == 1]
+    ran = [TrialRow(**{**r.__dict__, "cell_params": {**r.cell_params, "cl": cl}})
+           for r in ran for cl in ("ONE", "ALL")]
+    a = analyze(ran, three, "runtime_s")
+    assert a.factorial is not None
+    assert {t.name for t in a.factorial.terms} == {"workload", "cl", "workload x cl",
+                                                   "residual"}

@@ -82,3 +82,19 @@ def test_a_bad_scale_name_is_refused_even_when_not_chosen() -> None:
     bad = SPEC.replace("  paper:", "  Paper Size:")
     with pytest.raises(SpecError, match="a scale name is lower-case"):
         parse_spec(bad)
+
+
+def test_a_factor_whose_name_has_dots_is_addressed_by_its_whole_name() -> None:
+    text = """\
+name: sweep
+lab: {nodes: 1, profile: vm-1g}
+workload: {name: ycsb-e}
+factors:
+  - {name: profile.memory_mib, levels: [1024, 2048]}
+stop: {ops: 1000}
+scales:
+  paper:
+    factors.profile.memory_mib.levels: [1024, 1536, 2048]
+"""
+    assert parse_spec(text, scale="paper").factor("profile.memory_mib").levels == (
+        1024, 1536, 2048)

@@ -167,7 +167,10 @@ def analyze(rows: list[TrialRow], factors: list[dict[str, Any]], response: str, 
 def factorial(good: list[TrialRow], factors: list[dict[str, Any]],
               value: Value) -> tuple[Factorial | None, str]:
     """The factorial ANOVA over the varied factors, or None and the reason."""
-    names = [f["name"] for f in factors if len(f["levels"]) > 1]
+    # An interrupted campaign may have run one level of a factor only: it varies in the
+    # spec, not in the data, and a constant column leaves the ANOVA nothing to test.
+    names = [f["name"] for f in factors if len(f["levels"]) > 1 and
+             len({level_label(r.cell_params.get(f["name"])) for r in good}) > 1]
     if len(names) < 2:
         return None, "one varied factor: one-way tests"
     data = [(tuple(level_label(r.cell_params.get(n)) for n in names), value(r))

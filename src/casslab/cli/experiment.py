@@ -57,7 +57,7 @@ def validate(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML)."
     """Check a spec, and each of its sizes unless --scale names one; errors name the
     field, its line and what is valid.
 
-    Example: casslab experiment validate examples/000-rpi-iot.yaml
+    Example: casslab experiment validate examples/000-rpi-iot/links.yaml
     """
     from casslab.experiment.design import plan as make_plan
     from casslab.experiment.spec import load_spec, scale_names
@@ -124,8 +124,8 @@ def run(
     """Run a campaign; trials are committed as they end, a rerun resumes, Ctrl-C stops
     cleanly (lab down, finished trials kept).
 
-    Examples: casslab experiment run examples/000-rpi-iot.yaml --results results/rpi
-              casslab experiment run examples/000-rpi-iot.yaml --scale smoke
+    Examples: casslab experiment run examples/000-rpi-iot/links.yaml --results results/rpi
+              casslab experiment run examples/000-rpi-iot/links.yaml --scale smoke
     """
     from casslab.experiment.runner import CampaignInterrupted, CampaignRunner
     from casslab.experiment.spec import load_spec

@@ -86,7 +86,8 @@ def _override(doc: Doc, scale: str, overrides: Any) -> None:
 
 
 def _resolve(doc: Doc, dotted: str, where: Path_) -> Path_:
-    """('factors', 2, 'levels') from 'factors.nodes.levels' (factors named, not numbered)."""
+    """('factors', 2, 'levels') from 'factors.nodes.levels' (factors named, not numbered;
+    a dotted factor name such as 'factors.profile.memory_mib.levels' is matched whole)."""
     parts = dotted.split(".")
     if not all(parts):
         raise doc.error(where, f"{dotted!r} is not a dotted path (e.g. design.trials)")
@@ -98,7 +99,14 @@ def _resolve(doc: Doc, dotted: str, where: Path_) -> Path_:
     while i < len(parts):
         part = parts[i]
         if isinstance(node, list):
-            index = _factor_index(node, part)
+            # A factor's own name may hold dots (profile.memory_mib, network.scale.edge):
+            # the longest run of parts that names an item wins.
+            index = None
+            for j in range(len(parts), i, -1):
+                index = _factor_index(node, ".".join(parts[i:j]))
+                if index is not None:
+                    part, i = ".".join(parts[i:j]), j - 1
+                    break
             if index is None:
                 named = [str(f.get("name")) for f in node if isinstance(f, dict)]
                 raise doc.error(where, f"{fmt_path(tuple(out))} has no item named {part!r} "
