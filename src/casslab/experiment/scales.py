@@ -17,8 +17,8 @@ A key is a dotted path into the spec; a factor is addressed by its `name`. The o
 replaces the value at that path (a mapping or list is replaced whole), and an error in
 an overridden value points at the line of the override.
 
-`smoke` (unless the spec defines its own) keeps at most 4 cells (two levels of the first
-factors, then the first level of the rest, in the spec's order), one trial per cell, no
+`smoke` (unless the spec defines its own) keeps at most 2 cells (two levels of the first
+factor, then the first level of the rest, in the spec's order), one trial per cell, no
 warm-ups, at most 200 operations or 5 s per trial, at most 1,000 records and at most two
 search steps: a few cells of one short trial each. A spec whose important levels come
 later writes its own `smoke:` scale.
@@ -32,7 +32,7 @@ from typing import Any
 from casslab.core.specio import Doc, Path_, fmt_path
 
 SMOKE = "smoke"
-SMOKE_CELLS = 4
+SMOKE_CELLS = 2
 SMOKE_OPS = 200
 SMOKE_DURATION_S = 5.0
 SMOKE_RECORDS = 1000
