@@ -21,8 +21,6 @@ from labtools import CASSLAB
     (["--runtime", "lxc", "--no-netns"], "error: --runtime lxc: needs root and the lab's own "
                                          "namespace; run as root without --no-netns, or use "
                                          "--runtime process"),
-    (["--runtime", "netns", "--net", "wifi"], "error: --net: link conditions work on runtime "
-                                              "process only, not on runtime netns"),
 ])
 def test_a_runtime_the_lab_cannot_honour_is_one_line_and_leaves_nothing(
         args: list[str], message: str, tmp_path: Path) -> None:
