@@ -76,8 +76,9 @@ def validate(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML)."
                    f"{_n(len(r.findings), 'finding')}" + (
                        f" ({len(r.absent)} more not compared: levels this size drops)"
                        if r.absent else "") if not r.empty or r.absent else "")
+            # One line per size, never folded (paths make it long; scripts grep it).
             out.print(f"{what}: valid; {cells} cells, {len(trials)} trials "
-                      f"({s.design.warmup_trials} warm-up per {per}){ref}")
+                      f"({s.design.warmup_trials} warm-up per {per}){ref}", soft_wrap=True)
 
 
 def _n(count: int, noun: str) -> str:
@@ -166,8 +167,8 @@ def run(
                 err.print(f"[bold red]interrupted:[/] {exc}", highlight=False)
                 raise typer.Exit(130) from None
     out.print(f"{outcome.done} trials run, {outcome.skipped} already done, {outcome.failed} "
-              f"failed, in {outcome.elapsed_s:.0f} s; results: {outcome.results}")
-    out.print(f"report: casslab report {outcome.results}")
+              f"failed, in {outcome.elapsed_s:.0f} s; results: {outcome.results}", soft_wrap=True)
+    out.print(f"report: casslab report {outcome.results}", soft_wrap=True)
     if outcome.failed:
         raise typer.Exit(1)
 
