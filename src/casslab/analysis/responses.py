@@ -153,12 +153,7 @@ def stage_metric(intervals: Sequence[StageInterval], metric: str) -> float:
     encoded = [iv.latency_hist for iv in intervals]
     if any(h is None for h in encoded):
         return math.nan
-    hists = [HdrHistogram.decode(h) for h in encoded]
-    # Each decodes with the range its own values needed: the merge needs all of theirs.
-    top = max(2, *(h.get_max_value() for h in hists))
-    merged = HdrHistogram(1, 2 * top, hists[0].significant_figures)
-    for h in hists:
-        merged.add(h)
+    merged = merge_histograms([HdrHistogram.decode(h) for h in encoded])
     if merged.get_total_count() == 0:
         return math.nan
     if metric == "mean_ms":
@@ -166,6 +161,17 @@ def stage_metric(intervals: Sequence[StageInterval], metric: str) -> float:
     if metric == "max_ms":
         return float(merged.get_max_value()) / 1000
     return float(merged.get_value_at_percentile(_STAGE_PCT[metric])) / 1000
+
+
+def merge_histograms(hists: Sequence[HdrHistogram]) -> HdrHistogram:
+    """One histogram of all of `hists` (at least one). casslab-load's histograms
+    auto-resize, so each decodes with the range its own values needed: the merge gets a
+    range wide enough for all of them."""
+    top = max(2, *(h.get_max_value() for h in hists))
+    merged = HdrHistogram(1, 2 * top, hists[0].significant_figures)
+    for h in hists:
+        merged.add(h)
+    return merged
 
 
 def trial_values(results: Results, name: str, trial_ids: Sequence[int], *,

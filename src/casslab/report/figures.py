@@ -17,8 +17,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hdrh.histogram import HdrHistogram
+
 from casslab.analysis.campaign import Analysis, level_label
-from casslab.analysis.responses import trial_values
+from casslab.analysis.responses import merge_histograms, trial_values
 from casslab.analysis.stats import describe
 from casslab.experiment.figures import (
     SERIES_UNITS,
@@ -286,18 +288,6 @@ def series_figure(d: FigureDecl, results: Results, rows: Sequence[TrialRow],
                          out), limits.note())
 
 
-def _decode(b64: str) -> Any:
-    from hdrh.histogram import HdrHistogram  # imported here: only percentile plots need it
-
-    return HdrHistogram.decode(b64)
-
-
-def _empty_histogram(max_us: int) -> Any:
-    from hdrh.histogram import HdrHistogram
-
-    return HdrHistogram(1, max(3_600_000_000, 2 * max_us), 3)
-
-
 def cell_percentiles(results: Results, trials: Sequence[TrialRow]) -> tuple[list[tuple[
         float, float]], bool]:
     """(percentile, latency ms) of a cell's kept trials: from their merged ALL
@@ -309,15 +299,11 @@ def cell_percentiles(results: Results, trials: Sequence[TrialRow]) -> tuple[list
         if row is None or not row.latency_hist:
             break
         try:
-            hists.append(_decode(row.latency_hist))
+            hists.append(HdrHistogram.decode(row.latency_hist))
         except Exception:  # any undecodable histogram: the stored percentiles, said so
             break
     if hists and len(hists) == len(trials):
-        # casslab-load's histograms auto-resize, so each trial's has its own range: add
-        # them into one wide enough for all (an hour in us covers any latency here).
-        merged = _empty_histogram(max(h.get_max_value() for h in hists))
-        for h in hists:
-            merged.add(h)
+        merged = merge_histograms(hists)
         return [(p, merged.get_value_at_percentile(p) / 1000.0) for p in PERCENTILES], True
     stored = {50.0: "p50_ms", 95.0: "p95_ms", 99.0: "p99_ms", 99.9: "p999_ms"}
     pts = []
