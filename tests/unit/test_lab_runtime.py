@@ -159,3 +159,13 @@ def test_lxc_config_mounts_the_host_paths_read_only_and_the_node_directory_writa
     assert "lxc.mount.entry = /h/node1 h/node1 none rw,bind,create=dir 0 0" in lines
     assert "lxc.net.0.ipv4.address = 10.99.1.1/24" in lines and "lxc.cgroup.x = 1" in lines
     assert "lxc.init.cmd = /bin/sh /h/node1/lxc-init.sh" in lines
+
+
+def test_the_state_modules_runtime_names_are_the_runtimes() -> None:
+    # `lab --help` and spec validation read the names from lab.state without importing
+    # the runtimes; a runtime added in one place only would be refused or unlisted.
+    from casslab.lab.runtime import RUNTIMES
+    from casslab.lab.state import DEFAULT_RUNTIME, RUNTIME_NAMES
+
+    assert tuple(RUNTIMES) == RUNTIME_NAMES
+    assert DEFAULT_RUNTIME in RUNTIME_NAMES

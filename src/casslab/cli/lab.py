@@ -17,11 +17,14 @@ from casslab.cli.common import err, errors_to_exit, open_lab, out
 from casslab.core.errors import UsageError
 from casslab.core.paths import default_home
 from casslab.core.units import parse_duration_s
-from casslab.lab import LabOptions, list_labs
-from casslab.lab.cluster import DEFAULT_TIMEOUT_S
-from casslab.lab.nodeprofiles import parse_node_profile_options
-from casslab.lab.runtime import DEFAULT_RUNTIME, RUNTIMES
-from casslab.lab.state import LabState, check_node_ref
+from casslab.lab.state import (
+    DEFAULT_RUNTIME,
+    DEFAULT_TIMEOUT_S,
+    RUNTIME_NAMES,
+    LabState,
+    check_node_ref,
+    list_labs,
+)
 
 app = typer.Typer(help="Local Cassandra labs: real nodes on this machine.", no_args_is_help=True)
 
@@ -55,7 +58,7 @@ def up(
                                              "profile (see `casslab net profiles`) or a "
                                              "link-spec YAML.")] = None,
     runtime: Annotated[str, typer.Option(help="What each node runs in: "
-                                         + ", ".join(RUNTIMES) + " (netns: own namespace "
+                                         + ", ".join(RUNTIME_NAMES) + " (netns: own namespace "
                                          "and veth on a lab bridge; lxc: LXC container on "
                                          "that bridge).")] = DEFAULT_RUNTIME,
 ) -> None:
@@ -65,6 +68,9 @@ def up(
 
     Example (mixed): casslab lab up --nodes 6 --profile rpi2 --node-profile node6=rpi3
     """
+    from casslab.lab import LabOptions
+    from casslab.lab.nodeprofiles import parse_node_profile_options
+
     with errors_to_exit():
         timeout_s = parse_duration_s(timeout, "--timeout")
         per_node = parse_node_profile_options(node_profile or [])

@@ -23,7 +23,7 @@ from casslab.experiment import linkscale, profilefactors, scales, tableopts
 from casslab.experiment.beside import TUNER_FACTOR, tuner_level
 from casslab.experiment.figures import DesignFactor, FigureDecl, figures_schema, parse_figures
 from casslab.experiment.reference import Reference, parse_reference, reference_schema
-from casslab.lab.runtime import DEFAULT_RUNTIME, RUNTIMES
+from casslab.lab.state import DEFAULT_RUNTIME, RUNTIME_NAMES
 from casslab.load.options import (
     CONSISTENCY_LEVELS,
     OptionError,
@@ -361,7 +361,7 @@ def _lab(v: _V, raw: Any) -> LabSpec:
         raise v.doc.error(("lab", "set"), "must be a mapping of cassandra.yaml keys to values "
                           "(e.g. {concurrent_writes: 16})")
     timeout = v.number(m.get("timeout_s", 180.0), ("lab", "timeout_s"), 10.0, 3600.0)
-    runtime = v.choice(m.get("runtime", DEFAULT_RUNTIME), ("lab", "runtime"), list(RUNTIMES),
+    runtime = v.choice(m.get("runtime", DEFAULT_RUNTIME), ("lab", "runtime"), list(RUNTIME_NAMES),
                        "runtime")
     per_node = profilefactors.node_profiles(v, m.get("node_profiles"), ("lab", "node_profiles"),
                                             MAX_NODES)
@@ -569,7 +569,7 @@ def _level(v: _V, name: str, value: Any, path: Path_, has_search: bool,
     if name == "profile":
         return v.choice(value, path, list(BUILTIN_PROFILES), "profile")
     if name == "runtime":
-        return v.choice(value, path, list(RUNTIMES), "runtime")
+        return v.choice(value, path, list(RUNTIME_NAMES), "runtime")
     if name in profilefactors.NAMES:
         return profilefactors.level(v, name, value, path)
     if name == "network":
@@ -755,7 +755,7 @@ def json_schema() -> specio.JsonSchema:
         "name": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},
         "description": {"type": "string"},
         "lab": obj({"nodes": integer(1, MAX_NODES), "profile": enum(list(BUILTIN_PROFILES)),
-                    "runtime": enum(list(RUNTIMES)),
+                    "runtime": enum(list(RUNTIME_NAMES)),
                     "node_profiles": specio.schema_map(enum(list(BUILTIN_PROFILES)),
                                                        "node name (node6) -> profile"),
                     "network": network, "set": {"type": "object",

@@ -31,8 +31,17 @@ from casslab.core.errors import (
 )
 from casslab.lab import credits, node
 from casslab.lab.nodeprofiles import cpu_warning, node_profiles
-from casslab.lab.runtime import DEFAULT_RUNTIME, NodeRuntime, runtime_for
-from casslab.lab.state import LabState, NodeState, lab_lock, system_name, validate_name
+from casslab.lab.runtime import NodeRuntime, runtime_for
+from casslab.lab.state import (
+    DEFAULT_RUNTIME,
+    DEFAULT_TIMEOUT_S,
+    LabState,
+    NodeState,
+    lab_lock,
+    list_labs,
+    system_name,
+    validate_name,
+)
 from casslab.profiles import cgroups
 from casslab.profiles.credits import BALANCE_FILE, read_balance_file, time_scale_from_env
 from casslab.profiles.hardware import LIVE_FIELDS, HardwareProfile, describe
@@ -43,7 +52,6 @@ MAX_NODES = 32
 # Beyond the heap, a Cassandra JVM needs metaspace, thread stacks and direct buffers.
 NODE_OVERHEAD_MIB = 256
 # A node that started and did not answer CQL in this long on its own is stuck.
-DEFAULT_TIMEOUT_S = 180.0
 
 Progress = Callable[[str], None]
 
@@ -146,18 +154,6 @@ def oversubscription_warning(profile: HardwareProfile, count: int, cores: int) -
     """A warning when `count` nodes of one profile have more CPU quota than this machine
     has cores (see nodeprofiles.cpu_warning for a lab of mixed profiles)."""
     return cpu_warning([profile] * count, cores)
-
-
-def list_labs(home: Path) -> list[LabState]:
-    """Every lab with a state file under `home`."""
-    labs_dir = home / "labs"
-    out = []
-    for d in sorted(labs_dir.iterdir()) if labs_dir.exists() else []:
-        try:
-            out.append(LabState.load(d))
-        except LabStateError:
-            continue
-    return out
 
 
 class Lab:

@@ -26,8 +26,6 @@ from casslab.lab.lxc import LxcRuntime
 from casslab.lab.state import LabState, NodeState
 from casslab.system import netns
 
-DEFAULT_RUNTIME = "process"
-
 Say = Callable[[str], None]
 
 

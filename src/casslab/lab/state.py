@@ -19,6 +19,12 @@ from typing import Any
 
 from casslab.core.errors import LabStateError, UsageError
 
+# Defaults the CLI shows in `--help`: kept here, beside the state reader, so that
+# `casslab lab list` and `lab --help` need not import the whole lab (cluster, runtimes).
+DEFAULT_TIMEOUT_S = 180.0
+RUNTIME_NAMES = ("process", "netns", "lxc")
+DEFAULT_RUNTIME = "process"
+
 NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
 STATE_FILE = "lab.json"
 
@@ -167,3 +173,15 @@ def lab_lock(lab_dir: Path) -> Iterator[None]:
             (lab_dir / ".lock").unlink()
             lab_dir.rmdir()
         os.close(fd)
+
+
+def list_labs(home: Path) -> list[LabState]:
+    """Every lab with a state file under `home`."""
+    labs_dir = home / "labs"
+    out = []
+    for d in sorted(labs_dir.iterdir()) if labs_dir.exists() else []:
+        try:
+            out.append(LabState.load(d))
+        except LabStateError:
+            continue
+    return out

@@ -11,15 +11,10 @@ Library API (what `lab up --net` and `casslab net` call):
 
 from typing import TYPE_CHECKING
 
-from casslab.core.lazy import exports
-
-# Eager, unlike the rest: the function `check` shares its name with its module, and
-# importing the module binds the package's `check` to the module; importing it here,
-# first, and rebinding keeps `net.check` the function.
-from casslab.net.check import check
+from casslab.core.lazy import exports, keep_exports_over_submodules
 
 if TYPE_CHECKING:
-    from casslab.net.check import LinkCheck
+    from casslab.net.check import LinkCheck, check
     from casslab.net.emulator import (
         NetState,
         Routed,
@@ -43,10 +38,12 @@ __all__ = ["BUILTIN_PROFILES", "LinkCheck", "LinkConditions", "NetError", "NetPr
            "NetSpec", "NetSpecError", "NetState", "Routed", "apply", "check", "clear", "is_active",
            "load", "resolve_profile", "set_links", "stats"]
 __getattr__, __dir__ = exports(__name__, {
-    "LinkCheck": "casslab.net.check",
+    "LinkCheck": "casslab.net.check", "check": "casslab.net.check",
     **dict.fromkeys(("NetState", "Routed", "apply", "clear", "is_active", "load",
                      "set_links", "stats"), "casslab.net.emulator"),
     "NetError": "casslab.net.errors", "NetSpecError": "casslab.net.errors",
     **dict.fromkeys(("BUILTIN_PROFILES", "LinkConditions", "NetProfile", "resolve_profile"),
                     "casslab.net.profiles"),
     "NetSpec": "casslab.net.spec"})
+# The function `check` shares its name with its module.
+keep_exports_over_submodules(__name__, ("check",))

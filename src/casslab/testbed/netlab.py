@@ -9,7 +9,7 @@ from casslab import net
 from casslab.core.errors import UsageError
 from casslab.lab import Lab, LabOptions, LabState, bridge
 from casslab.lab.cluster import Progress
-from casslab.lab.runtime import DEFAULT_RUNTIME
+from casslab.lab.state import DEFAULT_RUNTIME
 from casslab.system import netns
 
 
