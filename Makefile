@@ -8,7 +8,7 @@ CASSLAB   := $(VENV)/bin/casslab
 STAMPS    := .build
 CASSANDRA_VERSION ?= 5.0.6
 APT_PACKAGES := iproute2 iptables ethtool procps util-linux openjdk-17-jdk-headless maven \
-                build-essential pkg-config chromium lxc mmdebstrap
+                build-essential pkg-config chromium lxc mmdebstrap openssh-server
 
 .PHONY: help setup apt venv rust jars lint test test-unit test-integration demo bench bench-tune bench-tune-learned reproduce clean
 
@@ -26,14 +26,22 @@ setup: apt venv rust jars
 $(STAMPS):
 	mkdir -p $(STAMPS)
 
+# Packages must not start their daemons (openssh-server would start a system sshd): a
+# policy-rc.d that refuses every start while apt runs, removed after unless it was there.
+NO_SERVICES := made=; if [ ! -e /usr/sbin/policy-rc.d ]; then printf '\043!/bin/sh\nexit 101\n' \
+  > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && made=1; fi;
+SERVICES_BACK := if [ -n "$$made" ]; then rm -f /usr/sbin/policy-rc.d; fi
+
 # apt only when a tool is missing: a fresh machine gets everything, a warm one pays nothing.
 apt: | $(STAMPS)
 	@if ! command -v ip >/dev/null || ! command -v iptables >/dev/null \
 	    || ! command -v ethtool >/dev/null || ! command -v java >/dev/null \
 	    || ! command -v jcmd >/dev/null || ! command -v mvn >/dev/null \
-	    || ! command -v lxc-start >/dev/null || ! command -v mmdebstrap >/dev/null; then \
+	    || ! command -v lxc-start >/dev/null || ! command -v mmdebstrap >/dev/null \
+	    || ! test -x /usr/sbin/sshd; then \
 	  echo "installing apt packages: $(APT_PACKAGES)"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES); \
+	  $(NO_SERVICES) apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES); \
+	  rc=$$?; $(SERVICES_BACK); exit $$rc; \
 	fi
 
 venv: $(STAMPS)/venv.stamp
