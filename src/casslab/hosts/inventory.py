@@ -140,11 +140,11 @@ def _host(v: specio.V, name: str, variables: dict[str, Any], roles: tuple[str, .
         resolve_profile(profile, profiles_file)
     except ProfileError as exc:
         raise v.doc.error(path, f"host {name}: casslab_profile: {exc}") from None
-    key = variables.get("ansible_ssh_private_key_file")
+    key_file = variables.get("ansible_ssh_private_key_file")
     java = variables.get("casslab_java_home")
     return Host(name=name, address=address, roles=roles,
                 user=str(variables.get("ansible_user", "root")), port=port,
-                key_file=Path(str(key)).expanduser() if key else None,
+                key_file=Path(str(key_file)).expanduser() if key_file else None,
                 profile=profile,
                 data_interface=str(variables.get("casslab_data_interface", DEFAULT_INTERFACE)),
                 install_root=root, java_home=str(java) if java else None)
