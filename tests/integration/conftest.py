@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from casslab.system import sshhosts
+from casslab.system.sshhosts import SshHosts
+
 sys.path.insert(0, str(Path(__file__).parent.parent))
 
 from casslab.core.paths import default_cache, default_home
@@ -60,3 +63,13 @@ def lab1(tls_files: TlsFiles) -> Iterator[Lab]:
 @pytest.fixture(scope="session")
 def cli_env() -> dict[str, str]:
     return dict(os.environ)
+
+
+@pytest.fixture(scope="session")
+def ssh_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshHosts]:
+    """Two stand-in hosts (namespaces with their own sshd), shared by the hosts tests."""
+    if not sshhosts.SSHD.exists():
+        pytest.skip("openssh-server is installed by `make setup`")
+    made = sshhosts.start("it", 2, tmp_path_factory.mktemp("hosts"))
+    yield made
+    sshhosts.stop(made)

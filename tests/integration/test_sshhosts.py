@@ -4,7 +4,6 @@ and install root, reaches the others, and nothing of them is left after stop."""
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,15 +11,10 @@ import pytest
 from casslab.core.errors import UsageError
 from casslab.system import netns, sshhosts
 
-pytestmark = pytest.mark.skipif(not sshhosts.SSHD.exists(),
-                                reason="openssh-server is installed by `make setup`")
 
-
-@pytest.fixture(scope="module")
-def hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sshhosts.SshHosts]:
-    made = sshhosts.start("it", 2, tmp_path_factory.mktemp("hosts"))
-    yield made
-    sshhosts.stop(made)
+@pytest.fixture
+def hosts(ssh_hosts: sshhosts.SshHosts) -> sshhosts.SshHosts:
+    return ssh_hosts
 
 
 def _ssh(hosts: sshhosts.SshHosts, host: sshhosts.SshHost, *cmd: str,
