@@ -72,3 +72,4 @@ def test_a_bad_inventory_is_one_line_naming_the_host(text: str, message: str) ->
     with pytest.raises(InventoryError, match=message) as info:
         parse(text, "h.yaml")
     assert "\n" not in str(info.value)
+

@@ -22,6 +22,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from casslab.core.errors import CommandError, NetnsError, PrerequisiteError, UsageError
 from casslab.system import netns
@@ -59,6 +60,30 @@ class SshHosts:
         return ["ssh", "-i", str(self.key), "-o", f"UserKnownHostsFile={self.known_hosts}",
                 "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes",
                 "-o", "ConnectTimeout=5", f"root@{host.address}", *command]
+
+
+    @property
+    def ssh_args(self) -> str:
+        """OpenSSH options that trust exactly these hosts' keys (for Ansible)."""
+        return (f"-o UserKnownHostsFile={self.known_hosts} -o StrictHostKeyChecking=yes "
+                "-o BatchMode=yes")
+
+    def ansible_inventory(self, nodes: int, clients: int = 0) -> dict[str, Any]:
+        """An Ansible YAML inventory (as a dict): the first `nodes` hosts in group
+        `nodes`, the next `clients` in group `clients`."""
+        if nodes + clients > len(self.hosts):
+            raise UsageError(f"{nodes} nodes + {clients} clients: only {len(self.hosts)} "
+                             "stand-in hosts")
+
+        def group(hosts: tuple[SshHost, ...]) -> dict[str, Any]:
+            return {"hosts": {h.name: {"ansible_host": h.address,
+                                       "casslab_install_root": str(h.install_root)}
+                              for h in hosts}}
+
+        return {"all": {"vars": {"ansible_user": "root",
+                                 "ansible_ssh_private_key_file": str(self.key)},
+                        "children": {"nodes": group(self.hosts[:nodes]),
+                                     "clients": group(self.hosts[nodes:nodes + clients])}}}
 
 
 def check_name(name: str) -> str:

@@ -1,0 +1,59 @@
+"""casslab's playbook provisions stand-in hosts over SSH: Cassandra's jars, casslab's
+binaries and each node's own cassandra.yaml land in the host's install root; a failing
+step is one line naming the host and the step."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from casslab.cassandra.distribution import DEFAULT_VERSION, resolve
+from casslab.core.paths import default_cache
+from casslab.hosts import inventory as inv
+from casslab.hosts.provision import provision
+from casslab.hosts.ssh import HostError
+from casslab.system.sshhosts import SshHosts
+
+BIN = Path(__file__).resolve().parents[2] / "target" / "release"
+
+
+def _write(tmp_path: Path, doc: dict[str, object]) -> tuple[Path, inv.Inventory]:
+    path = tmp_path / "hosts.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path, inv.load(path)
+
+
+def test_the_playbook_installs_jars_binaries_and_each_nodes_config(
+        ssh_hosts: SshHosts, tmp_path: Path) -> None:
+    dist = resolve(DEFAULT_VERSION, default_cache())
+    path, inventory = _write(tmp_path, ssh_hosts.ansible_inventory(nodes=2))
+    nodes = provision(path, inventory, dist, BIN, tmp_path / "staging", default_cache(),
+                      lab_name="prov", overrides={"concurrent_writes": 8},
+                      ssh_args=ssh_hosts.ssh_args)
+    jars = sorted(p.name for p in dist.lib_dir.glob("*.jar"))
+    seed = ssh_hosts.hosts[0].address
+    for node, host in zip(nodes, ssh_hosts.hosts, strict=True):
+        root = host.install_root
+        assert sorted(p.name for p in (root / "cassandra" / "lib").glob("*.jar")) == jars
+        assert (root / "bin" / "casslab-load").stat().st_mode & 0o111
+        conf = yaml.safe_load((root / "node" / "conf" / "cassandra.yaml").read_text())
+        assert conf["listen_address"] == host.address == node.layout.address
+        assert conf["seed_provider"][0]["parameters"][0]["seeds"].startswith(seed + ":")
+        assert conf["concurrent_writes"] == 8
+        assert conf["data_file_directories"] == [str(root / "node" / "data")]
+
+
+def test_a_failing_step_names_the_host_and_the_step(ssh_hosts: SshHosts,
+                                                    tmp_path: Path) -> None:
+    doc = ssh_hosts.ansible_inventory(nodes=1)
+    host = ssh_hosts.hosts[0].name
+    # /proc refuses new directories: the install root cannot be made.
+    doc["all"]["children"]["nodes"]["hosts"][host]["casslab_install_root"] = "/proc/casslab"  # type: ignore[index]
+    path, inventory = _write(tmp_path, doc)
+    dist = resolve(DEFAULT_VERSION, default_cache())
+    with pytest.raises(HostError, match=rf"^{host}: Install root: ") as info:
+        provision(path, inventory, dist, BIN, tmp_path / "staging", default_cache(),
+                  lab_name="prov", overrides={}, ssh_args=ssh_hosts.ssh_args)
+    assert "\n" not in str(info.value)
