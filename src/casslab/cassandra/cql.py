@@ -214,3 +214,19 @@ class CqlClient:
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
+
+
+# Each node's own view of gossip: who it sees, in which state (NORMAL when joined).
+GOSSIP_QUERY = "SELECT address, status_with_port, status, load FROM system_views.gossip_info"
+
+
+def gossip_status(row: list[object]) -> str:
+    """The STATUS of a GOSSIP_QUERY row (`NORMAL,...`; empty when not known yet)."""
+    return str(row[1] or row[2] or "")
+
+
+def gossip_views(cql: CqlClient, addresses: list[str]) -> dict[str, dict[str, str]]:
+    """For each node of `addresses`: the gossip status it holds for every endpoint."""
+    return {addr: {str(r[0]): gossip_status(r)
+                   for r in cql.execute(GOSSIP_QUERY, host=addr).rows}
+            for addr in addresses}

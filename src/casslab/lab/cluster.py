@@ -19,7 +19,7 @@ from typing import Protocol
 
 from casslab.cassandra import cds
 from casslab.cassandra import config as cconf
-from casslab.cassandra.cql import CqlClient
+from casslab.cassandra.cql import GOSSIP_QUERY, CqlClient, gossip_status, gossip_views
 from casslab.cassandra.distribution import DEFAULT_VERSION, Distribution, check_version, resolve
 from casslab.core.errors import (
     CasslabError,
@@ -429,12 +429,8 @@ class Lab:
 
     def _gossip_views(self, state: LabState, addresses: set[str]) -> dict[str, dict[str, str]]:
         """For each node: the gossip STATUS it holds for every endpoint."""
-        views: dict[str, dict[str, str]] = {}
         with CqlClient(sorted(addresses), netns=state.netns) as cql:
-            for addr in sorted(addresses):
-                rows = cql.execute(GOSSIP_QUERY, host=addr).rows
-                views[addr] = {str(r[0]): _gossip_status(r) for r in rows}
-        return views
+            return gossip_views(cql, sorted(addresses))
 
     # ---- down --------------------------------------------------------------------------
 
@@ -576,7 +572,7 @@ class Lab:
             try:
                 with CqlClient(sorted(alive), netns=state.netns) as cql:
                     rows = cql.execute(GOSSIP_QUERY).rows
-                gossip = {str(r[0]): (_gossip_status(r), _mib(r[3])) for r in rows}
+                gossip = {str(r[0]): (gossip_status(r), _mib(r[3])) for r in rows}
             except CqlError:
                 gossip = {}
         balances = (read_balance_file(self.directory / BALANCE_FILE) if is_same_process(
@@ -625,13 +621,6 @@ def _runtime(state: LabState) -> NodeRuntime:
 
 
 # Peers gossip STATUS_WITH_PORT only; a node's own row also has the legacy STATUS.
-GOSSIP_QUERY = "SELECT address, status_with_port, status, load FROM system_views.gossip_info"
-
-
-def _gossip_status(row: list[object]) -> str:
-    return str(row[1] or row[2] or "")
-
-
 def _mib(load: object) -> float | None:
     try:
         return float(str(load)) / (1024 * 1024)
