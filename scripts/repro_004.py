@@ -69,8 +69,15 @@ def fmt(x: float) -> str:
     return f"{x:.3g}" if abs(x) < 100 else f"{x:.0f}"
 
 
-def report(spec: str, directory: Path, loads: list[tuple[float, float]]) -> None:
-    rows, vals = values(directory)
+def report(spec: str, directories: list[Path], loads: list[tuple[float, float]]) -> None:
+    rows: list[tuple[str, int, int, float | None]] = []
+    vals: Rows = {r: {} for r in RESPONSES}
+    # Trial ids are per database: offset each directory's so they stay apart.
+    for k, directory in enumerate(directories):
+        got_rows, got = values(directory)
+        rows += [(r, t, i + 1_000_000 * k, s) for r, t, i, s in got_rows]
+        for r in RESPONSES:
+            vals[r].update({i + 1_000_000 * k: v for i, v in got[r].items()})
     print(f"\n### {spec} ({len(rows)} kept trials)\n")
     print("| runtime | threads | n | " + " | ".join(RESPONSES) + " | load avg |")
     print("|---|---|---|" + "---|" * (len(RESPONSES) + 1))
@@ -100,12 +107,17 @@ def report(spec: str, directory: Path, loads: list[tuple[float, float]]) -> None
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", type=Path, default=ROOT / "results" / "reproduce")
+    ap.add_argument("--also", default="",
+                    help="another run's prefix to pool, e.g. 004-attempt2 (its kept trials "
+                         "of the same spec, e.g. an arm the final run did not reach)")
     args = ap.parse_args()
     loads = load_average(args.results / "004-loadavg.txt")
     for spec in SPECS:
-        directory = args.results / f"004-containers-{spec}"
-        if (directory / "results.db").exists():
-            report(spec, directory, loads)
+        dirs = [args.results / f"{prefix}-{spec}" for prefix in
+                ("004-containers", *([args.also] if args.also else []))]
+        dirs = [d for d in dirs if (d / "results.db").exists()]
+        if dirs:
+            report(spec, dirs, loads)
     return 0
 
 
