@@ -188,6 +188,11 @@ def test_load_phase_drops_the_options_that_only_shape_the_run() -> None:
     assert o.for_load_phase() == StressOptions(records=100, rf=3, in_flight=4)
 
 
+def test_load_phase_loads_at_its_own_concurrency_not_the_runs_closed_loop_clients() -> None:
+    o = StressOptions(threads=450, think_time_s=0.005, records=100)
+    assert o.for_load_phase() == StressOptions(records=100)
+
+
 def test_flag_names_a_field() -> None:
     assert IotOptions.flag("table_ttl_s") == "table-ttl-s"
 
