@@ -17,7 +17,6 @@ from typing import Any
 
 from casslab.analysis.factorial import Factorial, factorial_anova, full_grid, replicated
 from casslab.analysis.intervals import BatchMeans, batch_means
-from casslab.experiment.labels import auto_labels, level_of
 from casslab.analysis.stats import (
     CurvePoint,
     Describe,
@@ -30,6 +29,7 @@ from casslab.analysis.stats import (
     pairwise,
     scaling_curve,
 )
+from casslab.experiment.labels import auto_labels, level_of
 from casslab.store.responses import parse_response
 from casslab.store.results import TrialRow
 

@@ -119,7 +119,7 @@ def parse_labels(v: specio.V, raw: Any, path: Path_, levels: Sequence[Any]) -> t
             if k not in names or isinstance(levels[names.index(k)], dict | list):
                 valid = ", ".join(n for n, lv in zip(names, levels, strict=True)
                                   if not isinstance(lv, dict | list))
-                raise v.doc.error((*path, str(key)), f"{key!r} is not a level of this "
+                raise v.doc.error((*path, str(key)), f"{k} is not a level of this "
                                   f"factor (valid: {valid or 'none: use a list of labels'})")
             out[names.index(k)] = _one(v, lab, (*path, str(key)))
     else:

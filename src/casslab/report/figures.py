@@ -14,7 +14,7 @@ import csv
 import io
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hdrh.histogram import HdrHistogram
@@ -46,6 +46,7 @@ class Figure:
     caption: str
     csv: str = ""  # the figure's numbers, header first; "" for none
     left_out: str = ""  # what the drawing left out (its numbers are in the CSV)
+    response: str = ""  # the response it shows ("" for time series, percentiles): its section
 
 
 def labelled_factors(c: Campaign) -> list[dict[str, Any]]:
@@ -214,7 +215,8 @@ def order_figure(d: FigureDecl, a: Analysis, results: Results, rows: Sequence[Tr
     out = []
     for r in done:
         v = vals.get(r.trial_id, math.nan)
-        out.append([r.seq, r.cell, r.trial_no, int(r.warmup), v])
+        out.append([r.seq, r.cell, g.group(r.cell_params) or r.cell, r.trial_no,
+                    int(r.warmup), v])
         if math.isnan(v):
             continue
         ln = lines.setdefault(r.cell, Line(g.group(r.cell_params) or r.cell, [], []))
@@ -227,7 +229,7 @@ def order_figure(d: FigureDecl, a: Analysis, results: Results, rows: Sequence[Tr
     limits = facets.Limits(0, max(0, len(lines) - facets.MAX_GROUPS))
     return Figure(d.id, title, png, "Every finished trial, warm-ups included (hollow "
                   "markers: warm-ups, left out of the statistics); one colour per cell.",
-                  to_csv(["seq", "cell", "trial_no", "warmup", a.response], out),
+                  to_csv(["seq", "cell", "group", "trial_no", "warmup", a.response], out),
                   limits.note())
 
 
@@ -387,8 +389,9 @@ def declared_figures(decls: Sequence[FigureDecl], analyses: Sequence[Analysis],
     """Every declared figure, in the declared order; `refs`: a study's values to draw
     where a figure shows their response against a factor they name."""
     by_response = {a.response: a for a in analyses}
-    out = []
+    out: list[Figure] = []
     for d in decls:
+        n = len(out)
         if d.kind in ("box", "line", "bar"):
             out.append(factor_figure(d, by_response[d.response], factors, refs))
         elif d.kind == "order":
@@ -397,4 +400,6 @@ def declared_figures(decls: Sequence[FigureDecl], analyses: Sequence[Analysis],
             out.append(series_figure(d, results, rows, factors))
         else:
             out.append(cdf_figure(d, results, rows, factors))
+        if d.response and len(out) > n:
+            out[-1] = replace(out[-1], response=d.response)
     return out
