@@ -364,19 +364,32 @@ def render_reproduction(repro: Reproduction, analyses: list[Analysis],
             ["finding", "verdict", "test", "p", "p (Holm)", "effect", "n (from / to)",
              "why"],
             [[html.escape(v.finding.claim) + _finding_detail(v, label), _verdict(v.verdict),
-              html.escape(v.test), _p(v.p), _p(v.p_holm),
-              f"{html.escape(v.effect_name)} = {_fmt(v.effect)}; median to / from = "
-              f"{_fmt(v.ratio)}", f"{v.n_low} / {v.n_high}", html.escape(v.why)]
-             for v in repro.verdicts], "findings"))
+              html.escape(v.test), _p(v.p), _p(v.p_holm), _effect(v, units),
+              f"{v.fit.n} (line)" if v.fit else f"{v.n_low} / {v.n_high}",
+              html.escape(v.why)] for v in repro.verdicts], "findings"))
     parts.append(_absent(ref))
     return "\n".join(parts)
+
+
+def _effect(v: Verdict, units: dict[str, str]) -> str:
+    """The effect column: a slope with its interval beside the paper's, else the effect
+    size and the ratio of medians."""
+    if v.fit is None:
+        return (f"{html.escape(v.effect_name)} = {_fmt(v.effect)}; median to / from = "
+                f"{_fmt(v.ratio)}")
+    f, fit = v.finding, v.fit
+    unit = html.escape(f"{units.get(f.response, '')} per unit of {f.factor}")
+    return (f"lab slope = {_fmt(fit.slope)} [{_fmt(fit.low)} - {_fmt(fit.high)}] "
+            f"<small>({_coverage_text(fit.coverage)})</small>; paper = {_fmt(f.slope)} "
+            f"&plusmn; {_fmt(f.tolerance)} <small>({unit})</small>")
 
 
 def _finding_detail(v: Verdict, label: Labeller) -> str:
     f = v.finding
     where = "; ".join(f"{k} in {', '.join(label(k, x) for x in lv)}"
                       for k, lv in f.where.items())
-    expected = f"ratio {f.ratio:g}" if f.expect == "ratio" else f.expect
+    expected = (f"ratio {f.ratio:g}" if f.expect == "ratio" else
+                f"slope {f.slope:g} +- {f.tolerance:g}" if f.expect == "slope" else f.expect)
     text = (f"{f.response}: {f.factor} {label(f.factor, f.low)} -> "
             f"{label(f.factor, f.high)}, expected {expected}"
             + (f", where {where}" if where else "") + (f"; {f.source}" if f.source else ""))
