@@ -161,6 +161,14 @@ def reference_marks(d: FigureDecl, g: Grouping, refs: Sequence[RefValue]) -> lis
     return out
 
 
+def paper_value(marks: Sequence[RefMark], panel: str, x: str, group: str) -> float | str:
+    """The study's value at a figure's point (its group's, else one pooled over the
+    groups), in the response's unit; "" where the study gives none."""
+    here = [m for m in marks if m.panel == panel and m.x == x]
+    own = [m for m in here if m.group == group] or [m for m in here if m.group is None]
+    return own[0].value if own else ""
+
+
 def factor_figure(d: FigureDecl, a: Analysis, factors: Sequence[DesignFactor],
                   refs: Sequence[RefValue] = ()) -> Figure:
     """A box, line or bar figure of one response, with the study's values (`refs`) that
@@ -169,7 +177,9 @@ def factor_figure(d: FigureDecl, a: Analysis, factors: Sequence[DesignFactor],
     panels, rows = _panels(a, g)
     marks = reference_marks(d, g, refs)
     name = a.title
-    header = ["panel", d.x, f"{d.x} (level)", "group", "cell", "trial_id", a.response]
+    header = ["panel", d.x, f"{d.x} (level)", "group", "cell", "trial_id", a.response,
+              "paper"]
+    rows = [[*r, paper_value(marks, r[0], r[1], r[3])] for r in rows]
     limits = facets.Limits(max(0, len(panels) - facets.MAX_PANELS),
                            max(0, len(facets._groups_of(panels)) - facets.MAX_GROUPS))
     if d.kind == "box":
