@@ -234,7 +234,10 @@ def order_figure(d: FigureDecl, a: Analysis, results: Results, rows: Sequence[Tr
         ln.ys.append(v)
         ln.hollow.append(r.warmup)
     title = d.title or f"{a.title} of every trial in run order (hollow: warm-up)"
-    png = facets.line_series_panels([("", list(lines.values()))], title=title,
+    # cells in the design's order, so each keeps the colour it has in the other figures
+    idx = {r.cell: r.cell_idx for r in done}
+    ordered = [lines[c] for c in sorted(lines, key=lambda c: idx[c])]
+    png = facets.line_series_panels([("", ordered)], title=title,
                                     xlabel="trial (run order)", ylabel=a.title)
     limits = facets.Limits(0, max(0, len(lines) - facets.MAX_GROUPS))
     return Figure(d.id, title, png, "Every finished trial, warm-ups included (hollow "
@@ -295,7 +298,7 @@ def series_figure(d: FigureDecl, results: Results, rows: Sequence[TrialRow],
             by_cell.setdefault(r.cell, []).append(r)
     panels: dict[str, list[Line]] = {}
     out: list[list[Any]] = []
-    for cell, rs in by_cell.items():
+    for cell, rs in sorted(by_cell.items(), key=lambda kv: kv[1][0].cell_idx):
         ln = average_series([_trial_series(results, d.metric, r.trial_id) for r in rs])
         ln.label = g.group(rs[0].cell_params) or cell
         panels.setdefault(g.panel(rs[0].cell_params), []).append(ln)
@@ -363,7 +366,7 @@ def cdf_figure(d: FigureDecl, results: Results, rows: Sequence[TrialRow],
     panels: dict[str, list[Line]] = {}
     out: list[list[Any]] = []
     sources = set()
-    for cell, rs in by_cell.items():
+    for cell, rs in sorted(by_cell.items(), key=lambda kv: kv[1][0].cell_idx):
         pts, from_hist = cell_percentiles(results, rs)
         sources.add(from_hist)
         label = g.group(rs[0].cell_params) or cell

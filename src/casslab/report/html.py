@@ -150,6 +150,7 @@ td:first-child,th:first-child{text-align:left}
 figure{margin:18px 0;border:1px solid #ddd;padding:10px;background:#fff}
 figure img{max-width:100%} figcaption{font-size:13px;color:#555}
 .note{background:#f6f6e8;border-left:4px solid #cc9;padding:8px 12px;font-size:14px}
+table.design td{text-align:left;vertical-align:top}
 nav#toc ol.figs{list-style:lower-alpha;font-size:13px}
 pre{background:#f4f4f4;padding:10px;font-size:12px;overflow:auto}
 table.findings td:nth-child(3),table.findings td:nth-child(8),table.reference td:nth-child(7)
@@ -194,19 +195,19 @@ def render_factorial(fa: Factorial) -> str:
     """The factorial ANOVA: terms with interactions, assumption checks, the rank-based
     table, and each factor's effect within each level of the others."""
     head = ["term", "df", "sum of squares", "F", "p", "partial eta^2"]
-    parts = ["<h2>Factors (factorial ANOVA)</h2>",
+    parts = ["<h3>Factors (factorial ANOVA)</h3>",
              f"<p class='note'>Model: response ~ {html.escape(' * '.join(fa.factors))} (every "
              f"interaction), type II sums of squares, n = {fa.n}. Read: "
              f"<b>{html.escape(fa.method)}</b>.</p>",
              _table(head, _terms(fa.terms)),
-             "<h3>Assumption checks</h3>",
+             "<h4>Assumption checks</h4>",
              _table(["assumption", "test", "statistic", "p", "holds (p > 0.05)"],
                     [[c.assumption, c.test, _fmt(c.statistic), _p(c.p),
                       "yes" if c.ok else "<b>no</b>"] for c in fa.checks]),
-             "<h3>Rank-transform ANOVA (same model on the ranks)</h3>",
+             "<h4>Rank-transform ANOVA (same model on the ranks)</h4>",
              _table(head, _terms(fa.rank_terms))]
     if fa.simple:
-        parts.append("<h3>Effect of each factor within each level of the others</h3>")
+        parts.append("<h4>Effect of each factor within each level of the others</h4>")
         parts.append(_table(["factor", "within", "n", "ANOVA F", "p", "eta^2",
                              "Kruskal-Wallis p", "epsilon^2"],
                             [[html.escape(e.factor), html.escape(e.within), str(e.n),
@@ -241,12 +242,11 @@ def render(c: Campaign, analyses: list[Analysis], rows: list[TrialRow],
         title = (f"Results {i + 1} of {len(analyses)}: {html.escape(a.title)}"
                  if len(analyses) > 1 else f"Results: {html.escape(a.title)}")
         parts.append(f"<h2 id='response-{i + 1}'>{title}</h2>")
-        parts += render_response(a)
+        section = render_response(a)
+        # as in a paper: what the response is, its figures, then the tables behind them
         mine = [f for f in figures if f.response == a.response and f.id not in placed]
-        if mine:
-            parts.append(f"<h3>Figures of {html.escape(a.title)}</h3>")
-            parts += [render_figure(f) for f in mine]
-            placed |= {f.id for f in mine}
+        parts += section[:2] + [render_figure(f) for f in mine] + section[2:]
+        placed |= {f.id for f in mine}
     if steps:
         parts.append("<h2 id='search'>Peak search</h2>")
         srows = []
@@ -289,7 +289,8 @@ def render_design(factors: list[dict[str, Any]], rows: list[TrialRow]) -> str:
             full = scalar_label(v)
             levels.append(html.escape(lab) + (f" <small>= {html.escape(full)}</small>"
                                               if full != lab else ""))
-        frows.append([html.escape(f["name"]), html.escape(str(f.get("label") or "")),
+        desc = str(f.get("label") or "")
+        frows.append([html.escape(f["name"]), html.escape(desc if desc != f["name"] else ""),
                       "<br>".join(levels)])
     cells = len({r.cell for r in rows})
     done = sum(1 for r in rows if r.status == "done")
@@ -483,7 +484,7 @@ def render_response(a: Analysis) -> list[str]:
                                     "(" + html.escape(a.factorial_note) + "). ") +
              "Pairwise p values are Holm-corrected per test family.</p>",
              f"<p class='note'>How it is computed: {html.escape(explain(a.response))}</p>",
-             "<h2>Cells</h2>"]
+             "<h3>Cells</h3>"]
     within = any(cs.within for cs in a.cells)
     parts.append(_table(
         ["cell", "n", "median", "q1", "q3", "mean", "sd",
@@ -503,9 +504,9 @@ def render_response(a: Analysis) -> list[str]:
     if a.factorial:
         parts.append(render_factorial(a.factorial))
     if a.factors:
-        parts.append("<h2>Factors</h2>" if not a.factorial else
-                     "<h3>One-way tests per factor (other factors pooled; read the "
-                     "factorial table above)</h3>")
+        parts.append("<h3>Factors</h3>" if not a.factorial else
+                     "<h4>One-way tests per factor (other factors pooled; read the "
+                     "factorial table above)</h4>")
         frows = []
         for f in a.factors:
             for t in (f.anova, f.kruskal):
@@ -518,11 +519,11 @@ def render_response(a: Analysis) -> list[str]:
                   _fmt(p.statistic), _p(p.p), _p(p.p_holm), f"{p.effect_name} = "
                   f"{_fmt(p.effect)}"] for f in a.factors for p in f.pairs]
         if prows:
-            parts.append("<h3>Pairwise comparisons of levels</h3>")
+            parts.append("<h4>Pairwise comparisons of levels</h4>")
             parts.append(_table(["factor", "level a", "level b", "test", "statistic", "p",
                                  "p (Holm)", "effect size"], prows))
     if a.curves:
-        parts.append("<h2>Scaling</h2>")
+        parts.append("<h3>Scaling</h3>")
         parts.append(_table(["factor", "other factors", "level", "n", "median", "relative to "
                              "first level"],
                             [[html.escape(cv.factor), html.escape(cv.by or "-"), _fmt(p.level),
