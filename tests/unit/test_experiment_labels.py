@@ -89,3 +89,21 @@ def test_the_report_reads_labels_from_a_stored_spec_whose_files_are_gone() -> No
         {"name": "nodes", "levels": [1, 3]}]
     assert read_labels(stored, "stored spec", factors) == {"network": ("near", "far"),
                                                            "nodes": ("1", "3")}
+
+
+def test_labels_follow_the_levels_a_scale_keeps() -> None:
+    text = (HEAD + "  - {name: nodes, levels: [3, 5, 7], labels: [small, mid, big]}\n"
+            "scales:\n  two: {factors.nodes.levels: [7, 3]}\n"
+            "  new: {factors.nodes.levels: [3, 4]}\n")
+    assert parse_spec(text, scale="smoke").factors[0].labels == ("small", "mid")
+    assert parse_spec(text, scale="two").factors[0].labels == ("big", "small")
+    assert parse_spec(text, scale="new").factors[0].labels == ("3", "4")  # automatic
+
+
+def test_a_stored_unscaled_spec_labels_the_levels_the_scaled_campaign_ran() -> None:
+    stored = HEAD + "  - {name: nodes, levels: [3, 5, 7], labels: [small, mid, big]}\n"
+    assert read_labels(stored, "stored spec", [{"name": "nodes", "levels": [3, 7]}]) == {
+        "nodes": ("small", "big")}
+    # a level the spec does not label (an older spec): the automatic labels
+    assert read_labels(stored, "stored spec", [{"name": "nodes", "levels": [3, 4]}]) == {
+        "nodes": ("3", "4")}

@@ -143,20 +143,34 @@ def _one(v: specio.V, raw: Any, path: Path_) -> str:
 
 def read_labels(text: str, source: str, factors: Sequence[Mapping[str, Any]]
                 ) -> dict[str, tuple[str, ...]]:
-    """Factor name -> its levels' labels, from spec `text` (only each factor's `labels`
-    is read: the report reads a stored spec whose files may not be here). `factors`:
-    the campaign's, each with `name` and `levels`."""
+    """Factor name -> its levels' labels, from spec `text` (only each factor's `levels`
+    and `labels` are read: the report reads a stored spec whose files may not be here).
+    `factors`: the campaign's, each with `name` and `levels`; the stored text is the
+    unscaled spec, so a label is found by its level, and a level the declared labels do
+    not name (or labels that do not parse) gets the automatic ones. Never raises on
+    labels: the spec was validated when the campaign ran."""
     doc = specio.Doc(text, source)
     root = doc.root if isinstance(doc.root, dict) else {}
     raw = root.get("factors")
-    declared = {str(item.get("name")): (i, item.get("labels"))
+    declared = {str(item.get("name")): (i, item)
                 for i, item in enumerate(raw if isinstance(raw, list) else [])
                 if isinstance(item, dict)}
     v = specio.V(doc)
     out = {}
     for f in factors:
-        i, lab = declared.get(f["name"], (0, None))
-        out[f["name"]] = parse_labels(v, lab, ("factors", i, "labels"), list(f["levels"]))
+        levels = list(f["levels"])
+        out[f["name"]] = tuple(auto_labels(levels))
+        i, item = declared.get(f["name"], (0, {}))
+        spec_levels = item.get("levels")
+        if item.get("labels") is None or not isinstance(spec_levels, list):
+            continue
+        try:
+            labels = parse_labels(v, item["labels"], ("factors", i, "labels"), spec_levels)
+        except specio.SpecError:
+            continue
+        by_level = {scalar_label(lv): lab for lv, lab in zip(spec_levels, labels, strict=True)}
+        if all(scalar_label(lv) in by_level for lv in levels):
+            out[f["name"]] = tuple(by_level[scalar_label(lv)] for lv in levels)
     return out
 
 
