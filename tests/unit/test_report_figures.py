@@ -299,7 +299,8 @@ def test_mapping_levels_show_as_short_labels_and_in_full_in_the_csv(tmp_path: Pa
 
 
 def test_declared_labels_name_the_levels_on_every_figure(tmp_path: Path) -> None:
-    labels = "factors:\n  - {name: network, labels: [near, far]}\n"
+    levels = json.dumps(EDGE_FACTORS[0]["levels"])
+    labels = f"factors:\n  - {{name: network, levels: {levels}, labels: [near, far]}}\n"
     fabricate(tmp_path, report=labels + EDGE_FIGURES, factors=EDGE_FACTORS)
     rep = build_report(tmp_path)
     assert {r["network"] for r in rows_of(rep.figures[0].csv)} == {"near", "far"}
