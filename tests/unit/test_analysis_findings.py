@@ -10,7 +10,15 @@ from typing import Any
 import pytest
 
 from casslab.analysis.campaign import Analysis, analyze
-from casslab.analysis.findings import FAILS, HOLDS, INCONCLUSIVE, compare_values, decide, judge
+from casslab.analysis.findings import (
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
+    compare_values,
+    decide,
+    fit_slope,
+    judge,
+)
 from casslab.experiment.reference import Finding, Reference, RefValue
 from casslab.store.results import TrialRow
 
@@ -132,3 +140,42 @@ def test_a_reference_value_sits_beside_the_median_of_its_cells() -> None:
     assert (r2.cells, r2.lab.n, r2.pooled) == (2, 8, ("network",))
     assert r2.ratio == pytest.approx(2.01 / 4.0)
     assert r3.lab.n == 0 and math.isnan(r3.ratio)
+
+
+def slope(s: float, tol: float, where: dict[str, tuple[Any, ...]]) -> Finding:
+    return Finding("claim", "runtime_s", "nodes", 1, 3, "slope", where, "ols", slope=s,
+                   tolerance=tol)
+
+
+def test_fit_slope_recovers_a_known_line_with_its_interval() -> None:
+    pts = [(x, 2.0 + 0.5 * x + e) for x in (1.0, 2.0, 3.0, 4.0) for e in (-0.1, 0.1)]
+    fit = fit_slope(pts, paper=0.5)
+    assert fit.slope == pytest.approx(0.5)
+    # se = sqrt(0.08 / 6 / 10) = 0.0365; t(0.975, 6) = 2.447
+    assert fit.high - fit.slope == pytest.approx(2.447 * math.sqrt(0.08 / 6 / 10), rel=1e-3)
+    assert fit.p == pytest.approx(1.0) and (fit.n, fit.levels) == (8, 4)
+    assert math.isnan(fit_slope([(1.0, 1.0), (1.0, 2.0), (1.0, 3.0)], 0.0).slope)
+
+
+def test_an_expected_slope_holds_inside_its_tolerance_fails_outside_else_inconclusive(
+        ) -> None:
+    # Ethernet: 2.0 at 1 node, 3.025 at 3: slope ~ 0.51 per node, CI about +- 0.05
+    near, far, wide, few = judge(Reference(findings=(
+        slope(0.5, 0.15, {"network": ("eth",)}), slope(2.0, 0.2, {"network": ("eth",)}),
+        slope(0.5, 0.02, {"network": ("eth",)}),
+        Finding("c", "runtime_s", "nodes", 1, 1.5, "slope", {}, "ols", slope=1.0,
+                tolerance=0.1))), [analysis(LAB)])
+    assert near.verdict == HOLDS and near.fit is not None
+    assert near.fit.slope == pytest.approx((3.0125 - 2.0125) / 2, abs=0.01)
+    assert near.fit.coverage == pytest.approx(0.95) and near.effect_name == "slope"
+    assert "lies within the paper's 0.5 +- 0.15" in near.why
+    assert far.verdict == FAILS and far.fit is not None and far.fit.p < 0.001
+    assert "outside" in far.why
+    assert wide.verdict == INCONCLUSIVE and "overlaps the edge" in wide.why
+    assert few.verdict == INCONCLUSIVE and "too few trials for a line" in few.why
+
+
+def test_slope_findings_stay_out_of_the_holm_family() -> None:
+    diff, _ = judge(Reference(findings=(finding("higher", {"nodes": (3,)}),
+                                        slope(0.5, 0.1, {}))), [analysis(LAB)])
+    assert diff.test == "Welch t (two-sided), Holm over 1 test, alpha 0.05"

@@ -58,6 +58,19 @@ def test_an_expected_ratio_is_read() -> None:
     assert f.claim == "runtime_s 1.12 times as high at nodes=3 than at 1"
 
 
+def test_an_expected_slope_is_read_with_its_tolerance() -> None:
+    ref = parse_spec(HEAD + """reference:
+  findings:
+    - {factor: nodes, expect: slope, slope: 0.5, where: {workload: ycsb-a}}
+    - {factor: nodes, expect: slope, slope: -2, tolerance: 0.3, claim: faster}
+""").reference
+    first, second = ref.findings
+    assert (first.expect, first.slope, first.tolerance, first.low, first.high) == (
+        "slope", 0.5, 0.05, 1, 3)
+    assert first.claim == "runtime_s changes by 0.5 per unit of nodes"
+    assert (second.slope, second.tolerance, second.claim) == (-2.0, 0.3, "faster")
+
+
 def test_a_spec_without_reference_has_an_empty_one() -> None:
     assert parse_spec(HEAD).reference.empty
 
@@ -80,7 +93,20 @@ def test_a_spec_without_reference_has_an_empty_one() -> None:
      "ycsb-c, ycsb-e)"),
     ("  findings:\n    - {factor: network, expect: faster}\n", 9,
      "reference.findings[0].expect: 'faster' is not a valid expectation (valid: higher, "
-     "lower, no difference, ratio)"),
+     "lower, no difference, ratio, slope)"),
+    ("  findings:\n    - {factor: network, expect: slope, slope: 1}\n", 9,
+     "reference.findings[0].factor: network has levels that are not numbers (valid for a "
+     "slope: nodes)"),
+    ("  findings:\n    - {factor: nodes, expect: slope}\n", 9,
+     "reference.findings[0].slope: is required with `expect: slope`"),
+    ("  findings:\n    - {factor: nodes, expect: slope, slope: 0}\n", 9,
+     "reference.findings[0].tolerance: is required when the slope is 0"),
+    ("  findings:\n    - {factor: nodes, expect: slope, slope: 1, test: welch}\n", 9,
+     "reference.findings[0].test: a slope is fitted by least squares"),
+    ("  findings:\n    - {factor: nodes, expect: slope, slope: 1, from: 3, to: 1}\n", 9,
+     "reference.findings[0].to: '1' is not above `from` '3'"),
+    ("  findings:\n    - {factor: nodes, expect: higher, slope: 1}\n", 9,
+     "reference.findings[0].slope: is only for `expect: slope`"),
     ("  findings:\n    - {factor: network, expect: higher, where: {network: wifi}}\n", 9,
      "reference.findings[0].where.network: network is the finding's factor"),
     ("  findings:\n    - {factor: network, to: lan, expect: higher}\n", 9,

@@ -183,9 +183,16 @@ def test_page_has_contents_versions_spec_and_a_reproduction_section(tmp_path: Pa
     page = build_report(tmp_path).path.read_text()
     toc = re.search(r"<nav id='toc'>(.*?)</nav>", page)
     assert toc is not None
-    for target in ("figures", "reproduction", "versions", "spec"):
+    targets = ("design", "response-1", "figures", "reproduction", "versions", "spec")
+    for target in targets:
         assert f"href='#{target}'" in toc.group(1) and f"id='{target}'" in page
-    assert "Versions and machine" in page and "matplotlib" in page
+    # a paper's order: design, results, reproduction, appendices
+    at = [page.index(f"<h2 id='{t}'>") for t in targets]
+    assert at == sorted(at)
+    # every figure is listed in the contents, under its section
+    for fid in re.findall(r"<figure id='([^']+)'", page):
+        assert f"href='#{fid}'" in toc.group(1)
+    assert "versions and machine" in page and "matplotlib" in page
     assert "http://" not in page and "https://" not in page
 
 
@@ -249,6 +256,55 @@ def test_csv_links_hold_each_figures_numbers(tmp_path: Path) -> None:
     rep = build_report(tmp_path)
     page = rep.path.read_text()
     links = re.findall(r"<a download='([^']+)' href='data:text/csv;base64,([^']+)'>", page)
-    assert [name for name, _ in links] == [f"{f.id}.csv" for f in rep.figures]
-    for (_, data), f in zip(links, rep.figures, strict=True):
-        assert base64.b64decode(data).decode() == f.csv
+    # in page order (each figure in its section), one per figure
+    assert sorted(name for name, _ in links) == sorted(f"{f.id}.csv" for f in rep.figures)
+    by_name = dict(links)
+    for f in rep.figures:
+        assert base64.b64decode(by_name[f"{f.id}.csv"]).decode() == f.csv
+
+
+EDGE_FACTORS = [
+    {"name": "network", "kind": "network", "label": "edge delays",
+     "levels": [{"client": {"delay_ms": 10}, "groups": {"edge": {"n1-n2": 5, "n2-n3": 10}}},
+                {"client": {"delay_ms": 10}, "groups": {"edge": {"n1-n2": 15, "n2-n3": 20}}}]},
+    {"name": "workload", "kind": "schema", "label": "workload", "levels": ["a", "e"]}]
+EDGE_FIGURES = """report:
+  figures:
+    - {kind: box, x: network, colour: workload}
+    - {kind: bar, x: workload, facet: network, response: node_cpu_pct.sum}
+    - {kind: order}
+"""
+
+
+def test_mapping_levels_show_as_short_labels_and_in_full_in_the_csv(tmp_path: Path) -> None:
+    fabricate(tmp_path, report=EDGE_FIGURES, factors=EDGE_FACTORS)
+    rep = build_report(tmp_path)
+    page = rep.path.read_text()
+    box = rows_of(rep.figures[0].csv)
+    assert {r["network"] for r in box} == {"edge=5/10", "edge=15/20"}
+    assert {json.loads(r["network (level)"])["groups"]["edge"]["n1-n2"] for r in box} == {5, 15}
+    assert {r["panel"] for r in rows_of(rep.figures[1].csv)} == {"network=edge=5/10",
+                                                                 "network=edge=15/20"}
+    assert {r["cell"] for r in rows_of(rep.figures[2].csv)} >= {
+        "network={'client': {'delay_ms': 10}, 'groups': {'edge': {'n1-n2': 5, 'n2-n3': 10}}}"
+        ",workload=a"}
+    assert [c.label for c in rep.analyses[0].cells][:2] == ["network=edge=5/10,workload=a",
+                                                            "network=edge=5/10,workload=e"]
+    # tables print the labels; the level in full only in the design table and the spec
+    design = page[page.index("id='design'"):page.index("id='response-1'")]
+    assert "edge=5/10 <small>= {&quot;client&quot;" in design
+    results = page[page.index("id='response-1'"):page.index("id='reproduction'")]
+    assert "delay_ms" not in results
+    assert check_in_chromium(rep.path) == {"figures": 3, "drawn": 3, "errors": []}
+
+
+def test_declared_labels_name_the_levels_on_every_figure(tmp_path: Path) -> None:
+    levels = json.dumps(EDGE_FACTORS[0]["levels"])
+    labels = f"factors:\n  - {{name: network, levels: {levels}, labels: [near, far]}}\n"
+    fabricate(tmp_path, report=labels + EDGE_FIGURES, factors=EDGE_FACTORS)
+    rep = build_report(tmp_path)
+    assert {r["network"] for r in rows_of(rep.figures[0].csv)} == {"near", "far"}
+    assert {r["group"] for r in rows_of(rep.figures[2].csv)} == {
+        "network=near, workload=a", "network=near, workload=e", "network=far, workload=a",
+        "network=far, workload=e"}
+    assert "network=far,workload=e" in rep.path.read_text()

@@ -97,9 +97,13 @@ def test_each_response_gets_its_own_sections_and_figures(tmp_path: Path) -> None
         "box-nodes-runtime_s", "box-workload-runtime_s", "line-nodes-runtime_s",
         "box-nodes-node_cpu_pct-sum", "bar-nodes-node_cpu_pct-sum",
         "box-workload-node_cpu_pct-sum", "line-nodes-node_cpu_pct-sum"]
-    assert "Response 1 of 2: run time (s)" in page
-    assert "Response 2 of 2: node_cpu_pct.sum (% of one core)" in page
-    assert page.count(">Cells</h2>") == 2
+    assert "Results 1 of 2: run time (s)" in page
+    assert "Results 2 of 2: node_cpu_pct.sum (% of one core)" in page
+    # each response's figures sit in its own section, before the next response's
+    second = page.index("<h2 id='response-2'>")
+    assert page.index("id='fig-box-nodes-runtime_s'") < second
+    assert page.index("id='fig-bar-nodes-node_cpu_pct-sum'") > second
+    assert page.count(">Cells</h3>") == 2
     assert "sum over the nodes" in page and "from casslab-load&#x27;s summary" in page
     # node CPU (user 40-50 + ci, system 8) summed over 1 or 3 nodes
     cpu = {c.key: c.stats.median for c in rep.analyses[1].cells}

@@ -5,6 +5,8 @@ values drawn on the figures of their response, and the page clean in headless Ch
 from __future__ import annotations
 
 import base64
+import csv
+import io
 import re
 import shutil
 from pathlib import Path
@@ -27,6 +29,8 @@ REFERENCE = """reference:
     - {claim: more RAM is slower, factor: ram, from: 1GB, to: 2GB, expect: higher,
        where: {nodes: 1}}
     - {claim: a and e alike, factor: workload, expect: no difference, where: {nodes: 1}}
+    - {claim: half a second per node, factor: nodes, expect: slope, slope: 0.5,
+       tolerance: 0.1, where: {ram: 2GB}}
 """
 
 
@@ -34,8 +38,10 @@ def test_reference_table_and_verdicts_are_in_the_page(tmp_path: Path) -> None:
     fabricate(tmp_path, report=ALL_KINDS + REFERENCE)
     rep = build_report(tmp_path)
     r = rep.reproduction
-    assert [v.verdict for v in r.verdicts] == [HOLDS, FAILS, INCONCLUSIVE]
-    assert all(v.test.endswith("Holm over 3 tests, alpha 0.05") for v in r.verdicts)
+    assert [v.verdict for v in r.verdicts] == [HOLDS, FAILS, INCONCLUSIVE, HOLDS]
+    assert all(v.test.endswith("Holm over 3 tests, alpha 0.05") for v in r.verdicts[:3])
+    slope = r.verdicts[3]
+    assert slope.fit is not None and 0.45 < slope.fit.slope < 0.55
     one, pooled = r.values
     assert one.lab.n == 3 and 2.35 < one.lab.median < 2.65 and 1.1 < one.ratio < 1.35
     assert pooled.lab.n == 12 and pooled.pooled == ("ram", "workload")
@@ -52,6 +58,9 @@ def test_reference_table_and_verdicts_are_in_the_page(tmp_path: Path) -> None:
     for verdict in (HOLDS, FAILS, INCONCLUSIVE):
         assert f">{verdict}</b>" in findings.group(1)
     assert "Welch t (two-sided)" in findings.group(1)
+    assert "lab slope = 0.481 [0.441 - 0.522]" in findings.group(1)
+    assert "(CI coverage 95.0%)" in findings.group(1)
+    assert "paper = 0.5 &plusmn; 0.1 <small>(s per unit of nodes)</small>" in findings.group(1)
     assert "Not compared (1)" in page
 
 
@@ -64,6 +73,13 @@ def test_reference_values_are_drawn_on_the_figures_of_their_response(tmp_path: P
     # the value that names the facet (workload a) is drawn; the pooled one has no panel
     assert "published values, 1," in box.caption and "published values, 1," in line.caption
     assert box.png_b64 != plain[0].png_b64
+    # the download has the paper's value beside the lab's where a reference matches
+    rows = list(csv.DictReader(io.StringIO(box.csv)))
+    paper = {(r["panel"], r["nodes"], r["group"]): r["paper"] for r in rows}
+    assert paper[("workload=a", "1", "ram=2GB")] == "2.0"
+    assert paper[("workload=a", "1", "ram=1GB")] == "" and paper[("workload=e", "3",
+                                                                   "ram=2GB")] == ""
+    assert sum(1 for r in rows if r["paper"]) == 3  # the cell's three kept trials
     bar = with_refs[2]  # node_cpu_pct.sum: no reference values of that response
     assert "published" not in bar.caption
     assert len(base64.b64decode(box.png_b64)) > 10_000
@@ -82,3 +98,9 @@ def test_the_page_with_verdicts_has_every_image_and_no_console_errors(tmp_path: 
     got = check_in_chromium(rep.path)
     assert got == {"figures": 7, "drawn": 7, "errors": []}
     assert "class=\"findings\"" in rep.path.read_text()
+    # the page's download of the first figure carries the paper's value beside the lab's
+    link = re.search(r"<a download='fig13.csv' href='data:text/csv;base64,([^']+)'>",
+                     rep.path.read_text())
+    assert link is not None
+    rows = list(csv.DictReader(io.StringIO(base64.b64decode(link.group(1)).decode())))
+    assert {r["paper"] for r in rows} == {"", "2.0"}

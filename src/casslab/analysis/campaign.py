@@ -29,6 +29,7 @@ from casslab.analysis.stats import (
     pairwise,
     scaling_curve,
 )
+from casslab.experiment.labels import auto_labels, level_of
 from casslab.store.responses import parse_response
 from casslab.store.results import TrialRow
 
@@ -45,6 +46,26 @@ def level_label(value: Any) -> str:
     return str(value)
 
 
+Labeller = Callable[[str, Any], str]
+
+
+def labeller(factors: list[dict[str, Any]]) -> Labeller:
+    """(factor name, level) -> the level's label: the factor's `labels` (the spec's,
+    in level order) when it has them, else experiment.labels' automatic ones."""
+    table = {f["name"]: (list(f["levels"]), list(f.get("labels") or auto_labels(f["levels"])))
+             for f in factors}
+
+    def label(name: str, value: Any) -> str:
+        levels, labels = table.get(name, ([], []))
+        return level_of(levels, labels, value) if levels else level_label(value)
+    return label
+
+
+def cell_label(params: Mapping[str, Any], label: Labeller) -> str:
+    """A cell's short name: `network=edge=5/10/15,cl=ONE` (its key with level labels)."""
+    return ",".join(f"{k}={label(k, v)}" for k, v in params.items()) or "all"
+
+
 @dataclass(frozen=True)
 class CellStats:
     key: str
@@ -56,6 +77,7 @@ class CellStats:
     as_run: str = ""  # relative levels resolved ("rate=780.5" for "rate=66%")
     # per trial: per-second throughput's mean with its batch-means SE (long trials)
     within: list[BatchMeans] = field(default_factory=list)
+    label: str = ""  # the key with level labels (what tables print)
 
 
 @dataclass(frozen=True)
@@ -124,6 +146,7 @@ def analyze(rows: list[TrialRow], factors: list[dict[str, Any]], response: str, 
     trial id -> the response's value (casslab.analysis.responses.trial_values); without
     it the response is a column of the trial's ALL row."""
     value = _value_of(response, values)
+    label = labeller(factors)
     # A kept trial without this response (no operation of that type, no samples in its
     # window) is left out of this response's statistics, and counted.
     good = [r for r in kept(rows) if not math.isnan(value(r))]
@@ -147,33 +170,35 @@ def analyze(rows: list[TrialRow], factors: list[dict[str, Any]], response: str, 
         ids = [r.trial_id for r in rs]
         within = [batch_means(per_second[i]) for i in ids if per_second and per_second.get(i)]
         cells.append(CellStats(key, rs[0].cell_params, describe(vals), vals, ids,
-                               outlier_mask(vals), as_run, within))
+                               outlier_mask(vals), as_run, within,
+                               cell_label(rs[0].cell_params, label)))
     fstats = []
     for f in factors:
         name = f["name"]
-        levels = [level_label(v) for v in f["levels"]]
+        levels = [label(name, v) for v in f["levels"]]
         groups: dict[str, list[float]] = {lv: [] for lv in levels}
         for r in good:
-            lv = level_label(r.cell_params.get(name))
+            lv = label(name, r.cell_params.get(name))
             groups.setdefault(lv, []).append(value(r))
         present = {k: v for k, v in groups.items() if v}
         fstats.append(FactorStats(name, levels, groups, anova_oneway(list(present.values())),
                                   kruskal(list(present.values())), pairwise(present)))
-    fac, note = factorial(good, factors, value)
+    fac, note = factorial(good, factors, value, label)
     return Analysis(response, _unit(response), cells, fstats,
-                    curves(good, factors, value), counts, fac, note)
+                    curves(good, factors, value, label), counts, fac, note)
 
 
 def factorial(good: list[TrialRow], factors: list[dict[str, Any]],
-              value: Value) -> tuple[Factorial | None, str]:
+              value: Value, label: Labeller | None = None) -> tuple[Factorial | None, str]:
     """The factorial ANOVA over the varied factors, or None and the reason."""
     # An interrupted campaign may have run one level of a factor only: it varies in the
     # spec, not in the data, and a constant column leaves the ANOVA nothing to test.
+    lab = label or labeller(factors)
     names = [f["name"] for f in factors if len(f["levels"]) > 1 and
-             len({level_label(r.cell_params.get(f["name"])) for r in good}) > 1]
+             len({lab(f["name"], r.cell_params.get(f["name"])) for r in good}) > 1]
     if len(names) < 2:
         return None, "one varied factor: one-way tests"
-    data = [(tuple(level_label(r.cell_params.get(n)) for n in names), value(r))
+    data = [(tuple(lab(n, r.cell_params.get(n)) for n in names), value(r))
             for r in good]
     if not replicated(full_grid(names, data)):
         return None, ("not every cell of the factor grid has >= 2 kept trials: no "
@@ -187,9 +212,10 @@ def numeric_factor(f: dict[str, Any]) -> bool:
 
 
 def curves(good: list[TrialRow], factors: list[dict[str, Any]],
-           value: Value) -> list[Curve]:
+           value: Value, label: Labeller | None = None) -> list[Curve]:
     """For each numeric factor: one curve per combination of the other factors."""
     out = []
+    lab = label or labeller(factors)
     names = [f["name"] for f in factors]
     for f in factors:
         if not numeric_factor(f):
@@ -197,7 +223,7 @@ def curves(good: list[TrialRow], factors: list[dict[str, Any]],
         lines: dict[str, dict[float, list[float]]] = {}
         for r in good:
             p = r.cell_params
-            by = ", ".join(f"{n}={level_label(p.get(n))}" for n in names if n != f["name"])
+            by = ", ".join(f"{n}={lab(n, p.get(n))}" for n in names if n != f["name"])
             lines.setdefault(by, {}).setdefault(float(p[f["name"]]), []).append(value(r))
         for by, pts in lines.items():
             out.append(Curve(f["name"], by, scaling_curve(pts)))

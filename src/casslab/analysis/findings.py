@@ -31,11 +31,12 @@ from typing import Any
 
 from casslab.analysis.campaign import Analysis, CellStats, level_label
 from casslab.analysis.stats import Describe, describe, holm, mann_whitney, welch
-from casslab.experiment.reference import Finding, Reference, RefValue
+from casslab.experiment.reference import Finding, Reference, RefValue, level_number
 
 HOLDS, FAILS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
-TEST_NAMES = {"welch": "Welch t", "mann-whitney": "Mann-Whitney U"}
-EFFECT_NAMES = {"welch": "Hedges g", "mann-whitney": "rank-biserial r"}
+TEST_NAMES = {"welch": "Welch t", "mann-whitney": "Mann-Whitney U",
+              "ols": "least-squares slope"}
+EFFECT_NAMES = {"welch": "Hedges g", "mann-whitney": "rank-biserial r", "ols": "slope"}
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,7 @@ class Verdict:
     effect: float  # Hedges g or rank-biserial r, `to` minus `from`
     effect_name: str
     p_ratio: float = math.nan  # expect ratio: H0 ratio = R, Holm-corrected
+    fit: SlopeFit | None = None  # expect slope: the lab's fitted slope
 
     @property
     def ratio(self) -> float:
@@ -77,6 +79,72 @@ class Verdict:
         if math.isnan(self.median_low) or self.median_low == 0:
             return math.nan
         return self.median_high / self.median_low
+
+
+@dataclass(frozen=True)
+class SlopeFit:
+    """The lab's least-squares slope of a response on a numeric factor: `slope` per unit
+    of the factor, its confidence interval [low, high] of `coverage` (Student t, n - 2
+    df), and `p`: two-sided, H0 slope = the paper's."""
+
+    slope: float
+    low: float
+    high: float
+    coverage: float
+    n: int
+    levels: int  # distinct factor levels the trials were at
+    p: float
+
+
+def fit_slope(points: Sequence[tuple[float, float]], paper: float,
+              coverage: float = 0.95) -> SlopeFit:
+    """Ordinary least squares of y on x over trial values (x, y); NaN fields when there
+    are fewer than 3 points or 2 distinct x (no interval possible)."""
+    from scipy import stats  # type: ignore[import-untyped]
+
+    n = len(points)
+    xs = [x for x, _ in points]
+    if n < 3 or len(set(xs)) < 2:
+        return SlopeFit(math.nan, math.nan, math.nan, coverage, n, len(set(xs)), math.nan)
+    mx = sum(xs) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    b = sum((x - mx) * (y - my) for x, y in points) / sxx
+    resid = sum((y - my - b * (x - mx)) ** 2 for x, y in points)
+    se = math.sqrt(resid / (n - 2) / sxx)
+    half = float(stats.t.ppf(0.5 + coverage / 2, n - 2)) * se
+    p = (float(2 * stats.t.sf(abs(b - paper) / se, n - 2)) if se > 0 else
+         (1.0 if b == paper else 0.0))
+    return SlopeFit(b, b - half, b + half, coverage, n, len(set(xs)), p)
+
+
+def decide_slope(fit: SlopeFit, paper: float, tolerance: float) -> tuple[str, str]:
+    """(verdict, why): holds when the interval lies within paper +- tolerance, does not
+    hold when it lies wholly outside, else inconclusive."""
+    lo, hi = paper - tolerance, paper + tolerance
+    band = f"{paper:.4g} +- {tolerance:.4g}"
+    if math.isnan(fit.slope):
+        return INCONCLUSIVE, (f"too few trials for a line ({fit.n} trials at {fit.levels} "
+                              "levels; the fit needs >= 3 trials at >= 2 levels)")
+    ci = (f"slope {fit.slope:.4g} [{fit.low:.4g}, {fit.high:.4g}] ({fit.coverage:.0%} "
+          "CI)")
+    if lo <= fit.low and fit.high <= hi:
+        return HOLDS, f"{ci} lies within the paper's {band}"
+    if fit.high < lo or fit.low > hi:
+        return FAILS, f"{ci} lies outside the paper's {band}"
+    return INCONCLUSIVE, f"{ci} overlaps the edge of the paper's {band}"
+
+
+def _slope_points(cells: Sequence[CellStats], f: Finding) -> list[tuple[float, float]]:
+    lo, hi = level_number(f.low), level_number(f.high)
+    out = []
+    for cs in cells:
+        if not _matches(cs.params, f.where) or f.factor not in cs.params:
+            continue
+        x = level_number(cs.params[f.factor])
+        if lo <= x <= hi:
+            out += [(x, v) for v in cs.values]
+    return out
 
 
 def _matches(params: Mapping[str, Any], levels: Mapping[str, Sequence[Any]]) -> bool:
@@ -138,6 +206,10 @@ def judge(ref: Reference, analyses: Sequence[Analysis]) -> list[Verdict]:
     for f in ref.findings:
         a = by_response.get(f.response)
         lo, hi = (_side(a.cells, f, f.low), _side(a.cells, f, f.high)) if a else ([], [])
+        if f.expect == "slope":  # decided by its interval, outside the Holm family
+            sides.append((lo, hi, (math.nan, math.nan, math.nan)))
+            raw += [math.nan, math.nan]
+            continue
         stat, p_ratio = _tests(f, lo, hi)
         sides.append((lo, hi, stat))
         raw += [stat[1], p_ratio]
@@ -145,6 +217,10 @@ def judge(ref: Reference, analyses: Sequence[Analysis]) -> list[Verdict]:
     m = sum(1 for p in raw if not math.isnan(p))
     out = []
     for i, (f, (lo, hi, stat)) in enumerate(zip(ref.findings, sides, strict=True)):
+        if f.expect == "slope":
+            a = by_response.get(f.response)
+            out.append(slope_verdict(f, a.cells if a else [], lo, hi, 1 - ref.alpha))
+            continue
         p_holm, p_ratio = adjusted[2 * i], adjusted[2 * i + 1]
         test = (f"{TEST_NAMES[f.test]} (two-sided{', on logs' if f.expect == 'ratio' else ''}"
                 f"), Holm over {m} test{'s' if m != 1 else ''}, alpha {ref.alpha:g}")
@@ -156,6 +232,17 @@ def judge(ref: Reference, analyses: Sequence[Analysis]) -> list[Verdict]:
                            _median(hi), stat[1], p_holm, stat[2], EFFECT_NAMES[f.test],
                            p_ratio))
     return out
+
+
+def slope_verdict(f: Finding, cells: Sequence[CellStats], lo: Sequence[float],
+                  hi: Sequence[float], coverage: float) -> Verdict:
+    """An expected slope's verdict from the lab's fitted slope and its interval."""
+    fit = fit_slope(_slope_points(cells, f), f.slope, coverage)
+    verdict, why = decide_slope(fit, f.slope, f.tolerance)
+    test = (f"least-squares slope, {coverage:.0%} CI (Student t, n - 2 df); p: H0 slope = "
+            "the paper's (not Holm-corrected: the interval decides)")
+    return Verdict(f, verdict, why, test, len(lo), len(hi), _median(lo), _median(hi), fit.p,
+                   math.nan, fit.slope, "slope", fit=fit)
 
 
 def decide_ratio(ratio: float, lo: Sequence[float], hi: Sequence[float],

@@ -40,7 +40,7 @@ def print_cells(a: Analysis) -> None:
         table.add_column(col, justify="right" if col != "cell" else "left")
     for c in a.cells:
         d = c.stats
-        table.add_row(c.key, str(d.n), f"{d.median:.4g}", f"{d.q1:.4g}", f"{d.q3:.4g}",
+        table.add_row(c.label or c.key, str(d.n), f"{d.median:.4g}", f"{d.q1:.4g}", f"{d.q3:.4g}",
                       f"{d.mean:.4g}", f"{d.sd:.3g}", f"{d.ci_low:.4g} - {d.ci_high:.4g}",
                       f"{d.ci_coverage:.1%}" + (" !" if d.ci_warning else ""))
     out.print(table)

@@ -30,6 +30,7 @@ from typing import Any
 
 from casslab.core import specio
 from casslab.core.specio import Path_
+from casslab.experiment.labels import auto_labels, level_of
 
 REPORT_KEYS = ("figures",)
 FIGURE_KEYS = ("kind", "id", "title", "response", "x", "colour", "facet", "metric",
@@ -72,10 +73,16 @@ class FigureDecl:
 
 @dataclass(frozen=True)
 class DesignFactor:
-    """What the figures need of a factor: its name and levels."""
+    """What the figures need of a factor: its name, levels and their labels (what axes,
+    legends and panel titles print; automatic ones when none are given)."""
 
     name: str
     levels: tuple[Any, ...]
+    labels: tuple[str, ...] = ()
+
+    def label(self, value: Any) -> str:
+        """The level's label (`value` printed as a scalar when it is not a level)."""
+        return level_of(self.levels, self.labels or auto_labels(self.levels), value)
 
     @property
     def varied(self) -> bool:

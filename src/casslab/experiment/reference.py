@@ -21,7 +21,10 @@ it (ms for s, kB/s for KiB/s, % for any percentage). A finding compares the resp
 level `to` against level `from` of `factor` (both default to the factor's first and last
 level when it has exactly two), within the cells that match `where`; `expect: ratio`
 with `ratio: R` says the response at `to` is R times that at `from` (Table 3's 65650 /
-58430 = 1.12 for 3 nodes against 1).
+58430 = 1.12 for 3 nodes against 1). `expect: slope` with `slope: S` (and `tolerance:
+T`, default 10 % of |S|) says the response changes by S per unit of a numeric factor:
+the lab's least-squares slope over the levels from `from` to `to` (default all), with
+its confidence interval, decides it.
 """
 
 from __future__ import annotations
@@ -38,9 +41,9 @@ from casslab.store.responses import parse_response
 
 REFERENCE_KEYS = ("study", "alpha", "values", "findings")
 VALUE_KEYS = ("response", "at", "value", "unit", "source", "note")
-FINDING_KEYS = ("claim", "response", "factor", "from", "to", "expect", "ratio", "where",
-                "test", "source")
-EXPECTS = ("higher", "lower", "no difference", "ratio")
+FINDING_KEYS = ("claim", "response", "factor", "from", "to", "expect", "ratio", "slope",
+                "tolerance", "where", "test", "source")
+EXPECTS = ("higher", "lower", "no difference", "ratio", "slope")
 TESTS = ("welch", "mann-whitney")
 MAX_ENTRIES = 1000
 # unit -> (family, how many of the family's base unit one is)
@@ -81,6 +84,10 @@ class Finding:
     test: str = "welch"
     source: str = ""
     ratio: float = math.nan  # expect == "ratio": the paper's `to` / `from`
+    # expect == "slope": the paper's response per unit of the (numeric) factor, and how
+    # far from it the lab's may be (same unit)
+    slope: float = math.nan
+    tolerance: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -262,6 +269,12 @@ def _finding(v: specio.V, item: Any, path: Path_, factors: Sequence[DesignFactor
             raise _Absent(f"{specio.fmt_path(path)} ({f.name} has one level)")
         raise v.doc.error((*path, "factor"), f"{f.name} has one level: nothing to compare "
                           "(valid: a factor with two or more levels)")
+    expect = v.choice(m.get("expect"), (*path, "expect"), EXPECTS, "expectation")
+    if expect == "slope":
+        return _slope_finding(v, m, path, f, factors, responses, strict)
+    for key in ("slope", "tolerance"):
+        if key in m:
+            raise v.doc.error((*path, key), "is only for `expect: slope`")
     if len(f.levels) > 2 and not ("from" in m and "to" in m):
         raise v.doc.error(path, f"{f.name} has {len(f.levels)} levels: give `from` and `to` "
                           f"(valid: {', '.join(label(lv) for lv in f.levels)})")
@@ -270,7 +283,6 @@ def _finding(v: specio.V, item: Any, path: Path_, factors: Sequence[DesignFactor
     if label(low) == label(high):
         raise v.doc.error((*path, "to"), f"{label(high)!r} is also `from` (valid: another "
                           "level)")
-    expect = v.choice(m.get("expect"), (*path, "expect"), EXPECTS, "expectation")
     ratio = math.nan
     if expect == "ratio":
         if "ratio" not in m:
@@ -291,6 +303,48 @@ def _finding(v: specio.V, item: Any, path: Path_, factors: Sequence[DesignFactor
                    _where(v, m.get("where"), (*path, "where"), factors, f.name, strict),
                    v.choice(m.get("test", "welch"), (*path, "test"), TESTS, "test"),
                    v.string(m["source"], (*path, "source")) if "source" in m else "", ratio)
+
+
+def level_number(level: Any) -> float:
+    """A numeric or percentage level as a number ("66%" -> 66.0)."""
+    return float(str(level).strip().rstrip("%"))
+
+
+def _slope_finding(v: specio.V, m: dict[str, Any], path: Path_, f: DesignFactor,
+                   factors: Sequence[DesignFactor], responses: Sequence[str],
+                   strict: bool) -> Finding:
+    """`expect: slope`: the response changes by `slope` per unit of `factor` (a numeric
+    factor), within `tolerance` (default 10 % of |slope|); `from`/`to` bound the levels
+    the line is fitted over (default: all)."""
+    if not f.numeric:
+        numeric = [x.name for x in factors if x.numeric and x.varied]
+        raise v.doc.error((*path, "factor"), f"{f.name} has levels that are not numbers "
+                          f"(valid for a slope: {', '.join(numeric) or 'none in this design'})")
+    for key, why in (("ratio", "is only for `expect: ratio`"),
+                     ("test", "a slope is fitted by least squares (valid: no `test`)")):
+        if key in m:
+            raise v.doc.error((*path, key), why)
+    if "slope" not in m:
+        raise v.doc.error((*path, "slope"), "is required with `expect: slope` (valid: the "
+                          "paper's response per unit of the factor, a number)")
+    slope = v.number(m["slope"], (*path, "slope"), -math.inf)
+    tolerance = (v.number(m["tolerance"], (*path, "tolerance"), 0.0) if "tolerance" in m
+                 else abs(slope) * 0.1)
+    if tolerance == 0.0 and "tolerance" not in m:
+        raise v.doc.error((*path, "tolerance"), "is required when the slope is 0 (valid: "
+                          "how far from 0 the lab's slope may be, > 0)")
+    low = _level(v, m.get("from", min(f.levels, key=level_number)), (*path, "from"), f, strict)
+    high = _level(v, m.get("to", max(f.levels, key=level_number)), (*path, "to"), f, strict)
+    if level_number(low) >= level_number(high):
+        raise v.doc.error((*path, "to"), f"{label(high)!r} is not above `from` "
+                          f"{label(low)!r} (valid: a higher level)")
+    response = _response(v, m, path, responses)
+    claim = (v.string(m["claim"], (*path, "claim")) if "claim" in m else
+             f"{response} changes by {slope:g} per unit of {f.name}")
+    return Finding(claim, response, f.name, low, high, "slope",
+                   _where(v, m.get("where"), (*path, "where"), factors, f.name, strict),
+                   "ols", v.string(m["source"], (*path, "source")) if "source" in m else "",
+                   slope=slope, tolerance=tolerance)
 
 
 def read_reference(text: str, source: str, factors: Sequence[DesignFactor],
@@ -317,6 +371,10 @@ def reference_schema() -> specio.JsonSchema:
         "factor": {"type": "string"}, "from": {}, "to": {},
         "expect": specio.schema_enum(list(EXPECTS)),
         "ratio": specio.schema_number(0, lo_open=True, description="expect: ratio: to / from"),
+        "slope": {"type": "number", "description": "expect: slope: response per unit of "
+                  "the factor"},
+        "tolerance": specio.schema_number(0, description="expect: slope: how far the lab's "
+                                          "slope may be (default 10 % of |slope|)"),
         "where": specio.schema_map({}, "factor -> level or list of levels"),
         "test": specio.schema_enum(list(TESTS)), "source": {"type": "string"}},
         required=("factor", "expect"))

@@ -30,6 +30,7 @@ import re
 from typing import Any
 
 from casslab.core.specio import Doc, Path_, fmt_path
+from casslab.experiment.labels import scalar_label
 
 SMOKE = "smoke"
 SMOKE_CELLS = 2
@@ -81,8 +82,12 @@ def _override(doc: Doc, scale: str, overrides: Any) -> None:
                         "(e.g. {design.trials: 21, stop.ops: 10000})")
     for key, value in overrides.items():
         target = _resolve(doc, str(key), (*where, key))
+        factor = _levels_of(doc.root, target)
+        old = list(factor["levels"]) if factor is not None else None
         _set(doc.root, target, value)
         _move_lines(doc, (*where, key), target)
+        if factor is not None and old is not None:
+            follow_labels(factor, old)
 
 
 def _resolve(doc: Doc, dotted: str, where: Path_) -> Path_:
@@ -136,6 +141,29 @@ def _set(root: dict[str, Any], path: Path_, value: Any) -> None:
     node[path[-1]] = value
 
 
+def _levels_of(root: dict[str, Any], path: Path_) -> dict[str, Any] | None:
+    """The factor whose `levels` `path` names, when it has them as a list."""
+    if len(path) != 3 or path[0] != "factors" or path[2] != "levels":
+        return None
+    factors = root.get("factors")
+    f = factors[path[1]] if isinstance(factors, list) and isinstance(path[1], int) else None
+    return f if isinstance(f, dict) and isinstance(f.get("levels"), list) else None
+
+
+def follow_labels(factor: dict[str, Any], old_levels: list[Any]) -> None:
+    """A factor's list of `labels` after a scale changed its levels: each kept level
+    keeps its label; with a level the labels did not name, the automatic ones."""
+    labels = factor.get("labels")
+    if not isinstance(labels, list) or len(labels) != len(old_levels):
+        return
+    keys = [scalar_label(lv) for lv in old_levels]
+    new = [scalar_label(lv) for lv in factor.get("levels") or []]
+    if all(k in keys for k in new):
+        factor["labels"] = [labels[keys.index(k)] for k in new]
+    else:
+        del factor["labels"]
+
+
 def _move_lines(doc: Doc, source: Path_, target: Path_) -> None:
     """Errors in the overridden value point at the override's lines."""
     n = len(source)
@@ -160,7 +188,9 @@ def _smoke(root: dict[str, Any]) -> None:
         for f in factors:
             if isinstance(f, dict) and isinstance(f.get("levels"), list):
                 keep = 2 if cells * 2 <= SMOKE_CELLS else 1
+                old = list(f["levels"])
                 f["levels"] = f["levels"][:keep]
+                follow_labels(f, old)
                 cells *= len(f["levels"])
     stop = root.get("stop")
     if stop is None:

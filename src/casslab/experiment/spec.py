@@ -22,6 +22,7 @@ from casslab.core.units import parse_fraction
 from casslab.experiment import linkscale, profilefactors, scales, tableopts
 from casslab.experiment.beside import TUNER_FACTOR, tuner_level
 from casslab.experiment.figures import DesignFactor, FigureDecl, figures_schema, parse_figures
+from casslab.experiment.labels import parse_labels
 from casslab.experiment.reference import Reference, parse_reference, reference_schema
 from casslab.lab.state import DEFAULT_RUNTIME, RUNTIME_NAMES
 from casslab.load.options import (
@@ -60,7 +61,7 @@ TOP_KEYS = ("name", "description", "lab", "workload", "factors", "design", "stop
             "metrics", "analysis", "report", "reference")
 LAB_KEYS = ("nodes", "profile", "node_profiles", "runtime", "network", "set", "timeout_s")
 WORKLOAD_KEYS = ("name", "records", "prepare", "options")
-FACTOR_KEYS = ("name", "levels", "label")
+FACTOR_KEYS = ("name", "levels", "label", "labels")
 DESIGN_KEYS = ("trials", "warmup_trials", "randomize", "seed", "reset")
 STOP_KEYS = ("ops", "duration_s", "timeout_s")
 SEARCH_KEYS = ("vary", "start", "multiply", "add", "max_steps", "stop_when", "trials", "ops",
@@ -109,6 +110,8 @@ class Factor:
     kind: str
     levels: tuple[Any, ...]
     label: str
+    # per level, what the report prints (experiment.labels: declared or automatic)
+    labels: tuple[str, ...] = ()
 
     @property
     def relative(self) -> bool:
@@ -296,7 +299,7 @@ def parse_spec(text: str, *, source: str = "spec", base_dir: Path | None = None,
     _check_load_options(v, workload, factors)
     linkscale.check_factors(v, lab.network, [f.name for f in factors])
     _check_network(v, lab, factors)
-    design_factors = [DesignFactor(f.name, f.levels) for f in factors]
+    design_factors = [DesignFactor(f.name, f.levels, f.labels) for f in factors]
     figures = parse_figures(v, top.get("report"), design_factors, responses)
     reference = parse_reference(v, top.get("reference"), design_factors, responses,
                                 strict=scale is None)
@@ -548,7 +551,8 @@ def _factors(v: _V, raw: Any, lab: LabSpec, has_search: bool,
         if len({repr(x) for x in checked}) != len(checked):
             raise v.doc.error((*path, "levels"), "has a level twice")
         label = str(m.get("label") or name)
-        out.append(Factor(name, kind, checked, label))
+        labels = parse_labels(v, m.get("labels"), (*path, "labels"), checked)
+        out.append(Factor(name, kind, checked, label, labels))
     return out
 
 
@@ -764,7 +768,10 @@ def json_schema() -> specio.JsonSchema:
         "workload": {"oneOf": [{"type": "string"}, workload]},
         "factors": {"type": "array", "items": obj(
             {"name": {"type": "string", "description": FACTOR_DOC},
-             "levels": {"type": "array", "minItems": 1}, "label": {"type": "string"}},
+             "levels": {"type": "array", "minItems": 1}, "label": {"type": "string"},
+             "labels": {"type": ["array", "object"],
+                        "description": "short label per level (list in level order, "
+                                       "or level -> label)"}},
             required=("name", "levels"))},
         "design": obj({"trials": integer(1, 1000), "warmup_trials": integer(0, 1000),
                        "randomize": {"type": "boolean"}, "seed": integer(0),

@@ -91,6 +91,8 @@ class Limits:
 def _grid(n: int, width: float = 4.6, height: float = 3.3) -> tuple[Figure, list[Any]]:
     cols = min(3, max(1, n))
     rows = math.ceil(max(1, n) / cols)
+    if n <= 1:  # one panel: a readable size on the page, not a third of it
+        width, height = max(width, 7.0), max(height, 4.6)
     fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows + 0.6),
                              squeeze=False)
     flat = [ax for row in axes for ax in row]
@@ -257,7 +259,11 @@ def line_series_panels(panels: Sequence[tuple[str, list[Line]]], *, title: str, 
 
 
 def _order_points(ax: Any, ln: Line, color: Any) -> None:
-    ax.plot(ln.xs, ln.ys, color=color, linewidth=0.6, alpha=0.5)
+    # Join only trials run back to back: in a randomized order a cell's trials are far
+    # apart, and lines across the others' trials read as a trend that is not there.
+    for i in range(len(ln.xs) - 1):
+        if ln.xs[i + 1] - ln.xs[i] == 1:
+            ax.plot(ln.xs[i:i + 2], ln.ys[i:i + 2], color=color, linewidth=0.6, alpha=0.5)
     for x, y, hollow in zip(ln.xs, ln.ys, ln.hollow, strict=True):
         ax.plot([x], [y], "o", markersize=4, color=color,
                 markerfacecolor="white" if hollow else color)

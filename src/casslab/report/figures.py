@@ -14,7 +14,7 @@ import csv
 import io
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hdrh.histogram import HdrHistogram
@@ -29,6 +29,7 @@ from casslab.experiment.figures import (
     default_figures,
     read_figures,
 )
+from casslab.experiment.labels import read_labels, scalar_label
 from casslab.experiment.reference import RefValue
 from casslab.report import facets
 from casslab.report.facets import Line, Panel, RefMark
@@ -45,10 +46,19 @@ class Figure:
     caption: str
     csv: str = ""  # the figure's numbers, header first; "" for none
     left_out: str = ""  # what the drawing left out (its numbers are in the CSV)
+    response: str = ""  # the response it shows ("" for time series, percentiles): its section
+
+
+def labelled_factors(c: Campaign) -> list[dict[str, Any]]:
+    """The campaign's factors, each with `labels`: its levels' labels from the stored
+    spec (`labels:`), else the automatic ones."""
+    labels = read_labels(c.spec_yaml, "stored spec", c.factors)
+    return [{**f, "labels": list(labels[f["name"]])} for f in c.factors]
 
 
 def design_factors(c: Campaign) -> list[DesignFactor]:
-    return [DesignFactor(f["name"], tuple(f["levels"])) for f in c.factors]
+    return [DesignFactor(f["name"], tuple(f["levels"]), tuple(f["labels"]))
+            for f in labelled_factors(c)]
 
 
 def staged(results: Results, rows: Sequence[TrialRow]) -> bool:
@@ -83,19 +93,25 @@ class Grouping:
         self.rest = [f.name for f in factors if f.varied and f.name not in (x, colour, facet)]
         self.factors = factors
 
+    def label(self, name: str, value: Any) -> str:
+        """The level's label (experiment.labels), as axes, legends and panels print it."""
+        f = next((f for f in self.factors if f.name == name), None)
+        return f.label(value) if f is not None else level_label(value)
+
     def panel(self, params: Mapping[str, Any]) -> str:
-        return f"{self.facet}={level_label(params.get(self.facet))}" if self.facet else ""
+        return f"{self.facet}={self.label(self.facet, params.get(self.facet))}" if (
+            self.facet) else ""
 
     def group(self, params: Mapping[str, Any]) -> str:
         names = ([self.colour] if self.colour else []) + self.rest
-        return ", ".join(f"{n}={level_label(params.get(n))}" for n in names)
+        return ", ".join(f"{n}={self.label(n, params.get(n))}" for n in names)
 
     def order(self, labels: Sequence[str], name: str) -> list[str]:
         """Panel labels in the order of the factor's levels (the spec's)."""
         f = next((f for f in self.factors if f.name == name), None)
         if f is None:
             return list(labels)
-        rank = {f"{name}={level_label(v)}": i for i, v in enumerate(f.levels)}
+        rank = {f"{name}={f.label(v)}": i for i, v in enumerate(f.levels)}
         return sorted(labels, key=lambda s: rank.get(s, len(rank)))
 
     def describe(self) -> str:
@@ -111,9 +127,10 @@ def _panels(a: Analysis, g: Grouping) -> tuple[list[Panel], list[list[Any]]]:
     rows: list[list[Any]] = []
     for cs in a.cells:
         p = panels.setdefault(g.panel(cs.params), Panel(g.panel(cs.params)))
-        xl = level_label(cs.params.get(g.x))
+        xl = g.label(g.x, cs.params.get(g.x))
         p.groups.setdefault(g.group(cs.params), {}).setdefault(xl, []).extend(cs.values)
-        rows += [[g.panel(cs.params), xl, g.group(cs.params), cs.key, tid, v]
+        full = scalar_label(cs.params.get(g.x))  # the level itself, beside its label
+        rows += [[g.panel(cs.params), xl, full, g.group(cs.params), cs.key, tid, v]
                  for tid, v in zip(cs.trial_ids, cs.values, strict=True)]
     ordered = [panels[k] for k in g.order(list(panels), g.facet)]
     return ordered, rows
@@ -140,8 +157,16 @@ def reference_marks(d: FigureDecl, g: Grouping, refs: Sequence[RefValue]) -> lis
         if g.facet and g.facet not in rv.at:
             continue
         group = g.group(rv.at) if all(n in rv.at for n in names) and names else None
-        out.append(RefMark(g.panel(rv.at), level_label(rv.at[d.x]), group, rv.value))
+        out.append(RefMark(g.panel(rv.at), g.label(d.x, rv.at[d.x]), group, rv.value))
     return out
+
+
+def paper_value(marks: Sequence[RefMark], panel: str, x: str, group: str) -> float | str:
+    """The study's value at a figure's point (its group's, else one pooled over the
+    groups), in the response's unit; "" where the study gives none."""
+    here = [m for m in marks if m.panel == panel and m.x == x]
+    own = [m for m in here if m.group == group] or [m for m in here if m.group is None]
+    return own[0].value if own else ""
 
 
 def factor_figure(d: FigureDecl, a: Analysis, factors: Sequence[DesignFactor],
@@ -152,7 +177,9 @@ def factor_figure(d: FigureDecl, a: Analysis, factors: Sequence[DesignFactor],
     panels, rows = _panels(a, g)
     marks = reference_marks(d, g, refs)
     name = a.title
-    header = ["panel", d.x, "group", "cell", "trial_id", a.response]
+    header = ["panel", d.x, f"{d.x} (level)", "group", "cell", "trial_id", a.response,
+              "paper"]
+    rows = [[*r, paper_value(marks, r[0], r[1], r[3])] for r in rows]
     limits = facets.Limits(max(0, len(panels) - facets.MAX_PANELS),
                            max(0, len(facets._groups_of(panels)) - facets.MAX_GROUPS))
     if d.kind == "box":
@@ -172,7 +199,11 @@ def factor_figure(d: FigureDecl, a: Analysis, factors: Sequence[DesignFactor],
         title = d.title or f"median {name} against {d.x}"
         pct = any(str(lv).strip().endswith("%") for f in factors if f.name == d.x
                   for lv in f.levels)
-        png = facets.line_panels(panels, title=title, ylabel=name, xvalue=_level_value,
+        at = {f.label(v): v for f in factors if f.name == d.x for v in f.levels}
+
+        def xvalue(label: str) -> float:  # a declared label stands for its level
+            return _level_value(scalar_label(at.get(label, label)))
+        png = facets.line_panels(panels, title=title, ylabel=name, xvalue=xvalue,
                                  xlabel=f"{d.x} (% of the measured peak)" if pct else d.x,
                                  marks=marks)
         what = "Median of the kept trials per level, bars: quartiles; one line per group"
@@ -184,28 +215,34 @@ def factor_figure(d: FigureDecl, a: Analysis, factors: Sequence[DesignFactor],
 
 
 def order_figure(d: FigureDecl, a: Analysis, results: Results, rows: Sequence[TrialRow],
-                 cores: Any) -> Figure:
-    """Every finished trial's response in run order, one line per cell, warm-ups hollow."""
+                 cores: Any, factors: Sequence[DesignFactor] = ()) -> Figure:
+    """Every finished trial's response in run order, one line per cell (named by its
+    levels' labels), warm-ups hollow."""
+    g = Grouping(factors, "", "", "")
     done = [r for r in rows if r.status == "done" and r.runtime_s is not None]
     vals = trial_values(results, a.response, [r.trial_id for r in done], cores=cores)
     lines: dict[str, Line] = {}
     out = []
     for r in done:
         v = vals.get(r.trial_id, math.nan)
-        out.append([r.seq, r.cell, r.trial_no, int(r.warmup), v])
+        out.append([r.seq, r.cell, g.group(r.cell_params) or r.cell, r.trial_no,
+                    int(r.warmup), v])
         if math.isnan(v):
             continue
-        ln = lines.setdefault(r.cell, Line(r.cell, [], []))
+        ln = lines.setdefault(r.cell, Line(g.group(r.cell_params) or r.cell, [], []))
         ln.xs.append(r.seq)
         ln.ys.append(v)
         ln.hollow.append(r.warmup)
     title = d.title or f"{a.title} of every trial in run order (hollow: warm-up)"
-    png = facets.line_series_panels([("", list(lines.values()))], title=title,
+    # cells in the design's order, so each keeps the colour it has in the other figures
+    idx = {r.cell: r.cell_idx for r in done}
+    ordered = [lines[c] for c in sorted(lines, key=lambda c: idx[c])]
+    png = facets.line_series_panels([("", ordered)], title=title,
                                     xlabel="trial (run order)", ylabel=a.title)
     limits = facets.Limits(0, max(0, len(lines) - facets.MAX_GROUPS))
     return Figure(d.id, title, png, "Every finished trial, warm-ups included (hollow "
                   "markers: warm-ups, left out of the statistics); one colour per cell.",
-                  to_csv(["seq", "cell", "trial_no", "warmup", a.response], out),
+                  to_csv(["seq", "cell", "group", "trial_no", "warmup", a.response], out),
                   limits.note())
 
 
@@ -261,7 +298,7 @@ def series_figure(d: FigureDecl, results: Results, rows: Sequence[TrialRow],
             by_cell.setdefault(r.cell, []).append(r)
     panels: dict[str, list[Line]] = {}
     out: list[list[Any]] = []
-    for cell, rs in by_cell.items():
+    for cell, rs in sorted(by_cell.items(), key=lambda kv: kv[1][0].cell_idx):
         ln = average_series([_trial_series(results, d.metric, r.trial_id) for r in rs])
         ln.label = g.group(rs[0].cell_params) or cell
         panels.setdefault(g.panel(rs[0].cell_params), []).append(ln)
@@ -329,7 +366,7 @@ def cdf_figure(d: FigureDecl, results: Results, rows: Sequence[TrialRow],
     panels: dict[str, list[Line]] = {}
     out: list[list[Any]] = []
     sources = set()
-    for cell, rs in by_cell.items():
+    for cell, rs in sorted(by_cell.items(), key=lambda kv: kv[1][0].cell_idx):
         pts, from_hist = cell_percentiles(results, rs)
         sources.add(from_hist)
         label = g.group(rs[0].cell_params) or cell
@@ -365,14 +402,17 @@ def declared_figures(decls: Sequence[FigureDecl], analyses: Sequence[Analysis],
     """Every declared figure, in the declared order; `refs`: a study's values to draw
     where a figure shows their response against a factor they name."""
     by_response = {a.response: a for a in analyses}
-    out = []
+    out: list[Figure] = []
     for d in decls:
+        n = len(out)
         if d.kind in ("box", "line", "bar"):
             out.append(factor_figure(d, by_response[d.response], factors, refs))
         elif d.kind == "order":
-            out.append(order_figure(d, by_response[d.response], results, rows, cores))
+            out.append(order_figure(d, by_response[d.response], results, rows, cores, factors))
         elif d.kind == "series":
             out.append(series_figure(d, results, rows, factors))
         else:
             out.append(cdf_figure(d, results, rows, factors))
+        if d.response and len(out) > n:
+            out[-1] = replace(out[-1], response=d.response)
     return out

@@ -14,16 +14,24 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from casslab.analysis.campaign import Analysis, analyze
+from casslab.analysis.campaign import Analysis, Labeller, analyze, cell_label, labeller
 from casslab.analysis.factorial import Factorial, Term
 from casslab.analysis.findings import HOLDS, ValueRow, Verdict, compare_values, judge
 from casslab.analysis.intervals import BatchMeans, min_n_for_median
 from casslab.analysis.responses import explain, profile_cores, trial_values
 from casslab.analysis.stats import OUTLIER_SD
+from casslab.experiment.labels import scalar_label
 from casslab.experiment.reference import Reference, read_reference
 from casslab.experiment.search import Step, find_knee
 from casslab.report import plots
-from casslab.report.figures import Figure, declared, declared_figures, design_factors, to_csv
+from casslab.report.figures import (
+    Figure,
+    declared,
+    declared_figures,
+    design_factors,
+    labelled_factors,
+    to_csv,
+)
 from casslab.store.db import StoreError
 from casslab.store.results import Campaign, Results, TrialRow
 from casslab.store.schema import V1_MEAN_MAX
@@ -88,7 +96,7 @@ def build_report(directory: Path, out: Path | None = None) -> Report:
         per_second = results.per_second_throughput()
         cores = profile_cores(c.spec_yaml, rows)
         ids = [r.trial_id for r in rows if r.kept]  # only kept trials enter statistics
-        analyses = [analyze(rows, c.factors, name, per_second=per_second,
+        analyses = [analyze(rows, labelled_factors(c), name, per_second=per_second,
                             values=trial_values(results, name, ids, cores=cores))
                     for name in c.responses]
         steps = [asdict(s) for s in results.search_steps()]
@@ -142,6 +150,8 @@ td:first-child,th:first-child{text-align:left}
 figure{margin:18px 0;border:1px solid #ddd;padding:10px;background:#fff}
 figure img{max-width:100%} figcaption{font-size:13px;color:#555}
 .note{background:#f6f6e8;border-left:4px solid #cc9;padding:8px 12px;font-size:14px}
+table.design td{text-align:left;vertical-align:top}
+nav#toc ol.figs{list-style:lower-alpha;font-size:13px}
 pre{background:#f4f4f4;padding:10px;font-size:12px;overflow:auto}
 table.findings td:nth-child(3),table.findings td:nth-child(8),table.reference td:nth-child(7)
 {text-align:left}
@@ -160,7 +170,7 @@ def _short_cells(a: Analysis) -> str:
     short = [cs for cs in a.cells if cs.stats.ci_warning]
     if not short:
         return ""
-    cells = "; ".join(f"{cs.key} (n = {cs.stats.n}: {cs.stats.ci_coverage:.1%})"
+    cells = "; ".join(f"{cs.label or cs.key} (n = {cs.stats.n}: {cs.stats.ci_coverage:.1%})"
                       for cs in short)
     return (f"<p class='note'>! Too few trials for a 95 % CI of the median in {len(short)} "
             f"of {len(a.cells)} cells: {html.escape(cells)}. Their [min, max] is shown with "
@@ -185,19 +195,19 @@ def render_factorial(fa: Factorial) -> str:
     """The factorial ANOVA: terms with interactions, assumption checks, the rank-based
     table, and each factor's effect within each level of the others."""
     head = ["term", "df", "sum of squares", "F", "p", "partial eta^2"]
-    parts = ["<h2>Factors (factorial ANOVA)</h2>",
+    parts = ["<h3>Factors (factorial ANOVA)</h3>",
              f"<p class='note'>Model: response ~ {html.escape(' * '.join(fa.factors))} (every "
              f"interaction), type II sums of squares, n = {fa.n}. Read: "
              f"<b>{html.escape(fa.method)}</b>.</p>",
              _table(head, _terms(fa.terms)),
-             "<h3>Assumption checks</h3>",
+             "<h4>Assumption checks</h4>",
              _table(["assumption", "test", "statistic", "p", "holds (p > 0.05)"],
                     [[c.assumption, c.test, _fmt(c.statistic), _p(c.p),
                       "yes" if c.ok else "<b>no</b>"] for c in fa.checks]),
-             "<h3>Rank-transform ANOVA (same model on the ranks)</h3>",
+             "<h4>Rank-transform ANOVA (same model on the ranks)</h4>",
              _table(head, _terms(fa.rank_terms))]
     if fa.simple:
-        parts.append("<h3>Effect of each factor within each level of the others</h3>")
+        parts.append("<h4>Effect of each factor within each level of the others</h4>")
         parts.append(_table(["factor", "within", "n", "ANOVA F", "p", "eta^2",
                              "Kruskal-Wallis p", "epsilon^2"],
                             [[html.escape(e.factor), html.escape(e.within), str(e.n),
@@ -209,26 +219,36 @@ def render_factorial(fa: Factorial) -> str:
 def render(c: Campaign, analyses: list[Analysis], rows: list[TrialRow],
            figures: list[Figure], steps: list[dict[str, Any]],
            repro: Reproduction | None = None) -> str:
+    """The page, in a paper's order: design; results per response with its figures;
+    the figures over time and by percentile; the reproduction (references, verdicts);
+    appendices (trials that did not finish, versions and machine, spec)."""
     head = (f"<!doctype html><html><head><meta charset='utf-8'><title>casslab report: "
             f"{html.escape(c.name)}</title><style>{CSS}</style></head><body>"
             f"<h1>casslab campaign: {html.escape(c.name)}</h1>"
             f"<p class='sub'>generated {time.strftime('%Y-%m-%d %H:%M:%S')} · casslab "
             f"{html.escape(c.casslab_version)} · host {html.escape(c.host)} · spec "
             f"digest {c.spec_digest}</p>")
-    parts: list[str] = []
+    factors = labelled_factors(c)
+    label = labeller(factors)
+    parts: list[str] = [render_design(factors, rows)]
     old = sum(1 for r in rows if r.kept and r.pct_source == V1_MEAN_MAX)
     if old:
         parts.append(f"<p class='note'>{old} kept trials were written by schema 1: their "
                      "p50 and mean are ops-weighted means over operation types and their "
                      "p95/p99/p99.9 the worst type's, not percentiles of all operations "
                      "(there are no histograms to recompute them).</p>")
+    placed: set[str] = set()
     for i, a in enumerate(analyses):
-        if len(analyses) > 1:
-            parts.append(f"<h2 id='response-{i + 1}'>Response {i + 1} of {len(analyses)}: "
-                         f"{html.escape(a.title)}</h2>")
-        parts += render_response(a)
+        title = (f"Results {i + 1} of {len(analyses)}: {html.escape(a.title)}"
+                 if len(analyses) > 1 else f"Results: {html.escape(a.title)}")
+        parts.append(f"<h2 id='response-{i + 1}'>{title}</h2>")
+        section = render_response(a)
+        # as in a paper: what the response is, its figures, then the tables behind them
+        mine = [f for f in figures if f.response == a.response and f.id not in placed]
+        parts += section[:2] + [render_figure(f) for f in mine] + section[2:]
+        placed |= {f.id for f in mine}
     if steps:
-        parts.append("<h2>Peak search</h2>")
+        parts.append("<h2 id='search'>Peak search</h2>")
         srows = []
         for key, rs in search_groups(steps).items():
             peak = max(rs, key=lambda r: r["ops_s"])
@@ -237,24 +257,53 @@ def render(c: Campaign, analyses: list[Analysis], rows: list[TrialRow],
                           html.escape(rs[-1]["stopped_by"] or "")])
         parts.append(_table(["cells", "varied", "steps", "peak level", "peak ops/s",
                              "knee level", "stopped by"], srows))
-    parts.append("<h2 id='figures'>Figures</h2>")
-    parts += [render_figure(fig) for fig in figures]
-    parts.append(render_reproduction(repro or Reproduction(Reference()), analyses))
+        parts += [render_figure(f) for f in figures if f.id == "search"]
+        placed.add("search")
+    rest = [f for f in figures if f.id not in placed]
+    if rest:
+        parts.append("<h2 id='figures'>Over time and by percentile</h2>")
+        parts += [render_figure(f) for f in rest]
+    parts.append(render_reproduction(repro or Reproduction(Reference()), analyses, label))
     bad = [r for r in rows if r.status in ("failed", "interrupted")]
     if bad:
-        parts.append("<h2>Trials that did not finish</h2>")
+        parts.append("<h2 id='unfinished'>Appendix: trials that did not finish</h2>")
         parts.append(_table(["seq", "cell", "trial", "status", "error"],
-                            [[str(r.seq), html.escape(r.cell), str(r.trial_no),
-                              r.status, html.escape(r.error or "")] for r in bad]))
+                            [[str(r.seq), html.escape(cell_label(r.cell_params, label)),
+                              str(r.trial_no), r.status, html.escape(r.error or "")]
+                             for r in bad]))
     parts.append(render_versions(c))
-    parts.append("<h2 id='spec'>Spec</h2><pre>" + html.escape(c.spec_yaml) + "</pre>")
+    parts.append("<h2 id='spec'>Appendix: spec</h2><pre>" + html.escape(c.spec_yaml) +
+                 "</pre>")
     body = "\n".join(parts)
     body, toc = with_toc(body)
     return "\n".join([head, toc, body, "</body></html>"])
 
 
-def _at(levels: dict[str, Any], pooled: tuple[str, ...] = ()) -> str:
-    cell = ", ".join(f"{k}={v}" for k, v in levels.items()) or "all cells"
+def render_design(factors: list[dict[str, Any]], rows: list[TrialRow]) -> str:
+    """The design: each factor's levels by their labels (and in full where a label
+    shortens them), and how many trials ran."""
+    frows = []
+    for f in factors:
+        levels = []
+        for v, lab in zip(f["levels"], f["labels"], strict=True):
+            full = scalar_label(v)
+            levels.append(html.escape(lab) + (f" <small>= {html.escape(full)}</small>"
+                                              if full != lab else ""))
+        desc = str(f.get("label") or "")
+        frows.append([html.escape(f["name"]), html.escape(desc if desc != f["name"] else ""),
+                      "<br>".join(levels)])
+    cells = len({r.cell for r in rows})
+    done = sum(1 for r in rows if r.status == "done")
+    text = (f"<p>{cells} cells, {len(rows)} trials planned, {done} finished (warm-ups "
+            "included).</p>")
+    table = (_table(["factor", "description", "levels (label = full level)"], frows,
+                    "design") if frows else "<p>No factors: one cell.</p>")
+    return "<h2 id='design'>Design</h2>" + text + table
+
+
+def _at(levels: dict[str, Any], pooled: tuple[str, ...] = (),
+        label: Labeller = lambda _n, v: scalar_label(v)) -> str:
+    cell = ", ".join(f"{k}={label(k, v)}" for k, v in levels.items()) or "all cells"
     return html.escape(cell) + (f" <small>(pooled over {html.escape(', '.join(pooled))})"
                                 "</small>" if pooled else "")
 
@@ -280,8 +329,10 @@ def _paper_value(row: ValueRow, unit: str) -> str:
     return shown
 
 
-def render_reproduction(repro: Reproduction, analyses: list[Analysis]) -> str:
-    """The study's numbers beside the lab's, and each finding's verdict."""
+def render_reproduction(repro: Reproduction, analyses: list[Analysis],
+                        label: Labeller = lambda _n, v: scalar_label(v)) -> str:
+    """The study's numbers beside the lab's, and each finding's verdict; `label` prints
+    a factor's level (experiment.labels)."""
     ref = repro.reference
     head = "<h2 id='reproduction'>Reproduction</h2>"
     if ref.empty:
@@ -303,7 +354,7 @@ def render_reproduction(repro: Reproduction, analyses: list[Analysis]) -> str:
         parts.append(_table(
             ["cell / level", "response", "lab value [95 % CI]", "paper value", "source",
              "ratio lab / paper", "note"],
-            [[_at(r.ref.at, r.pooled), html.escape(r.ref.response) + " <small>(" +
+            [[_at(r.ref.at, r.pooled, label), html.escape(r.ref.response) + " <small>(" +
               html.escape(units.get(r.ref.response, "")) + ")</small>", _lab_value(r),
               _paper_value(r, units.get(r.ref.response, "")), html.escape(r.ref.source),
               _fmt(r.ratio), html.escape(r.ref.note)] for r in repro.values],
@@ -313,20 +364,35 @@ def render_reproduction(repro: Reproduction, analyses: list[Analysis]) -> str:
         parts.append(_table(
             ["finding", "verdict", "test", "p", "p (Holm)", "effect", "n (from / to)",
              "why"],
-            [[html.escape(v.finding.claim) + _finding_detail(v), _verdict(v.verdict),
-              html.escape(v.test), _p(v.p), _p(v.p_holm),
-              f"{html.escape(v.effect_name)} = {_fmt(v.effect)}; median to / from = "
-              f"{_fmt(v.ratio)}", f"{v.n_low} / {v.n_high}", html.escape(v.why)]
-             for v in repro.verdicts], "findings"))
+            [[html.escape(v.finding.claim) + _finding_detail(v, label), _verdict(v.verdict),
+              html.escape(v.test), _p(v.p), _p(v.p_holm), _effect(v, units),
+              f"{v.fit.n} (line)" if v.fit else f"{v.n_low} / {v.n_high}",
+              html.escape(v.why)] for v in repro.verdicts], "findings"))
     parts.append(_absent(ref))
     return "\n".join(parts)
 
 
-def _finding_detail(v: Verdict) -> str:
+def _effect(v: Verdict, units: dict[str, str]) -> str:
+    """The effect column: a slope with its interval beside the paper's, else the effect
+    size and the ratio of medians."""
+    if v.fit is None:
+        return (f"{html.escape(v.effect_name)} = {_fmt(v.effect)}; median to / from = "
+                f"{_fmt(v.ratio)}")
+    f, fit = v.finding, v.fit
+    unit = html.escape(f"{units.get(f.response, '')} per unit of {f.factor}")
+    return (f"lab slope = {_fmt(fit.slope)} [{_fmt(fit.low)} - {_fmt(fit.high)}] "
+            f"<small>({_coverage_text(fit.coverage)})</small>; paper = {_fmt(f.slope)} "
+            f"&plusmn; {_fmt(f.tolerance)} <small>({unit})</small>")
+
+
+def _finding_detail(v: Verdict, label: Labeller) -> str:
     f = v.finding
-    where = "; ".join(f"{k} in {', '.join(str(x) for x in lv)}" for k, lv in f.where.items())
-    expected = f"ratio {f.ratio:g}" if f.expect == "ratio" else f.expect
-    text = (f"{f.response}: {f.factor} {f.low} -> {f.high}, expected {expected}"
+    where = "; ".join(f"{k} in {', '.join(label(k, x) for x in lv)}"
+                      for k, lv in f.where.items())
+    expected = (f"ratio {f.ratio:g}" if f.expect == "ratio" else
+                f"slope {f.slope:g} +- {f.tolerance:g}" if f.expect == "slope" else f.expect)
+    text = (f"{f.response}: {f.factor} {label(f.factor, f.low)} -> "
+            f"{label(f.factor, f.high)}, expected {expected}"
             + (f", where {where}" if where else "") + (f"; {f.source}" if f.source else ""))
     return f"<br><small>{html.escape(text)}</small>"
 
@@ -369,21 +435,35 @@ def render_versions(c: Campaign) -> str:
                                             f"{os.cpu_count()} CPUs")],
             ["Python / matplotlib", html.escape(f"{platform.python_version()} / "
                                                 f"{matplotlib.__version__}")]]
-    return "<h2 id='versions'>Versions and machine</h2>" + _table(["what", "value"], rows)
+    return "<h2 id='versions'>Appendix: versions and machine</h2>" + _table(["what", "value"], rows)
+
+
+_HEADING_OR_FIGURE = re.compile(
+    r"<h2(?: id='([^']+)')?>(.*?)</h2>|<figure id='([^']+)'><img alt='([^']*)'")
 
 
 def with_toc(body: str) -> tuple[str, str]:
-    """`body` with an id on every <h2> and the table of contents linking to them."""
-    entries: list[tuple[str, str]] = []
+    """`body` with an id on every <h2> and the table of contents: each section, and
+    under it each of its figures (by title)."""
+    sections: list[tuple[str, str, list[tuple[str, str]]]] = []
 
     def named(m: re.Match[str]) -> str:
-        ident = m.group(1) or f"section-{len(entries) + 1}"
-        entries.append((ident, re.sub(r"<[^>]+>", "", m.group(2))))
+        if m.group(3):  # a figure: listed under the section it sits in
+            if not sections:
+                sections.append(("", "", []))
+            sections[-1][2].append((m.group(3), m.group(4)))
+            return m.group(0)
+        ident = m.group(1) or f"section-{len(sections) + 1}"
+        sections.append((ident, re.sub(r"<[^>]+>", "", m.group(2)), []))
         return f"<h2 id='{ident}'>{m.group(2)}</h2>"
 
-    body = re.sub(r"<h2(?: id='([^']+)')?>(.*?)</h2>", named, body)
-    items = "".join(f"<li><a href='#{i}'>{t}</a></li>" for i, t in entries)
-    return body, f"<nav id='toc'><h2>Contents</h2><ol>{items}</ol></nav>"
+    body = _HEADING_OR_FIGURE.sub(named, body)
+    items = []
+    for ident, text, figs in sections:
+        sub = ("<ol class='figs'>" + "".join(f"<li><a href='#{f}'>{t}</a></li>"
+                                             for f, t in figs) + "</ol>") if figs else ""
+        items.append(f"<li><a href='#{ident}'>{text}</a>{sub}</li>" if ident else sub)
+    return body, f"<nav id='toc'><h2>Contents</h2><ol>{''.join(items)}</ol></nav>"
 
 
 def render_response(a: Analysis) -> list[str]:
@@ -404,14 +484,14 @@ def render_response(a: Analysis) -> list[str]:
                                     "(" + html.escape(a.factorial_note) + "). ") +
              "Pairwise p values are Holm-corrected per test family.</p>",
              f"<p class='note'>How it is computed: {html.escape(explain(a.response))}</p>",
-             "<h2>Cells</h2>"]
+             "<h3>Cells</h3>"]
     within = any(cs.within for cs in a.cells)
     parts.append(_table(
         ["cell", "n", "median", "q1", "q3", "mean", "sd",
          "95 % CI (median, order statistics)", "coverage", "95 % CI (mean, t)", "min", "max",
          "outliers"] + (["per-second ops/s SE in a trial (batch means / naive)"]
                         if within else []),
-        [[html.escape(cs.key) + (f" <small>(ran at {html.escape(cs.as_run)})</small>"
+        [[html.escape(cs.label or cs.key) + (f" <small>(ran at {html.escape(cs.as_run)})</small>"
                                  if cs.as_run else ""),
           str(cs.stats.n), _fmt(cs.stats.median), _fmt(cs.stats.q1),
           _fmt(cs.stats.q3), _fmt(cs.stats.mean), _fmt(cs.stats.sd),
@@ -424,9 +504,9 @@ def render_response(a: Analysis) -> list[str]:
     if a.factorial:
         parts.append(render_factorial(a.factorial))
     if a.factors:
-        parts.append("<h2>Factors</h2>" if not a.factorial else
-                     "<h3>One-way tests per factor (other factors pooled; read the "
-                     "factorial table above)</h3>")
+        parts.append("<h3>Factors</h3>" if not a.factorial else
+                     "<h4>One-way tests per factor (other factors pooled; read the "
+                     "factorial table above)</h4>")
         frows = []
         for f in a.factors:
             for t in (f.anova, f.kruskal):
@@ -439,11 +519,11 @@ def render_response(a: Analysis) -> list[str]:
                   _fmt(p.statistic), _p(p.p), _p(p.p_holm), f"{p.effect_name} = "
                   f"{_fmt(p.effect)}"] for f in a.factors for p in f.pairs]
         if prows:
-            parts.append("<h3>Pairwise comparisons of levels</h3>")
+            parts.append("<h4>Pairwise comparisons of levels</h4>")
             parts.append(_table(["factor", "level a", "level b", "test", "statistic", "p",
                                  "p (Holm)", "effect size"], prows))
     if a.curves:
-        parts.append("<h2>Scaling</h2>")
+        parts.append("<h3>Scaling</h3>")
         parts.append(_table(["factor", "other factors", "level", "n", "median", "relative to "
                              "first level"],
                             [[html.escape(cv.factor), html.escape(cv.by or "-"), _fmt(p.level),
