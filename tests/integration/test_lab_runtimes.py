@@ -117,8 +117,9 @@ def test_lab_answers_at_rf2_from_separate_namespaces_and_goes_after_kill_9(
         runtime: str) -> None:
     lab = f"it{runtime}"
     try:
+        # A long wait: 1-core nodes start slowly on a machine others load too.
         res = casslab("lab", "up", "--nodes", "2", "--name", lab, "--profile", "rpi3",
-                      "--runtime", runtime)
+                      "--runtime", runtime, "--timeout", "600s", timeout_s=900)
         assert res.returncode == 0, res.stderr
         state = _state(lab)
         assert state["runtime"] == runtime
