@@ -85,20 +85,45 @@ def trial(runtime: str, args: argparse.Namespace) -> Trial:
                  overall.latency.p99_us / 1e3, cpu_s / s.ops * 1e6)
 
 
-def table(trials: list[Trial]) -> list[str]:
-    lines = ["| runtime | start-up to ready (s) | throughput (ops/s) | p50 (ms) | p99 (ms) "
-             "| node CPU per op (µs) | runs |", "|---|---:|---:|---:|---:|---:|---:|"]
-    for rt in RUNTIMES:
-        mine = [t for t in trials if t.runtime == rt]
-        if not mine:
+METRICS = (("ready_s", "start-up to ready"), ("ops_s", "throughput"), ("p50_ms", "p50"),
+           ("p99_ms", "p99"), ("cpu_us_per_op", "node CPU per op"))
+
+
+def ratios(trials: list[Trial], base: str) -> dict[str, dict[str, list[float]]]:
+    """runtime -> metric -> its value over `base`'s in the same repetition, one per
+    repetition: the runtimes took turns, so a ratio compares them under one load."""
+    out: dict[str, dict[str, list[float]]] = {}
+    per_rep = len({t.runtime for t in trials})
+    for start in range(0, len(trials), per_rep):
+        rep = trials[start:start + per_rep]
+        ref = next((t for t in rep if t.runtime == base), None)
+        if ref is None:
             continue
+        for t in rep:
+            for attr, _ in METRICS:
+                out.setdefault(t.runtime, {}).setdefault(attr, []).append(
+                    getattr(t, attr) / getattr(ref, attr))
+    return out
 
-        def med(attr: str, ts: list[Trial] = mine) -> float:
-            return float(statistics.median(getattr(t, attr) for t in ts))
 
-        lines.append(f"| {rt} | {med('ready_s'):.1f} | {med('ops_s'):,.0f} | "
-                     f"{med('p50_ms'):.2f} | {med('p99_ms'):.2f} | "
-                     f"{med('cpu_us_per_op'):.0f} | {len(mine)} |")
+def table(trials: list[Trial], base: str) -> list[str]:
+    """Medians of the per-repetition ratios to `base`, with their range."""
+    lines = ["| runtime | " + " | ".join(f"{label} (x {base})" for _, label in METRICS)
+             + " | runs |", "|---|" + "---:|" * len(METRICS) + "---:|"]
+    by_rt = ratios(trials, base)
+    for rt in RUNTIMES:
+        if rt not in by_rt:
+            continue
+        if rt == base:
+            lines.append(f"| {rt} | " + " | ".join("1 (reference)" for _ in METRICS)
+                         + f" | {len(by_rt[rt]['ops_s'])} |")
+            continue
+        cells = []
+        for attr, _ in METRICS:
+            vals = by_rt[rt][attr]
+            cells.append(f"{statistics.median(vals):.2f}" + (
+                f" ({min(vals):.2f}-{max(vals):.2f})" if len(vals) > 1 else ""))
+        lines.append(f"| {rt} | " + " | ".join(cells) + f" | {len(by_rt[rt]['ops_s'])} |")
     return lines
 
 
@@ -112,6 +137,8 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--in-flight", type=int, default=16)
     ap.add_argument("--no-write", action="store_true", help="Print only, leave BENCHMARKS.md.")
+    ap.add_argument("--note", default="The machine was shared with other jobs while this ran",
+                    help="What else ran on the machine (goes into BENCHMARKS.md).")
     args = ap.parse_args()
     runtimes = [r.strip() for r in args.runtimes.split(",") if r.strip()]
     unknown = [r for r in runtimes if r not in RUNTIMES]
@@ -119,28 +146,35 @@ def main() -> int:
         print(f"error: --runtimes: unknown {', '.join(unknown)} (valid: {', '.join(RUNTIMES)})"
               if unknown else "error: --reps must be >= 1", file=sys.stderr)
         return 2
-    load_start = os.getloadavg()[0]
+    loads = [os.getloadavg()[0]]
     trials: list[Trial] = []
     for rep in range(args.reps):
         for rt in runtimes:
+            loads.append(os.getloadavg()[0])
             t = trial(rt, args)
             trials.append(t)
             print(f"rep {rep + 1} {rt}: ready {t.ready_s:.1f} s, {t.ops_s:,.0f} ops/s, "
                   f"p50 {t.p50_ms:.2f} ms, p99 {t.p99_ms:.2f} ms, node CPU "
                   f"{t.cpu_us_per_op:.0f} µs/op", flush=True)
-    load_end = os.getloadavg()[0]
+    loads.append(os.getloadavg()[0])
+    base = "process" if "process" in runtimes else runtimes[0]
     lines = [f"Measured {today()} on {machine()}; Cassandra 5.0.6, 2 nodes, profile "
              f"`{args.profile}`, RF 2; ycsb-a, {args.records:,} records loaded, then "
              f"{args.ops:,} operations with {args.workers} workers x {args.in_flight} in flight "
-             f"(`scripts/bench_runtimes.py`); {args.reps} repetition(s), runtimes taking turns; "
-             f"medians. Load average {load_start:.1f} at the start, {load_end:.1f} at the end.",
-             "", *table(trials), "",
+             f"(`scripts/bench_runtimes.py`); {args.reps} repetition(s), runtimes taking turns. "
+             f"1-minute load average {loads[0]:.1f} at the start, {loads[-1]:.1f} at the end, "
+             f"{min(loads):.1f} to {max(loads):.1f} at the trials' starts "
+             f"({args.note}).",
+             "", *table(trials, base), "",
+             f"Each cell: a runtime's value over the `{base}` lab's in the same repetition, "
+             "median over the repetitions (range in brackets); below 1 is faster or cheaper "
+             "for start-up, latency and CPU, slower for throughput. Absolute values are left "
+             "out: the machine's other load inflated them by an amount that changed from "
+             "trial to trial, which the ratios of neighbouring trials mostly cancel. "
              "Start-up: `lab up` to every node UN and answering CQL (lxc: root filesystem "
              "already cached). Node CPU per op: user + system time of the nodes' JVMs in the "
              "run phase over its operations (the kernel's veth, bridge and routing work is "
-             "partly charged elsewhere). The machine was shared with other jobs while this "
-             "ran: absolute numbers are inflated by their load; compare the rows, which "
-             "took turns under the same load."]
+             "partly charged elsewhere)."]
     print("\n".join(lines))
     if not args.no_write:
         write_section("runtimes", "Node runtimes: process vs netns vs lxc", lines)

@@ -45,11 +45,18 @@ def leftovers(lab: str) -> list[str]:
     # veth pairs and bridge exist only inside them.
     for ns in Path("/var/run/netns").glob(f"casslab-{sysname}*"):
         found.append(f"namespace {ns.name}")
-    for ctrl in Path("/sys/fs/cgroup").iterdir():
+    # The hierarchy's root (cgroup v2) and each v1 controller's (and v1's unified mount).
+    root = Path("/sys/fs/cgroup")
+    for ctrl in [root, *(d for d in root.iterdir() if d.is_dir())]:
         if (ctrl / "casslab" / sysname).exists():
             found.append(f"cgroup {ctrl / 'casslab' / sysname}")
         # Runtime lxc: LXC's own cgroups, named after the containers (<sysname>-nI).
         found += [f"cgroup {d}" for d in ctrl.glob(f"lxc.*.{sysname}-n*")]
+    # Mounts on this host: a namespace's bind mount, a container's rootfs or binds.
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        point = line.split()[4]
+        if f"{home}/labs/{lab}/" in point + "/" or f"/netns/casslab-{sysname}" in point:
+            found.append(f"mount {point}")
     return found
 
 

@@ -1,11 +1,12 @@
 """Runtimes netns and lxc: every node in its own network namespace (lxc: a container)
 behind a veth on the lab's bridge; limits, CQL at RF 2, a 10 ms link delay measured from
-inside a node, clean-up after kill -9."""
+inside a node and by `net check`, clean-up after kill -9."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -71,6 +72,30 @@ def _handshake_ms(netns_path: str, address: str) -> float:
     return float(out.stdout)
 
 
+def _checked_one_way_ms(lab: str) -> dict[str, float]:
+    """`casslab net check` of node1->node2 and client->node1: link -> measured one-way
+    p50 (ms), read from the table it prints."""
+    res = casslab("net", "check", "--name", lab, "--link", "node1-to-node2", "--link",
+                  "client-to-node1", "--pings", "50", "--loss-packets", "200",
+                  env={**os.environ, "COLUMNS": "300"})
+    assert res.returncode == 0, res.stderr
+    out = {}
+    for line in res.stdout.splitlines():
+        cells = [c.strip() for c in re.split(r"[│┃|]", line)]
+        if len(cells) > 2 and "->" in cells[1]:
+            out[cells[1]] = float(cells[2].split("/")[1])
+    return out
+
+
+def _host_links() -> list[str]:
+    """Devices in this host's own namespace with the names a lab gives its veths and
+    bridge inside its namespaces: any here escaped them."""
+    out = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True,
+                         check=True).stdout
+    names = [ln.split(":")[1].strip().split("@")[0] for ln in out.splitlines()]
+    return [n for n in names if re.fullmatch(r"(veth|ceth)[0-9]+|vethc|casslab0", n)]
+
+
 def _restart_node2_and_kill_casslab(lab: str) -> None:
     """`lab start 2`, SIGKILLed once node2's JVM runs: casslab dies mid-operation."""
     assert casslab("lab", "stop", "2", "--name", lab).returncode == 0
@@ -92,8 +117,9 @@ def test_lab_answers_at_rf2_from_separate_namespaces_and_goes_after_kill_9(
         runtime: str) -> None:
     lab = f"it{runtime}"
     try:
+        # A long wait: 1-core nodes start slowly on a machine others load too.
         res = casslab("lab", "up", "--nodes", "2", "--name", lab, "--profile", "rpi3",
-                      "--runtime", runtime)
+                      "--runtime", runtime, "--timeout", "600s", timeout_s=900)
         assert res.returncode == 0, res.stderr
         state = _state(lab)
         assert state["runtime"] == runtime
@@ -125,6 +151,11 @@ def test_lab_answers_at_rf2_from_separate_namespaces_and_goes_after_kill_9(
         res = casslab("net", "set", "--name", lab, "--link", "node1-node2:delay=10ms")
         assert res.returncode == 0, res.stderr
         assert 19.5 < _handshake_ms(node1_net, "10.99.1.2") < 30
+        # `net check` sends node1's probes from node1's own stack, the client's from the
+        # lab's: only node1 -> node2 is slow.
+        checked = _checked_one_way_ms(lab)
+        assert 9.5 < checked["node1->node2"] < 15, checked
+        assert checked["client->node1"] < 3, checked
         _cql(lab, "INSERT INTO rt.t (k, v) VALUES (2, 'delayed')", "--cl", "ALL")
         assert casslab("net", "clear", "--name", lab).returncode == 0
         assert _handshake_ms(node1_net, "10.99.1.2") < 5
@@ -134,4 +165,5 @@ def test_lab_answers_at_rf2_from_separate_namespaces_and_goes_after_kill_9(
         res = casslab("lab", "down", "--name", lab, "--wipe")
     assert res.returncode == 0, res.stderr
     assert leftovers(lab) == []
+    assert _host_links() == []
     assert not (default_home() / "labs" / lab).exists()

@@ -13,8 +13,9 @@ import pytest
 from casslab import net
 from casslab.lab.runtime import NetnsRuntime, runtime_for
 from casslab.lab.state import LabState, NodeState
+from casslab.net.check import check, endpoint_stacks
 from casslab.system import netns
-from casslab.testbed import apply_net, net_target
+from casslab.testbed import apply_net, net_target, probe_endpoints
 
 
 def _state(tmp_path: Path, runtime: str, lab_netns: str | None) -> LabState:
@@ -130,3 +131,49 @@ def test_delay_loss_and_rate_act_on_the_veth_links_of_a_netns_lab(tmp_path: Path
         net.clear(tmp_path, net_target(state).netns)
         rt.delete_network(state)
     assert not netns.exists(f"{lab_ns}-gw")
+
+
+@pytest.mark.skipif(not netns.can_use_namespaces(), reason="needs root and ip")
+def test_net_check_measures_each_link_of_a_netns_lab_from_its_own_endpoints(
+        tmp_path: Path) -> None:
+    lab_ns = f"casslab-nc{os.getpid()}"
+    state = _state(tmp_path, "netns", lab_ns)
+    rt = NetnsRuntime()
+    try:
+        rt.create_network(state)
+        # node1 -> node2 slow and narrow, node2 -> node1 lossy, the client's links clean:
+        # a probe sent from the wrong stack would show on the wrong link.
+        net_state = apply_net(state, net.NetSpec.from_mapping(
+            {"links": {"node1-to-node2": {"delay_ms": 10, "rate_mbit": 20},
+                       "node2-to-node1": {"loss_pct": 20}}, "cc": "cubic"}, "network"))
+        rows = {(r.src, r.dst): r for r in check(
+            net_state, pings=60, loss_packets=1000, bandwidth_s=1.5,
+            endpoints=probe_endpoints(state))}
+        slow, lossy = rows[("node1", "node2")], rows[("node2", "node1")]
+        assert slow.one_way_p50_ms is not None and 9.5 < slow.one_way_p50_ms < 13.0
+        assert lossy.one_way_p50_ms is not None and lossy.one_way_p50_ms < 3.0
+        assert slow.rtt_p50_ms is not None and 9.5 < slow.rtt_p50_ms < 14.0
+        assert lossy.loss_pct is not None and 14 < lossy.loss_pct < 26
+        assert slow.loss_pct == 0.0
+        assert slow.wire_rate_mbit is not None and 20 * 0.6 < slow.wire_rate_mbit < 20 * 1.1
+        client = rows[("client", "node2")]
+        assert client.one_way_p50_ms is not None and client.one_way_p50_ms < 3.0
+        assert client.loss_pct == 0.0
+    finally:
+        net.clear(tmp_path, net_target(state).netns)
+        rt.delete_network(state)
+    assert not netns.exists(f"{lab_ns}-gw")
+
+
+def test_net_check_names_an_endpoint_without_a_namespace(tmp_path: Path) -> None:
+    state = _state(tmp_path, "netns", "casslab-nc-none")
+    target = net_target(state)
+    assert target.routed is not None
+    net_state = net.NetState(netns="casslab-nc-none-gw", routed=target.routed,
+                             addresses={"client": "10.99.1.254", "node1": "10.99.1.1",
+                                        "node2": "10.99.1.2"}, table={})
+    with pytest.raises(net.NetError) as info:
+        endpoint_stacks(net_state, [("node1", "node2")], {"node1": tmp_path})
+    assert str(info.value) == ("net check: node2 has no network namespace now (is it "
+                               "running?); start it with `casslab lab start 2`")
+    assert probe_endpoints(state) == {}  # none of the namespaces exists

@@ -228,9 +228,12 @@ def check(
         if state is None:
             raise LabStateError(f"lab '{name}' has no network emulation; set some with "
                                 f"`casslab net set --name {name} --profile wifi`")
-        with err.status("probing links inside the namespace"):
+        from casslab.testbed import probe_endpoints
+
+        with err.status("probing links where their packets start"):
             rows = check(state, links=link, pings=pings, loss_packets=loss_packets,
-                         bandwidth=bandwidth, bandwidth_s=bandwidth_seconds)
+                         bandwidth=bandwidth, bandwidth_s=bandwidth_seconds,
+                         endpoints=probe_endpoints(lab))
     table = Table(title=f"lab {name}: configured vs measured")
     for col in ("link", "one-way ms\nset / p50", "RTT ms set", "RTT p50", "RTT p99",
                 "loss %\nset / measured", "reordered", "rate Mbit/s\nset / wire",

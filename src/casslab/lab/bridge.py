@@ -29,9 +29,12 @@ NODE_IF = "eth0"
 CLIENT_PORT = "vethc"
 ROUTER_SUFFIX = "-gw"
 # The router forwards between its own ports, and must not tell endpoints to talk
-# directly (they cannot: their ports are isolated).
+# directly (they cannot: their ports are isolated). It answers ARP for the others at
+# once: by default a proxy reply waits a random time up to 0.8 s (proxy_delay), which
+# every endpoint's first packet to every other one would pay.
 ROUTER_SYSCTLS = ("net.ipv4.ip_forward=1", f"net.ipv4.conf.{BRIDGE}.proxy_arp=1",
                   f"net.ipv4.conf.{BRIDGE}.proxy_arp_pvlan=1",
+                  f"net.ipv4.neigh.{BRIDGE}.proxy_delay=0",
                   "net.ipv4.conf.all.send_redirects=0",
                   f"net.ipv4.conf.{BRIDGE}.send_redirects=0")
 
@@ -73,13 +76,23 @@ def create(state: LabState) -> str:
     return router
 
 
+CLIENT = "client"
+
+
+def endpoint_stacks(state: LabState) -> dict[str, Path]:
+    """Endpoint name (`client`: the lab's namespace; `node<i>`) -> `nsenter --net` path of
+    its own network stack (its namespace, or its container's init), for those that exist
+    now."""
+    out = {CLIENT: netns.NETNS_DIR / state.netns} if state.netns else {}
+    for n in state.nodes:
+        if n.netns:
+            out[n.name] = netns.NETNS_DIR / n.netns
+        elif n.pid:
+            out[n.name] = Path(f"/proc/{n.pid}/ns/net")
+    return {name: p for name, p in out.items() if p.exists()}
+
+
 def endpoint_paths(state: LabState) -> list[Path]:
     """`nsenter --net` paths of the endpoints' own network stacks that exist now: the
     lab's (the client's), then each node's (its namespace, or its container's init)."""
-    out = [netns.NETNS_DIR / state.netns] if state.netns else []
-    for n in state.nodes:
-        if n.netns:
-            out.append(netns.NETNS_DIR / n.netns)
-        elif n.pid:
-            out.append(Path(f"/proc/{n.pid}/ns/net"))
-    return [p for p in out if p.exists()]
+    return list(endpoint_stacks(state).values())

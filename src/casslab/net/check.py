@@ -1,4 +1,9 @@
-"""`net check`: measure every link inside the namespace and set it beside its config."""
+"""`net check`: measure every link where its packets start and set it beside its config.
+
+Runtime process: every endpoint in the lab's namespace, links told apart by the opener's
+cgroup. Runtimes netns and lxc (routed): each endpoint has a network stack of its own,
+and a probe's sockets for an address are made in the stack of the endpoint owning it,
+so the probe's packets cross that endpoint's veth, the bridge and the router."""
 
 from __future__ import annotations
 
@@ -72,13 +77,30 @@ def identity_dirs(identities: dict[str, str]) -> dict[str, Path]:
     return {n: mount / p for n, p in identities.items() if (mount / p).is_dir()}
 
 
+def open_stacks(stacks: dict[str, Path]) -> dict[str, int]:
+    """Open each network namespace file (address -> `nsenter --net` path) for the probe
+    worker. The caller closes the descriptors; NetError names a path that cannot be."""
+    fds: dict[str, int] = {}
+    for addr, path in stacks.items():
+        try:
+            fds[addr] = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError as exc:
+            for fd in fds.values():
+                os.close(fd)
+            raise NetError(f"cannot open the network namespace {path} of {addr}: "
+                           f"{exc.strerror}") from exc
+    return fds
+
+
 def run_probe(netns: str, job: dict[str, Any], timeout_s: float,
-              cgroups: dict[str, Path] | None = None) -> dict[str, Any]:
+              cgroups: dict[str, Path] | None = None,
+              stacks: dict[str, Path] | None = None) -> dict[str, Any]:
     """Run the probe worker in `netns` (at real-time priority when allowed).
 
     `cgroups` maps the owners named in the job's links (node names) to cgroup v2
     directories: their `cgroup.procs` are opened here, before entering the namespace,
-    and passed to the worker with this process's own cgroup as "home".
+    and passed to the worker with this process's own cgroup as "home". `stacks` maps
+    endpoint addresses to the network namespaces their sockets are made in.
     """
     base = netns_mod.exec_prefix(netns)
     rt = subprocess.run([*base, "chrt", "-f", str(PROBE_PRIORITY), "true"],
@@ -92,6 +114,16 @@ def run_probe(netns: str, job: dict[str, Any], timeout_s: float,
             raise NetError("no cgroup v2 hierarchy mounted: probes cannot join node cgroups")
         fds = identity.open_procs({**cgroups, "home": identity.own_cgroup_dir(mount)})
         job = {**job, "cgroup_fds": fds}
+    if stacks:
+        try:
+            ns_fds = open_stacks(stacks)
+        except NetError:
+            for fd in fds.values():
+                os.close(fd)
+            raise
+        job = {**job, "netns_fds": ns_fds}
+        # Keyed by address: not to be mixed with the cgroup owners' names.
+        fds = {**fds, **{f"netns {a}": fd for a, fd in ns_fds.items()}}
     try:
         proc = subprocess.run(cmd, input=json.dumps(job), capture_output=True, text=True,
                               timeout=timeout_s, check=False, pass_fds=tuple(fds.values()))
@@ -126,25 +158,43 @@ def check_options(*, links: list[str] | None, pings: int, loss_packets: int,
         parse_link_name(name, None, f"--link {name}")
 
 
+def endpoint_stacks(state: NetState, chosen: list[Link],
+                    endpoints: dict[str, Path] | None) -> dict[str, Path]:
+    """Routed labs: address -> network namespace path of every endpoint of `chosen`
+    (`endpoints`: endpoint name -> path, as the lab's runtime has them now). Empty for
+    runtime process, whose endpoints share the lab's namespace. NetError names an
+    endpoint without a network stack (a stopped node)."""
+    if state.routed is None:
+        return {}
+    have = endpoints or {}
+    out: dict[str, Path] = {}
+    for name in dict.fromkeys(e for link in chosen for e in link):
+        path = have.get(name)
+        if path is None or not path.exists():
+            start = "" if name == CLIENT else \
+                f"; start it with `casslab lab start {name.removeprefix('node')}`"
+            raise NetError(f"net check: {name} has no network namespace now (is it "
+                           f"running?){start}")
+        out[state.addresses[name]] = path
+    return out
+
+
 def check(state: NetState, *, links: list[str] | None = None, pings: int = 200,
-          loss_packets: int = 2000, bandwidth: bool = True, bandwidth_s: float = 2.0
-          ) -> list[LinkCheck]:
+          loss_packets: int = 2000, bandwidth: bool = True, bandwidth_s: float = 2.0,
+          endpoints: dict[str, Path] | None = None) -> list[LinkCheck]:
     """Measure round trip (p50/p99, per pair), one-way delay and loss (per directed
     link) and TCP goodput (rate-limited links only, one flow at a time).
 
     Bounded: `pings` per pair every 5 ms, `loss_packets` per link (<= 10k packets/s
-    in total), `bandwidth_s` per limited link. Raises NetError when the lab's
-    namespace is gone or a probe fails, NetSpecError for an unknown link.
+    in total), `bandwidth_s` per limited link. On a routed lab (runtimes netns, lxc)
+    `endpoints` maps every endpoint (client, node<i>) to its network namespace path,
+    where the probe makes that endpoint's sockets. Raises NetError when a namespace is
+    gone or a probe fails, NetSpecError for an unknown link.
     """
     check_options(links=links, pings=pings, loss_packets=loss_packets,
                   bandwidth_s=bandwidth_s)
     if not netns_mod.exists(state.netns):
         raise NetError(f"network namespace {state.netns} does not exist (is the lab up?)")
-    if state.routed is not None:
-        # The prober holds every endpoint's sockets in one namespace; routed endpoints
-        # each have their own.
-        raise NetError("net check: the link prober works on runtime process only; measure "
-                       "a netns/lxc lab from inside its nodes (`casslab lab exec`)")
     chosen: list[Link] = list(state.table)
     if links:
         chosen = []
@@ -154,6 +204,7 @@ def check(state: NetState, *, links: list[str] | None = None, pings: int = 200,
                     chosen.append(k)
     addr = state.addresses
     ids = state.identities
+    stacks = endpoint_stacks(state, chosen, endpoints)
 
     def entry(link: Link) -> list[str | None]:
         return [addr[link[0]], addr[link[1]], owner_of(link, ids)]
@@ -181,7 +232,7 @@ def check(state: NetState, *, links: list[str] | None = None, pings: int = 200,
         + len(limited) * bandwidth_s + 30
     owners = {o for k in chosen for o in (owner_of(k, ids), owner_of((k[1], k[0]), ids)) if o}
     cgroups = {n: d for n, d in identity_dirs(ids).items() if n in owners}
-    result = run_probe(state.netns, job, budget, cgroups)
+    result = run_probe(state.netns, job, budget, cgroups, stacks)
     by_addr = {v: k for k, v in addr.items()}
     delay_rows = {(by_addr[r["pair"][0]], by_addr[r["pair"][1]]): r for r in result["delay"]}
     loss_rows = {(by_addr[r["link"][0]], by_addr[r["link"][1]]): r

@@ -9,10 +9,16 @@ Job: {"delay": {"pairs": [[a, b, owner], ...], "count": 200, "interval_ms": 5},
       "bandwidth": {"links": [[src, dst, owner], ...], "duration_s": 2.0, "warmup_s": 0.5},
       "flows": {"links": [[src, dst, owner], ...], "duration_s": 3.0, "warmup_s": 0.5},
       "cgroup_fds": {"home": 5, "node1": 6, ...},
+      "netns_fds": {"10.99.1.1": 7, "10.99.1.254": 8, ...},
       "wait_s": 1.0}
 `owner` (optional, may be null) names an entry of `cgroup_fds`: open `cgroup.procs`
 descriptors the parent passed in (/sys/fs/cgroup is not visible inside the namespace).
 The worker joins that cgroup to create the opening socket, then returns to "home".
+`netns_fds` (runtimes netns and lxc, where every endpoint has a network stack of its
+own): address -> open network namespace descriptor of the endpoint that owns the
+address. Every socket bound to that address is created inside that namespace (a socket
+keeps the namespace it was made in), so a probe's packets start where the endpoint's
+own packets start and cross its veth, the bridge and the router like them.
 `bandwidth` measures one flow at a time, `flows` all of its flows at once.
 One event loop, no threads: timestamps are taken when the loop sees a packet.
 """
@@ -20,6 +26,7 @@ One event loop, no threads: timestamps are taken when the loop sees a packet.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import selectors
@@ -36,6 +43,35 @@ PAYLOAD = 64
 
 
 _CGROUP_FDS: dict[str, int] = {}
+_NETNS_FDS: dict[str, int] = {}
+_CLONE_NEWNET = 0x40000000
+
+
+def _setns(fd: int) -> None:
+    # os.setns is Python 3.12+; this is its system call.
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.setns(fd, _CLONE_NEWNET) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"setns: {os.strerror(err)}")
+
+
+@contextlib.contextmanager
+def _stack_of(addr: str) -> Iterator[None]:
+    """Create sockets in the network namespace of the endpoint owning `addr` (when the
+    job names one), then move back to the worker's own."""
+    fd = _NETNS_FDS.get(addr)
+    if fd is None:
+        yield
+        return
+    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        _setns(fd)
+        try:
+            yield
+        finally:
+            _setns(home)
+    finally:
+        os.close(home)
 
 
 @contextlib.contextmanager
@@ -58,7 +94,7 @@ def _owner(entry: list[Any]) -> str | None:
 
 
 def _udp(addr: str, owner: str | None = None) -> socket.socket:
-    with _owned_by(owner):
+    with _owned_by(owner), _stack_of(addr):
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
     s.bind((addr, 0))
@@ -216,10 +252,11 @@ class _Flow:
     """One connected TCP pair and the bytes its receiver counted after the warm-up."""
 
     def __init__(self, src: str, dst: str, owner: str | None) -> None:
-        listener = socket.socket()
+        with _stack_of(dst):
+            listener = socket.socket()
         listener.bind((dst, 0))
         listener.listen(1)
-        with _owned_by(owner):
+        with _owned_by(owner), _stack_of(src):
             self.client = socket.socket()
         self.client.bind((src, 0))
         self.client.connect(listener.getsockname())
@@ -260,6 +297,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     _CGROUP_FDS.update({str(k): int(v) for k, v in (job.get("cgroup_fds") or {}).items()})
     if _CGROUP_FDS and "home" not in _CGROUP_FDS:
         raise ValueError("cgroup_fds needs a 'home' entry to return to")
+    _NETNS_FDS.clear()
+    _NETNS_FDS.update({str(k): int(v) for k, v in (job.get("netns_fds") or {}).items()})
     wait_s = float(job.get("wait_s", 1.0))
     out: dict[str, Any] = {}
     if job.get("delay"):

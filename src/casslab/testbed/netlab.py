@@ -10,6 +10,7 @@ from casslab.core.errors import UsageError
 from casslab.lab import Lab, LabOptions, LabState, bridge
 from casslab.lab.cluster import Progress
 from casslab.lab.state import DEFAULT_RUNTIME
+from casslab.net.spec import CLIENT
 from casslab.system import netns
 
 
@@ -62,6 +63,16 @@ def net_target(state: LabState) -> NetTarget:
         client_address=bridge.client_address(state.subnet), device=bridge.BRIDGE,
         endpoints=tuple(str(p) for p in bridge.endpoint_paths(state)),
         interface=bridge.NODE_IF))
+
+
+def probe_endpoints(state: LabState) -> dict[str, Path]:
+    """Where `net check` makes each endpoint's probe sockets (endpoint name -> `nsenter
+    --net` path): on runtimes netns and lxc, each endpoint's own stack as it is now (a
+    container's changes with its init); empty on runtime process (one namespace)."""
+    if net_target(state).routed is None:
+        return {}
+    return {(CLIENT if name == bridge.CLIENT else name): path
+            for name, path in bridge.endpoint_stacks(state).items()}
 
 
 def apply_net(state: LabState, spec: net.NetSpec, *, replace: bool = True) -> net.NetState:
