@@ -155,7 +155,9 @@ def builtin_properties(letter: str) -> list[Prop]:
     mix = BUILTIN_MIXES[letter]
     props = [Prop(p, str(mix.get(op, 0)), f"ycsb-{letter}") for p, op in PROPORTIONS.items()]
     dist = BUILTIN_DISTRIBUTION.get(letter, "zipfian")
-    return [*props, Prop("requestdistribution", dist, f"ycsb-{letter}")]
+    # casslab-load's scans are shorter than YCSB's default (1000), as workloads/workloade.
+    return [*props, Prop("requestdistribution", dist, f"ycsb-{letter}"),
+            Prop("maxscanlength", str(CASSLAB_DEFAULTS["max-scan-length"]), f"ycsb-{letter}")]
 
 
 def to_workload(props: Iterable[Prop]) -> YcsbWorkload:
