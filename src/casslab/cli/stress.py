@@ -37,9 +37,11 @@ def stress(
 
     Example: casslab stress write n=100000 cl=ONE -rate threads=50 -pop seq=1..100000
 
-    Example: casslab stress --name edge mixed 'ratio(write=1,read=3)' duration=60s -rate fixed=2000/s
+    Example: casslab stress --name edge mixed 'ratio(write=1,read=3)' duration=60s
 
-    Example: casslab stress user profile=iot.yaml 'ops(insert=1,latest=3)' n=10000 -node 10.0.0.5 -log hdrfile=run.hdr
+    Example: casslab stress user profile=p.yaml 'ops(insert=1,q=3)' n=10000 -node 10.0.0.5
+
+    Example: casslab stress read n=10000 -rate fixed=500/s -log hdrfile=read.hdr --format ycsb
     """
     with errors_to_exit():
         _check_format(output_format)

@@ -138,7 +138,8 @@ def read_property_file(path: Path) -> list[Prop]:
     try:
         text = path.read_text()
     except OSError as exc:
-        raise PropertyError(f"-P {path}: cannot read it ({exc.strerror or exc})") from None
+        raise PropertyError(f"{path}: cannot read this YCSB workload file "
+                            f"({exc.strerror or exc})") from None
     return parse_properties(text, str(path))
 
 
