@@ -122,7 +122,7 @@ def _with_ycsb_properties(workload: str, options: dict[str, Any], files: list[Pa
     from casslab.load.ycsbprops import from_sources
 
     base = None if workload == "ycsb" else workload
-    if base is not None and base.removeprefix("ycsb-") not in "abcdefi":
+    if base is not None and base not in WORKLOADS:
         raise UsageError(f"unknown workload '{workload}' (valid: {', '.join(WORKLOADS)})")
     resolved = from_sources(files, props, base=base)
     for warning in resolved.warnings:
