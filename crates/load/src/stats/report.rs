@@ -358,7 +358,13 @@ pub fn ycsb_status(st: &YcsbStatus, names: &[String], stats: &StatsSet) -> Strin
             continue;
         }
         let h = &o.service;
-        let q = |x: f64| if h.is_empty() { 0 } else { h.value_at_quantile(x) };
+        let q = |x: f64| {
+            if h.is_empty() {
+                0
+            } else {
+                h.value_at_quantile(x)
+            }
+        };
         let (max, min, avg) = if h.is_empty() {
             (0, 0, 0.0)
         } else {
@@ -520,7 +526,10 @@ mod tests {
             line.starts_with("2026-11-23 16:47:38:123 10 sec: 12345 operations; 102 current ops/sec; [READ: Count=101, Max=100, Min=1, Avg="),
             "{line}"
         );
-        assert!(line.contains(", 90=90, 99=99, 99.9=100, 99.99=100]"), "{line}");
+        assert!(
+            line.contains(", 90=90, 99=99, 99.9=100, 99.99=100]"),
+            "{line}"
+        );
         assert!(line.ends_with("[READ-MODIFY-WRITE: Count=1, Max=300, Min=300, Avg=300, 90=300, 99=300, 99.9=300, 99.99=300]"), "{line}");
         assert_eq!(decimal2(1234.5), "1234.5");
         assert_eq!(decimal2(3.0), "3");
