@@ -333,3 +333,22 @@ def test_threads_levels_conflicting_with_in_flight_name_the_level() -> None:
     message = str(info.value)
     assert "factors[0].levels[0]" in message and "cannot be used with in-flight" in message
     assert "\n" not in message
+
+
+def test_a_ycsb_workload_file_in_a_spec_is_the_builtin_with_its_overrides() -> None:
+    repo = Path(__file__).resolve().parents[2]
+    spec = parse_spec("workload:\n  ycsb:\n    file: workloads/workloadb\n    props:\n"
+                      "      recordcount: 5000\n      threadcount: 4\n"
+                      "  options: {threads: 2}\n", base_dir=repo)
+    assert spec.workload.name == "ycsb-b"
+    assert spec.workload.records == 5000
+    assert spec.workload.options == {"threads": 2}  # workload.options win over props
+
+
+def test_a_bad_ycsb_property_in_a_spec_names_its_line() -> None:
+    with pytest.raises(SpecError, match=r"^spec:4: workload\.ycsb\.props\.insertorder: "
+                                        r"insertorder=ordered: casslab-load supports only"):
+        parse_spec("workload:\n  ycsb:\n    props:\n      insertorder: ordered\n")
+    with pytest.raises(SpecError, match=r"workload\.ycsb: operationcount/maxexecutiontime "
+                                        r"set ops: a campaign stops trials with `stop:`"):
+        parse_spec("workload:\n  ycsb:\n    props: {operationcount: 10}\n")

@@ -9,7 +9,9 @@ use crate::exec::runner::{self, EndReason, Sink};
 use crate::exec::stages::{parse_stages, StageDefaults};
 use crate::exec::{Concurrency, OpMix, Phase, RunPlan, StagePlan, Workload};
 use crate::stats::hdrlog::HdrLog;
-use crate::stats::report::{interval_json, summary_json, ycsb_text, IntervalInfo, SummaryInfo};
+use crate::stats::report::{
+    interval_json, summary_json, ycsb_status, ycsb_text, IntervalInfo, SummaryInfo, YcsbStatus,
+};
 use crate::stats::StatsSet;
 use crate::workload::{iot, profile, stress, user, ycsb};
 use std::io::Write;
@@ -140,6 +142,8 @@ struct Output {
     format: Format,
     hdr: Option<HdrLog>,
     hdr_error: Option<LoadError>,
+    /// Operations finished so far (YCSB's status lines count from the start).
+    total_ops: u64,
 }
 
 fn print_line(to_stderr: bool, line: &str) {
@@ -158,6 +162,21 @@ impl Sink for Output {
     fn interval(&mut self, info: &IntervalInfo, start_s: f64, names: &[String], stats: &StatsSet) {
         let v = interval_json(info, names, stats);
         print_line(self.format == Format::Ycsb, &v.to_string());
+        self.total_ops += stats.totals().0;
+        if self.format == Format::Ycsb {
+            // YCSB's status thread: one line per interval on stdout before the summary.
+            let now_ms = SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis() as u64)
+                .unwrap_or(0);
+            let st = YcsbStatus {
+                now_ms,
+                elapsed_s: info.t_s,
+                total_ops: self.total_ops,
+                interval_s: info.interval_s,
+            };
+            print_line(false, &ycsb_status(&st, names, stats));
+        }
         if let (Some(log), true) = (self.hdr.as_mut(), info.recorded) {
             if let Err(e) = log.interval(start_s, info.interval_s, names, stats) {
                 self.hdr_error.get_or_insert(e);
@@ -183,6 +202,7 @@ async fn drive<W: Workload>(
         format: run.format,
         hdr,
         hdr_error: None,
+        total_ops: 0,
     };
     let w = Arc::new(w);
     let names = w.op_names().to_vec();

@@ -167,7 +167,8 @@ pub enum PhaseArg {
 pub enum Format {
     /// JSON lines: one per interval, then one summary.
     Json,
-    /// YCSB's end-of-run text on stdout; interval JSON lines go to stderr.
+    /// YCSB's text on stdout (a status line per interval, then the end-of-run
+    /// sections); the JSON lines (intervals, summary) go to stderr.
     Ycsb,
 }
 

@@ -141,6 +141,10 @@ class CasslabGroup(LazyGroup):
                            "Run a workload with casslab-load and print a summary (extra "
                            "casslab-load options go after `--`).",
                            {"allow_extra_args": True, "ignore_unknown_options": True}),
+        "stress": LazyCommand("casslab.cli.stress", "stress",
+                              "Run a cassandra-stress command line (write, read, mixed, user) "
+                              "with casslab-load.",
+                              {"allow_extra_args": True, "ignore_unknown_options": True}),
     }
 
 

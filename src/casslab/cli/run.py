@@ -2,24 +2,29 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.console import Console
 from rich.table import Table
 
 from casslab.cassandra.cql import NATIVE_PORT, parse_contact_points
-from casslab.cli.common import errors_to_exit, open_lab, out
+from casslab.cli.common import err, errors_to_exit, open_lab, out
 from casslab.core.errors import UsageError
 from casslab.core.units import parse_duration_s
 from casslab.load import LoadSpec, RunSummary, run_load
 from casslab.load.runner import WORKLOADS
 
+FORMATS = ("table", "json", "ycsb")
+
 
 def run(
     ctx: typer.Context,
-    workload: Annotated[str, typer.Argument(help=f"{', '.join(WORKLOADS)}, or a "
-                                            "cassandra-stress user profile .yaml.")],
+    workload: Annotated[str, typer.Argument(help=f"{', '.join(WORKLOADS)}, ycsb (with -P "
+                                            "workload files), or a cassandra-stress user "
+                                            "profile .yaml.")],
     name: Annotated[str, typer.Option("--name", "-n", help="Lab to run against.")] = "default",
     hosts: Annotated[str | None, typer.Option(help="Contact points host[:port],... of any "
                                               "cluster instead of a lab.")] = None,
@@ -47,6 +52,17 @@ def run(
     = None,
     out_file: Annotated[Path | None, typer.Option("--out", help="Save the JSON lines here.")]
     = None,
+    output_format: Annotated[str, typer.Option("--format", help="table (for a person), json "
+                                               "(casslab-load's JSON lines) or ycsb (YCSB's "
+                                               "status lines and [OVERALL]/[READ]... "
+                                               "sections); json and ycsb go to stdout, "
+                                               "progress to stderr.")] = "table",
+    property_files: Annotated[list[Path] | None, typer.Option(
+        "-P", help="YCSB workload property file (e.g. workloads/workloada); repeatable.")]
+    = None,
+    properties: Annotated[list[str] | None, typer.Option(
+        "-p", help="YCSB property key=value, over -P files (e.g. -p recordcount=100000); "
+        "repeatable.")] = None,
 ) -> None:
     """Run a workload with casslab-load and print a summary (extra casslab-load options
     go after `--`).
@@ -56,6 +72,10 @@ def run(
     Example: casslab run stress-read --name edge --duration 60s --threads 150
 
     Example: casslab run stress-write --hosts 10.0.0.5:9042 --ops 100000 -- --io-threads 2
+
+    Example: casslab run ycsb -P workloads/workloada -p recordcount=100000 --phase both
+
+    Example: casslab run ycsb-b -p requestdistribution=uniform --format ycsb > run.txt
     """
     options: dict[str, Any] = {"phase": phase, "records": records, "ops": ops,
                                "duration": duration, "warmup": warmup, "rate": rate,
@@ -63,14 +83,52 @@ def run(
                                "cl-read": cl_read,
                                "cl-write": cl_write, "rf": rf, "seed": seed}
     with errors_to_exit():
+        _check_format(output_format)
         _check_units(duration, warmup)
+        workload, options = _with_ycsb_properties(workload, options, property_files or [],
+                                                  properties or [])
         # Checked by casslab-load's rules before the lab is touched; errors name the flag.
         spec = LoadSpec.of(workload, options, list(ctx.args), where="")
         targets, prefix = _targets(name, hosts)
-        summary = _run_with_progress(spec, targets, prefix, ops, out_file)
-    print_summary(summary)
+    execute(spec, targets, prefix, out_file, output_format)
+
+
+def execute(spec: LoadSpec, targets: list[str], prefix: list[str], out_file: Path | None,
+            output_format: str) -> None:
+    """Run `spec`, print its result in `output_format`; exit 1 unless it completed."""
+    with errors_to_exit():
+        summary = _run_with_progress(spec, targets, prefix, spec.options.ops, out_file,
+                                     output_format)
+    if output_format == "table":
+        print_summary(summary)
     if summary.ended_by != "completed":
         raise typer.Exit(1)
+
+
+def _check_format(output_format: str) -> None:
+    if output_format not in FORMATS:
+        raise UsageError(f"--format {output_format}: valid: {', '.join(FORMATS)}")
+
+
+def _with_ycsb_properties(workload: str, options: dict[str, Any], files: list[Path],
+                          props: list[str]) -> tuple[str, dict[str, Any]]:
+    """The workload and options once YCSB -P files and -p properties are applied; the
+    command's own options (--records, --threads...) win over properties."""
+    if workload != "ycsb" and not files and not props:
+        return workload, options
+    if workload != "ycsb" and not workload.startswith("ycsb-"):
+        raise UsageError(f"-P/-p are YCSB properties: give workload ycsb or ycsb-a..f, "
+                         f"not {workload}")
+    from casslab.load.ycsbprops import from_sources
+
+    base = None if workload == "ycsb" else workload
+    if base is not None and base not in WORKLOADS:
+        raise UsageError(f"unknown workload '{workload}' (valid: {', '.join(WORKLOADS)})")
+    resolved = from_sources(files, props, base=base)
+    for warning in resolved.warnings:
+        err.print(f"warning: {warning}", highlight=False, markup=False)
+    given = {k: v for k, v in options.items() if v is not None}
+    return resolved.workload, resolved.options | given
 
 
 def _check_units(duration: str | None, warmup: str | None) -> None:
@@ -92,15 +150,19 @@ def _targets(name: str, hosts: str | None) -> tuple[list[str], list[str]]:
 
 
 def _run_with_progress(spec: LoadSpec, targets: list[str], prefix: list[str], ops: int | None,
-                       out_file: Path | None) -> RunSummary:
+                       out_file: Path | None, output_format: str = "table") -> RunSummary:
     # rich.progress costs ~10 ms of start-up that `run --help` need not pay.
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     columns = [TextColumn("[bold]{task.description}"), BarColumn(),
                TextColumn("{task.fields[status]}"), TimeElapsedColumn()]
-    # Only on a terminal: piped, a progress display leaves a stray blank line.
-    with Progress(*columns, console=out, transient=True,
-                  disable=not out.is_terminal) as progress:
+    # json and ycsb own stdout: the progress goes to stderr.
+    console: Console = out if output_format == "table" else err
+    # Only on a terminal: piped, a progress display leaves a stray blank line; and not
+    # over json/ycsb text on the same terminal (the text shows the progress then).
+    shown = console.is_terminal and (console is out or not sys.stdout.isatty())
+    with Progress(*columns, console=console, transient=True, disable=not shown,
+                  redirect_stdout=False) as progress:
         task = progress.add_task(spec.workload, total=ops, status="starting")
 
         def on_interval(line: dict[str, Any]) -> None:
@@ -112,8 +174,15 @@ def _run_with_progress(spec: LoadSpec, targets: list[str], prefix: list[str], op
             progress.update(task, advance=line["ops"] if line.get("recorded", True) else 0,
                             status=status)
 
+        def on_text(line: str) -> None:
+            # As casslab-load printed it, at once (a reader may be following the status).
+            sys.stdout.write(line)
+            sys.stdout.flush()
+
+        text_format = "ycsb" if output_format == "ycsb" else "json"
         result = run_load(spec, hosts=targets, prefix=prefix, on_interval=on_interval,
-                          raw_out=out_file)
+                          raw_out=out_file, text_format=text_format,
+                          on_text=None if output_format == "table" else on_text)
     return result.summary
 
 

@@ -60,7 +60,8 @@ MAX_OPTION_CELLS = 10_000  # combinations of option levels checked together at v
 TOP_KEYS = ("name", "description", "lab", "workload", "factors", "design", "stop", "search",
             "metrics", "analysis", "report", "reference")
 LAB_KEYS = ("nodes", "profile", "node_profiles", "runtime", "network", "set", "timeout_s")
-WORKLOAD_KEYS = ("name", "records", "prepare", "options")
+WORKLOAD_KEYS = ("name", "records", "prepare", "options", "ycsb")
+YCSB_KEYS = ("file", "props")
 FACTOR_KEYS = ("name", "levels", "label", "labels")
 DESIGN_KEYS = ("trials", "warmup_trials", "randomize", "seed", "reset")
 STOP_KEYS = ("ops", "duration_s", "timeout_s")
@@ -396,6 +397,8 @@ def _workload(v: _V, raw: Any, base_dir: Path | None) -> WorkloadSpec:
     if isinstance(raw, str):
         raw = {"name": raw}
     m = v.mapping(raw, ("workload",), WORKLOAD_KEYS)
+    if "ycsb" in m:
+        m = _ycsb_workload(v, m, base_dir)
     if "name" not in m:
         raise v.doc.error(("workload", "name"), f"is required (valid: {', '.join(WORKLOADS)}, "
                           "or a cassandra-stress user profile .yaml)")
@@ -413,6 +416,53 @@ def _workload(v: _V, raw: Any, base_dir: Path | None) -> WorkloadSpec:
             raise v.doc.error(("workload", "options", key), "belongs in `stop:` (ops, "
                               "duration_s) so every trial stops the same way")
     return WorkloadSpec(name, records, prepare, dict(options))
+
+
+def _ycsb_workload(v: _V, m: dict[str, Any], base_dir: Path | None) -> dict[str, Any]:
+    """`workload: {ycsb: {file: workloads/workloada, props: {recordcount: 5000}}}` as the
+    built-in name, records and options it maps to (casslab.load.ycsbprops); `name` may
+    give the built-in the properties start from (ycsb-a..), `options` win over props."""
+    from casslab.load.ycsbprops import PropertyError, from_sources
+
+    y = v.mapping(m["ycsb"], ("workload", "ycsb"), YCSB_KEYS)
+    base = m.get("name")
+    if base is not None and (not isinstance(base, str) or not base.startswith("ycsb-")
+                             or base not in WORKLOADS):
+        raise v.doc.error(("workload", "name"), "with `ycsb:` must be a built-in YCSB "
+                          "workload the properties start from (ycsb-a..ycsb-f, ycsb-i), or "
+                          "left out")
+    files: list[Path] = []
+    if "file" in y:
+        if not isinstance(y["file"], str):
+            raise v.doc.error(("workload", "ycsb", "file"), "must be a YCSB workload file path")
+        p = Path(y["file"])
+        files.append(p if p.is_absolute() else (base_dir or Path.cwd()) / p)
+    props = y.get("props") or {}
+    if not isinstance(props, dict):
+        raise v.doc.error(("workload", "ycsb", "props"), "must be a mapping of YCSB "
+                          "properties (e.g. {recordcount: 100000, threadcount: 8})")
+    try:
+        resolved = from_sources(files, [], props, base=base, inline_where="props")
+    except PropertyError as exc:
+        key = next((k for k in props if str(exc).startswith(f"props.{k}: ")), None)
+        if key is not None:
+            raise v.doc.error(("workload", "ycsb", "props", key),
+                              str(exc).removeprefix(f"props.{key}: ")) from None
+        raise v.doc.error(("workload", "ycsb", "file" if files else "props"),
+                          str(exc)) from None
+    options = dict(resolved.options)
+    for key in ("ops", "duration"):
+        if key in options:
+            raise v.doc.error(("workload", "ycsb"), f"operationcount/maxexecutiontime set "
+                              f"{key}: a campaign stops trials with `stop:` (ops, duration_s)")
+    records = options.pop("records", None)
+    if records is not None and "records" in m:
+        raise v.doc.error(("workload", "records"), "is set by the YCSB recordcount too; "
+                          "give one")
+    user_options = m.get("options") or {}
+    merged = {**options, **user_options} if isinstance(user_options, dict) else user_options
+    return {**m, "name": resolved.workload, "options": merged,
+            **({"records": records} if records is not None else {})}
 
 
 def _workload_name(v: _V, value: Any, path: Path_, base_dir: Path | None) -> str:
@@ -753,8 +803,11 @@ def json_schema() -> specio.JsonSchema:
     workload = obj({"name": {"type": "string", "description": ", ".join(WORKLOADS) +
                              ", or a cassandra-stress user profile .yaml"},
                     "records": integer(1), "prepare": {"type": "boolean"},
-                    "options": {"type": "object", "description": "casslab-load options"}},
-                   required=("name",))
+                    "options": {"type": "object", "description": "casslab-load options"},
+                    "ycsb": obj({"file": {"type": "string", "description": "YCSB workload "
+                                          "property file (e.g. workloads/workloada)"},
+                                 "props": {"type": "object", "description": "YCSB "
+                                           "properties over the file's"}})})
     return specio.schema_document("casslab experiment spec", obj({
         "name": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},
         "description": {"type": "string"},

@@ -6,10 +6,11 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from casslab.core.errors import CasslabError, PrerequisiteError, UsageError
 from casslab.load.options import LoadOptions, from_mapping
@@ -87,51 +88,92 @@ def workload_args(workload: str) -> list[str]:
                      "cassandra-stress user profile .yaml)")
 
 
-def build_command(spec: LoadSpec, hosts: list[str], binary: str) -> list[str]:
-    """The full casslab-load command line; JSON output is forced (the summary is read)."""
+def build_command(spec: LoadSpec, hosts: list[str], binary: str,
+                  text_format: str = "json") -> list[str]:
+    """The full casslab-load command line. The format is forced (last, after the raw
+    extras): json puts the JSON lines on stdout; ycsb puts YCSB's text there and the JSON
+    lines on stderr, where run_load still reads the summary."""
     options = replace(spec.options, hosts=tuple(hosts), format=None)
-    forced = type(spec.options)(format="json")  # last, after the raw extras
+    forced = type(spec.options)(format=text_format)
     return [binary, *workload_args(spec.workload), *options.to_argv(), *spec.extra,
             *forced.to_argv()]
 
 
+class _JsonLines:
+    """Reads casslab-load's JSON lines: intervals, the summary, other text kept apart."""
+
+    def __init__(self, on_interval: Callable[[dict[str, Any]], None] | None,
+                 sink: IO[str] | None) -> None:
+        self.on_interval = on_interval
+        self.sink = sink
+        self.intervals: list[dict[str, Any]] = []
+        self.summary: dict[str, Any] | None = None
+        self.other: list[str] = []
+
+    def feed(self, line: str) -> None:
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            self.other.append(line)
+            return
+        if not isinstance(obj, dict):
+            self.other.append(line)
+            return
+        if self.sink:
+            self.sink.write(line)
+        if obj.get("type") == "interval":
+            self.intervals.append(obj)
+            if self.on_interval:
+                self.on_interval(obj)
+        elif obj.get("type") == "summary":
+            self.summary = obj
+
+    def feed_all(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.feed(line)
+
+
 def run_load(spec: LoadSpec, *, hosts: list[str], prefix: list[str],
              on_interval: Callable[[dict[str, Any]], None] | None = None,
-             raw_out: Path | None = None) -> LoadResult:
+             raw_out: Path | None = None, text_format: str = "json",
+             on_text: Callable[[str], None] | None = None) -> LoadResult:
     """Run casslab-load to the end and return its summary.
 
     prefix: e.g. `ip netns exec casslab-LAB` to run inside a lab.
+    text_format: json or ycsb, what casslab-load prints on stdout; `on_text` gets each
+    stdout line as printed (to pass it through). raw_out receives the JSON lines.
     Raises LoadError with the tool's last stderr lines when it gives no summary.
     """
-    cmd = [*prefix, *build_command(spec, hosts, find_binary())]
-    intervals: list[dict[str, Any]] = []
-    summary: dict[str, Any] | None = None
+    cmd = [*prefix, *build_command(spec, hosts, find_binary(), text_format)]
     sink = raw_out.open("w") if raw_out else None
+    reader = _JsonLines(on_interval, sink)
     try:
         with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True) as proc:
             assert proc.stdout is not None and proc.stderr is not None
-            for line in proc.stdout:
-                if sink:
-                    sink.write(line)
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if obj.get("type") == "interval":
-                    intervals.append(obj)
-                    if on_interval:
-                        on_interval(obj)
-                elif obj.get("type") == "summary":
-                    summary = obj
-            stderr = proc.stderr.read()
+            if text_format == "ycsb":
+                # JSON on stderr, text on stdout: both read at once so neither pipe fills.
+                side = threading.Thread(target=reader.feed_all, args=(proc.stderr,),
+                                        daemon=True)
+                side.start()
+                for line in proc.stdout:
+                    if on_text:
+                        on_text(line)
+                side.join()
+                stderr = "".join(reader.other)
+            else:
+                for line in proc.stdout:
+                    if on_text:
+                        on_text(line)
+                    reader.feed(line)
+                stderr = proc.stderr.read()
             code = proc.wait()
     finally:
         if sink:
             sink.close()
-    if summary is None:
+    if reader.summary is None:
         # casslab-load's own errors are one line `error: ...`; the prefix is ours to add.
         tail = " | ".join(ln.removeprefix("error: ")
                           for ln in stderr.strip().splitlines()[-3:]) or "(no output)"
         raise LoadError(f"casslab-load exited {code} without a summary: {tail}")
-    return LoadResult(RunSummary.from_json(summary), intervals, cmd)
+    return LoadResult(RunSummary.from_json(reader.summary), reader.intervals, cmd)

@@ -292,6 +292,99 @@ pub fn ycsb_text(names: &[String], stats: &StatsSet, recorded_s: f64, intended: 
     out
 }
 
+/// A number as Java's `DecimalFormat("#.##")` prints it (YCSB's status line):
+/// at most two decimals, no trailing zeros, no trailing point.
+fn decimal2(v: f64) -> String {
+    let t = format!("{v:.2}");
+    let t = t.trim_end_matches('0').trim_end_matches('.');
+    if t.is_empty() || t == "-" {
+        "0".into()
+    } else {
+        t.to_string()
+    }
+}
+
+/// `yyyy-MM-dd HH:mm:ss:SSS` (UTC) of `ms` milliseconds since the epoch, as YCSB's
+/// status thread stamps its lines (YCSB uses the local zone; casslab labs run in UTC).
+pub fn ycsb_timestamp(ms: u64) -> String {
+    let (days, rem) = (ms / 86_400_000, ms % 86_400_000);
+    // Days since 1970-01-01 to a civil date (H. Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (h, m, s, milli) = (
+        rem / 3_600_000,
+        rem / 60_000 % 60,
+        rem / 1000 % 60,
+        rem % 1000,
+    );
+    format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02}:{s:02}:{milli:03}")
+}
+
+/// What YCSB's status line needs besides the interval's stats.
+pub struct YcsbStatus {
+    /// Wall clock at the end of the interval, milliseconds since the epoch.
+    pub now_ms: u64,
+    /// Seconds since the run started.
+    pub elapsed_s: f64,
+    /// Operations finished since the run started, this interval included.
+    pub total_ops: u64,
+    /// Length of the interval in seconds.
+    pub interval_s: f64,
+}
+
+/// One line of YCSB's status thread: `DATE N sec: T operations; R current ops/sec;
+/// [OP: Count=, Max=, Min=, Avg=, 90=, 99=, 99.9=, 99.99=] ...`, the interval's
+/// service times in microseconds per operation type (YCSB's default measurement).
+pub fn ycsb_status(st: &YcsbStatus, names: &[String], stats: &StatsSet) -> String {
+    use std::fmt::Write;
+    let (ops, ..) = stats.totals();
+    let mut out = format!(
+        "{} {} sec: {} operations; {} current ops/sec;",
+        ycsb_timestamp(st.now_ms),
+        st.elapsed_s.max(0.0) as u64,
+        st.total_ops,
+        decimal2(rate(ops, st.interval_s))
+    );
+    for (i, n) in names.iter().enumerate() {
+        let o = stats.with_parts(i);
+        if o.count() == 0 {
+            continue;
+        }
+        let h = &o.service;
+        let q = |x: f64| {
+            if h.is_empty() {
+                0
+            } else {
+                h.value_at_quantile(x)
+            }
+        };
+        let (max, min, avg) = if h.is_empty() {
+            (0, 0, 0.0)
+        } else {
+            (h.max(), h.min(), h.mean())
+        };
+        let _ = write!(
+            out,
+            " [{}: Count={}, Max={max}, Min={min}, Avg={}, 90={}, 99={}, 99.9={}, 99.99={}]",
+            ycsb_op_name(n),
+            o.count(),
+            decimal2(avg),
+            q(0.90),
+            q(0.99),
+            q(0.999),
+            q(0.9999)
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -417,5 +510,31 @@ mod tests {
         assert_eq!(v["parts"]["read"]["ops"], 1);
         assert_eq!(v["parts"]["update"]["ops"], 1);
         assert!(v["parts"].get("rmw").is_none());
+    }
+
+    #[test]
+    fn ycsb_status_line_as_ycsb_prints_it() {
+        let (names, s) = sample();
+        let st = YcsbStatus {
+            now_ms: 1_795_452_458_123,
+            elapsed_s: 10.4,
+            total_ops: 12_345,
+            interval_s: 1.0,
+        };
+        let line = ycsb_status(&st, &names, &s);
+        assert!(
+            line.starts_with("2026-11-23 16:47:38:123 10 sec: 12345 operations; 102 current ops/sec; [READ: Count=101, Max=100, Min=1, Avg="),
+            "{line}"
+        );
+        assert!(
+            line.contains(", 90=90, 99=99, 99.9=100, 99.99=100]"),
+            "{line}"
+        );
+        assert!(line.ends_with("[READ-MODIFY-WRITE: Count=1, Max=300, Min=300, Avg=300, 90=300, 99=300, 99.9=300, 99.99=300]"), "{line}");
+        assert_eq!(decimal2(1234.5), "1234.5");
+        assert_eq!(decimal2(3.0), "3");
+        assert_eq!(decimal2(0.004), "0");
+        assert_eq!(ycsb_timestamp(0), "1970-01-01 00:00:00:000");
+        assert_eq!(ycsb_timestamp(951_782_400_000), "2000-02-29 00:00:00:000");
     }
 }

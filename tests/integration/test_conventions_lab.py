@@ -1,0 +1,91 @@
+"""YCSB and cassandra-stress conventions on a real 1-node lab: a cassandra-stress command
+line run by `casslab stress`, and `casslab run --format ycsb` read by a YCSB-style parser."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from casslab.lab import Lab
+
+from conftest import LAB1
+from labtools import casslab
+
+REPO = Path(__file__).resolve().parents[2]
+# YCSB's status thread and text exporter, as the scripts that read them parse them.
+STATUS = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d:\d{3} (\d+) sec: (\d+) operations; "
+                    r"([\d.]+) current ops/sec;(.*)$")
+STATUS_OP = re.compile(r"\[([A-Z-]+): Count=(\d+), Max=(\d+), Min=(\d+), Avg=([\d.]+), "
+                       r"90=(\d+), 99=(\d+), 99\.9=(\d+), 99\.99=(\d+)\]")
+SECTION = re.compile(r"^\[([A-Za-z-]+)\], ([^,]+), ([\d.E-]+)$")
+OP_METRICS = {"Operations", "AverageLatency(us)", "MinLatency(us)", "MaxLatency(us)",
+              "95thPercentileLatency(us)", "99thPercentileLatency(us)", "Return=OK"}
+
+
+def _count(lab: Lab, table: str) -> int:
+    with lab.cql() as cql:
+        return int(cql.execute(f"SELECT count(*) FROM {table}", timeout_s=30).rows[0][0])
+
+
+def _summary(stdout: str) -> dict[str, object]:
+    lines = [json.loads(ln) for ln in stdout.splitlines() if ln.startswith("{")]
+    assert lines and all(isinstance(ln, dict) for ln in lines), stdout[-500:]
+    summary = lines[-1]
+    assert summary["type"] == "summary"
+    return summary
+
+
+def test_a_cassandra_stress_write_then_read_line_runs_on_the_lab(lab1: Lab,
+                                                                 tmp_path: Path) -> None:
+    hdr = tmp_path / "write.hdr"
+    res = casslab("stress", "--name", LAB1, "--format", "json", "write", "n=300", "cl=ONE",
+                  "-rate", "threads=4", "-pop", "seq=1..300", "-col", "size=FIXED(20)",
+                  "-schema", "replication(factor=1)", "keyspace=it_cs", "-mode", "native",
+                  "cql3", "-log", f"hdrfile={hdr}")
+    assert res.returncode == 0, res.stderr
+    s = _summary(res.stdout)
+    assert (s["workload"], s["ops"], s["errors"]) == ("stress-write", 300, 0)
+    assert _count(lab1, "it_cs.standard1") == 300
+    log = hdr.read_text()
+    assert "#[Histogram log format version 1.3]" in log
+    assert re.search(r"^Tag=write,[\d.]+,[\d.]+,[\d.]+,\S+$", log, re.M), log[:600]
+
+    res = casslab("stress", "--name", LAB1, "--format", "json", "read", "n=200", "cl=ONE",
+                  "-pop", "dist=uniform(1..300)", "-col", "size=FIXED(20)",
+                  "-schema", "keyspace=it_cs")
+    assert res.returncode == 0, res.stderr
+    s = _summary(res.stdout)
+    read = s["by_op"]["read"]  # type: ignore[index]
+    assert (read["ops"], read["not_found"], read["errors"]) == (200, 0, 0)
+
+
+def test_run_format_ycsb_prints_status_lines_and_sections_as_ycsb(lab1: Lab) -> None:
+    res = casslab("run", "ycsb", "-P", str(REPO / "workloads" / "workloada"),
+                  "-p", "recordcount=200", "-p", "operationcount=400", "-p", "threadcount=4",
+                  "--phase", "both", "--name", LAB1, "--format", "ycsb",
+                  "--", "--keyspace", "it_ycsb_fmt", "--interval", "200ms")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    status = [STATUS.match(ln) for ln in lines if STATUS.match(ln)]
+    sections = [SECTION.match(ln) for ln in lines if SECTION.match(ln)]
+    assert len(status) + len(sections) == len(lines), res.stdout  # nothing else on stdout
+    assert status, res.stdout
+    assert int(status[-1].group(2)) == 600  # 200 loaded + 400 run, counted from the start
+    for m in status:
+        for op in STATUS_OP.finditer(m.group(4)):
+            count, mx, mn, p90, p99 = (int(op.group(i)) for i in (2, 3, 4, 6, 7))
+            assert count > 0 and mn <= p90 <= p99 <= mx
+    got: dict[str, dict[str, float]] = {}
+    for m in sections:
+        got.setdefault(m.group(1), {})[m.group(2)] = float(m.group(3))
+    assert set(got["OVERALL"]) == {"RunTime(ms)", "Throughput(ops/sec)"}
+    assert set(got) >= {"OVERALL", "READ", "UPDATE", "INSERT"}
+    for op in ("READ", "UPDATE", "INSERT"):
+        assert set(got[op]) >= OP_METRICS, op
+        assert got[op]["MinLatency(us)"] <= got[op]["99thPercentileLatency(us)"] \
+            <= got[op]["MaxLatency(us)"]
+    assert got["INSERT"]["Operations"] == 200
+    assert got["READ"]["Operations"] + got["UPDATE"]["Operations"] == 400
+    assert got["READ"]["Return=OK"] == got["READ"]["Operations"]
+    assert _count(lab1, "it_ycsb_fmt.usertable") == 200

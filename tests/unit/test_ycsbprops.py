@@ -1,0 +1,123 @@
+"""YCSB property files and -p overrides mapped onto casslab-load's ycsb options."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from casslab.load import LoadSpec
+from casslab.load.runner import build_command, find_binary
+from casslab.load.ycsbprops import (
+    BUILTIN_DISTRIBUTION,
+    BUILTIN_MIXES,
+    CASSLAB_DEFAULTS,
+    PropertyError,
+    from_sources,
+    parse_properties,
+)
+
+WORKLOADS = Path(__file__).resolve().parents[2] / "workloads"
+
+
+def _argv(workload: str, options: dict[str, object]) -> list[str]:
+    return build_command(LoadSpec.of(workload, options), ["h:9042"], "casslab-load")
+
+
+@pytest.mark.parametrize("letter", list("abcdef"))
+def test_a_shipped_workload_file_is_the_builtin_workload_of_that_name(letter: str) -> None:
+    w = from_sources([WORKLOADS / f"workload{letter}"], [])
+    assert w.warnings == ()
+    assert _argv(w.workload, w.options) == _argv(f"ycsb-{letter}", {})
+
+
+def test_overrides_win_over_the_file_and_map_to_casslab_load_options() -> None:
+    w = from_sources([WORKLOADS / "workloada"],
+                     ["recordcount=1000000", "operationcount=5000", "threadcount=8",
+                      "target=500", "fieldlength=20", "cassandra.readconsistencylevel=QUORUM"])
+    assert w.workload == "ycsb-a"
+    assert w.options == {"records": 1_000_000, "ops": 5000, "threads": 8, "rate": 500.0,
+                         "field-length": 20, "cl-read": "QUORUM"}
+
+
+def test_a_mix_no_builtin_has_runs_with_an_explicit_mix_and_distribution() -> None:
+    w = from_sources([], ["readproportion=0.7", "updateproportion=0.3",
+                          "requestdistribution=hotspot", "hotspotopnfraction=0.9"],
+                     base="ycsb-b")
+    assert w.workload == "ycsb-a"
+    assert w.options == {"mix": "read=0.7,update=0.3", "distribution": "hotspot",
+                         "hotspot-opn-fraction": 0.9}
+    # casslab-load accepts what the mapping produces.
+    assert "--mix" in _argv(w.workload, w.options)
+
+
+def test_ycsb_defaults_apply_to_what_a_file_leaves_out() -> None:
+    # CoreWorkload's own defaults: 95 % read, 5 % update, uniform keys.
+    w = from_sources([], [])
+    assert w.options == {"mix": "read=0.95,update=0.05", "distribution": "uniform"}
+
+
+def test_a_builtin_with_p_overrides_keeps_its_mix() -> None:
+    w = from_sources([], ["recordcount=500"], base="ycsb-e")
+    assert (w.workload, w.options) == ("ycsb-e", {"records": 500})
+
+
+@pytest.mark.parametrize(("prop", "message"), [
+    ("readproprtion=0.5", r"^-p: unknown YCSB property 'readproprtion' \(did you mean "
+                          r"'readproportion'\?"),
+    ("insertorder=ordered", r"^-p: insertorder=ordered: casslab-load supports only "
+                            r"insertorder=hashed"),
+    ("requestdistribution=exponential", r"requestdistribution=exponential: casslab-load "
+                                        r"offers uniform, zipfian, latest, hotspot$"),
+    ("recordcount=-3", r"^-p: recordcount=-3: must be an integer >= 1$"),
+    ("operationcount=0", r"operationcount=0 \(run until stopped\)"),
+    ("workload=site.ycsb.workloads.TimeSeriesWorkload", r"core workload only"),
+    ("nokey", r"^-p nokey: expected key=value"),
+])
+def test_bad_properties_are_refused_in_one_line_naming_them(prop: str, message: str) -> None:
+    with pytest.raises(PropertyError, match=message) as exc:
+        from_sources([WORKLOADS / "workloada"], [prop])
+    assert "\n" not in str(exc.value)
+
+
+def test_settings_of_ycsb_itself_are_warned_about_not_refused() -> None:
+    w = from_sources([WORKLOADS / "workloada"], ["exporter=site.ycsb.JSONExporter",
+                                                 "measurementtype=hdrhistogram"])
+    assert w.options == {}
+    assert w.warnings == ("-p: exporter ignored (YCSB client/binding setting; casslab-load "
+                          "has no equivalent)",)
+
+
+def test_file_errors_name_the_file_and_line(tmp_path: Path) -> None:
+    f = tmp_path / "mine"
+    f.write_text("# a comment\nrecordcount = 10\nreadproportion: 1\\\n  .0\nbogus=1\n")
+    props = parse_properties(f.read_text(), str(f))
+    assert [(p.key, p.value, p.where) for p in props[:2]] == [
+        ("recordcount", "10", f"{f}:2"), ("readproportion", "1.0", f"{f}:3")]
+    with pytest.raises(PropertyError, match=rf"^{re.escape(str(f))}:5: unknown YCSB property"):
+        from_sources([f], [])
+    with pytest.raises(PropertyError, match=r"missing: cannot read this YCSB workload file"):
+        from_sources([tmp_path / "missing"], [])
+
+
+def test_builtin_tables_match_casslab_load_help() -> None:
+    """The Python copies of the built-ins' mixes and defaults agree with casslab-load."""
+    text = subprocess.run([find_binary(), "ycsb", "--help"], capture_output=True, text=True,
+                          check=True).stdout
+    described = dict(re.findall(r"^\s*- ([a-z]): (.*)$", text, re.M))
+    assert set(described) == set(BUILTIN_MIXES)
+    words = {"rmw": "read-modify-write"}
+    for letter, mix in BUILTIN_MIXES.items():
+        parts = [p.strip() for p in described[letter].split(",")]
+        shares = {re.sub(r" \(.*", "", p.split(" % ")[1]): float(p.split(" % ")[0]) / 100
+                  for p in parts if " % " in p}
+        assert shares == {words.get(op, op): w for op, w in mix.items()}, letter
+        assert parts[-1] == BUILTIN_DISTRIBUTION.get(letter, "zipfian"), letter
+    flat = " ".join(text.split())
+    for flag in ("records", "field-count", "field-length", "max-scan-length",
+                 "zipfian-constant", "hotspot-data-fraction", "hotspot-opn-fraction"):
+        m = re.search(rf"--{flag} <[A-Z_]+> .*?\[default: ([0-9.]+)\]", flat)
+        assert m, flag
+        assert float(m.group(1)) == CASSLAB_DEFAULTS[flag], flag
