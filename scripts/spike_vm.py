@@ -183,7 +183,9 @@ def write_run_share(share: Path, host_dist: Distribution, heap_mib: int) -> None
     dirs = " ".join(str(GUEST_NODE_DIR / d) for d in
                     ("conf", "logs", "data", "commitlog", "saved_caches", "hints", "cdc_raw"))
     (share / "start.sh").write_text(
-        f"mkdir -p {dirs}\ncp /casslab/run/conf/* {node.conf_dir}/\n"
+        # system.log onto the share, so the host can read why a node did not come up.
+        f"mkdir -p {dirs} /casslab/run/logs\ncp /casslab/run/conf/* {node.conf_dir}/\n"
+        f"mount --bind /casslab/run/logs {node.log_dir}\n"
         f"exec {' '.join(_sh_quote(c) for c in cmd)} > /dev/ttyS0 2>&1\n")
     (share / "guest.env").write_text(f"GUEST_CIDR={GUEST_ADDR}/24\n")
 
@@ -227,7 +229,8 @@ def qemu_command(image: VmImage, overlay: Path, share: Path, jars: Path,
     return ["qemu-system-x86_64", *cpu, "-machine", "q35", "-smp", str(cpus),
             "-m", str(memory), "-nodefaults", "-display", "none", "-no-reboot",
             "-kernel", str(image.kernel), "-initrd", str(image.initrd),
-            "-append", "root=/dev/vda rw console=ttyS0 net.ifnames=0 panic=-1 "
+            "-append", "root=/dev/vda rw console=ttyS0 earlyprintk=serial,ttyS0,115200 "
+            "net.ifnames=0 panic=-1 "
             "init=/sbin/casslab-init",
             "-drive", f"file={overlay},if=virtio,format=qcow2,cache=none,aio=threads",
             "-virtfs", f"local,path={jars},mount_tag=jars,security_model=none,readonly=on",
