@@ -53,11 +53,18 @@ PACKAGES = ("openjdk-17-jre-headless", "iproute2", "linux-image-amd64", "initram
 IMAGE_SIZE = "3G"
 GUEST_JAVA = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
 GUEST_NODE_DIR = Path("/var/lib/casslab/node1")
+# One set of names per accelerator, so a KVM and a TCG run can go side by side.
 NETNS = "casslab-spikevm21"
 BRIDGE, TAP = "br-spike", "tap-spike"
 HOST_ADDR, GUEST_ADDR = "10.121.0.1", "10.121.0.2"
+
+
+def use_names(accel: str) -> None:
+    """Give this run the namespace, tap and work names of its accelerator."""
+    global NETNS, TAP
+    NETNS, TAP = f"casslab-spikevm21-{accel}", f"tap-spike-{accel}"
 CQL_PORT = 9042
-PROCESS_LAB = "spike-vm21-proc"
+PROCESS_LAB = "spike-vm21-proc"  # one at a time: runs share it
 # The guest kernel's first console line: without it within the boot timeout, the
 # accelerator never ran the kernel (what a KVM that cannot run this guest looks like).
 KERNEL_BANNER = "Linux version"
@@ -420,6 +427,8 @@ def main() -> int:
               file=sys.stderr)
         return 2
     profile = BUILTIN_PROFILES[args.profile]
+    use_names(args.accel)
+    args.work = f"{args.work}-{args.accel}"
     signal.signal(signal.SIGTERM, _raise_interrupt)
 
     def say(msg: str) -> None:
@@ -443,14 +452,17 @@ def main() -> int:
             except SpikeError as e:
                 blocked = f"blocked: the VM node did not come up under `{args.accel}`: {e}"
                 say(blocked)
-                break
-            trials.append(t)
-            say(f"rep {rep + 1} vm: CQL after {t.ready_s:.1f} s, {t.ops_s:,.0f} inserts/s")
+            else:
+                trials.append(t)
+                say(f"rep {rep + 1} vm: CQL after {t.ready_s:.1f} s, {t.ops_s:,.0f} inserts/s")
+            # Without a VM the process node's numbers are still the record's baseline.
             if not args.no_process:
                 p = process_trial(args.profile, args)
                 trials.append(p)
                 say(f"rep {rep + 1} process: CQL after {p.ready_s:.1f} s, "
                     f"{p.ops_s:,.0f} inserts/s")
+            if blocked:
+                break
     finally:
         left = leftovers()
         if left:
