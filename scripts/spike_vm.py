@@ -41,6 +41,7 @@ from benchmd import machine, today, write_section
 
 from casslab.cassandra.config import NodeLayout, jvm_command, render_cassandra_yaml
 from casslab.cassandra.distribution import DEFAULT_VERSION, Distribution
+from casslab.core.errors import CasslabError
 from casslab.core.paths import default_cache, default_home
 from casslab.load.runner import LoadSpec, run_load
 from casslab.profiles.hardware import BUILTIN_PROFILES, HardwareProfile
@@ -341,7 +342,8 @@ def process_trial(profile_name: str, args: argparse.Namespace) -> Trial:
         lab.down(wipe=True)
     started = time.monotonic()
     try:
-        lab.up(LabOptions(nodes=1, runtime="process", profile=profile_name), lambda _: None)
+        lab.up(LabOptions(nodes=1, runtime="process", profile=profile_name,
+                          timeout_s=args.cql_timeout), lambda _: None)
         ready_s = time.monotonic() - started
         hosts = [f"{n.address}:{CQL_PORT}" for n in lab.state().nodes]
         ops_s = insert_ops_s(hosts, lab.exec_prefix(), args.records)
@@ -445,6 +447,7 @@ def main() -> int:
     loads_start = os.getloadavg()[0]
     trials: list[Trial] = []
     blocked: str | None = None
+    failures: list[str] = []
     try:
         for rep in range(args.reps):
             try:
@@ -457,7 +460,13 @@ def main() -> int:
                 say(f"rep {rep + 1} vm: CQL after {t.ready_s:.1f} s, {t.ops_s:,.0f} inserts/s")
             # Without a VM the process node's numbers are still the record's baseline.
             if not args.no_process:
-                p = process_trial(args.profile, args)
+                try:
+                    p = process_trial(args.profile, args)
+                except (CasslabError, SpikeError) as e:
+                    # Recorded like the VM's failure: the run's load is part of the story.
+                    failures.append(f"process node, rep {rep + 1}: {str(e).splitlines()[0]}")
+                    say(failures[-1])
+                    continue
                 trials.append(p)
                 say(f"rep {rep + 1} process: CQL after {p.ready_s:.1f} s, "
                     f"{p.ops_s:,.0f} inserts/s")
@@ -479,6 +488,7 @@ def main() -> int:
             blocked = f"blocked: VM/process throughput {ratio:.2f} < 0.5"
     lines = report_lines(trials, blocked, args, profile, heap_mib,
                          (loads_start, os.getloadavg()[0]))
+    lines[-1:-1] = [f"Failed: {f}." for f in failures]
     print("\n".join(lines))
     if not args.no_write:
         title = ("Spike: a Cassandra node in a QEMU/KVM VM vs a process" if args.accel == "kvm"
