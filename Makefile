@@ -9,13 +9,16 @@ STAMPS    := .build
 CASSANDRA_VERSION ?= 5.0.6
 APT_PACKAGES := iproute2 iptables ethtool procps util-linux openjdk-17-jdk-headless maven \
                 build-essential pkg-config chromium lxc mmdebstrap openssh-server
+# Only `make bench-vm` needs these (issue 21 is blocked here: no hardware KVM).
+VM_PACKAGES := qemu-system-x86 qemu-utils
 
-.PHONY: help setup apt venv rust jars lint test test-unit test-integration demo bench bench-tune bench-tune-learned reproduce clean
+.PHONY: help setup apt venv rust jars lint test test-unit test-integration demo bench bench-vm bench-tune bench-tune-learned reproduce clean
 
 help:
 	@echo "make demo   set up, then run the demo on a local 3-node lab"
 	@echo "make test   set up, then run lint, unit, CLI and integration tests"
 	@echo "make bench  set up, then measure and record numbers in BENCHMARKS.md"
+	@echo "make bench-vm  the VM spike: one node in a QEMU/KVM VM vs a process (issue 21)"
 	@echo "make bench-tune  static vs tuned compaction, side by side, seed 003 scenario (~70 min)"
 	@echo "make bench-tune-learned  the same with rules learned here first (~2 h)"
 	@echo "make reproduce [STUDY=002] [SCALE=paper|smoke]  the studies' reproductions (hours)"
@@ -84,6 +87,15 @@ bench: setup
 	$(PY) scripts/bench_plan.py
 	$(PY) scripts/bench_startup.py
 	$(PY) scripts/bench_runtimes.py
+
+# The VM spike (issue 21): builds a Debian image once (~/.cache/casslab/vm), then VM and
+# process node take turns; its verdict (passes or blocked) goes to BENCHMARKS.md.
+bench-vm: setup
+	@if ! command -v qemu-system-x86_64 >/dev/null || ! command -v qemu-img >/dev/null; then \
+	  $(NO_SERVICES) apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(VM_PACKAGES); \
+	  rc=$$?; $(SERVICES_BACK); [ $$rc = 0 ] || exit $$rc; \
+	fi
+	$(PY) scripts/spike_vm.py --reps 3
 
 # The tuner comparison replays seed 003's scenario 3 + 3 times: about an hour.
 bench-tune: setup
