@@ -53,6 +53,17 @@ def test_fit_points_median_per_size() -> None:
     assert fit_points(rows, "max") == {("w", "v"): ((1, 300.0), (3, 700.0))}
 
 
+def test_fit_points_peak_is_the_best_cell_median_not_the_best_trial() -> None:
+    # Two thread levels at one size: the sweep's peak is the cell whose MEDIAN is highest
+    # (threads 20: 250), not the single best trial (threads 10's outlier 400).
+    rows = [{"workload": "w", "vm_type": "v", "nodes": 1, "cell": c, "ops_s": x}
+            for c, x in [("t10", 100.0), ("t10", 110.0), ("t10", 400.0),
+                         ("t20", 240.0), ("t20", 250.0), ("t20", 260.0)]]
+    assert fit_points(rows, "peak") == {("w", "v"): ((1, 250.0),)}
+    assert fit_points(rows, "max") == {("w", "v"): ((1, 400.0),)}
+    assert fit_points(rows) == {("w", "v"): ((1, 245.0),)}
+
+
 def summary(ops_s: float) -> dict[str, Any]:
     lat = {"mean_us": 1000, "p50_us": 900, "p95_us": 2000, "p99_us": 3000, "p999_us": 4000,
            "max_us": 5000, "min_us": 1}

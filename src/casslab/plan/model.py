@@ -14,6 +14,7 @@ database (`casslab.store`): one breakpoint per measured cluster size, at the med
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import statistics
 from collections import defaultdict
@@ -90,20 +91,28 @@ def build_models(spec: PlanSpec) -> Models:
 
 def fit_points(rows: Iterable[Mapping[str, Any]], statistic: str = "median"
                ) -> dict[tuple[str, str], tuple[tuple[int, float], ...]]:
-    """Breakpoints from measurements: rows with keys workload, vm_type, nodes, ops_s.
+    """Breakpoints from measurements: rows with keys workload, vm_type, nodes, ops_s and
+    optionally cell (the campaign cell the trial ran in).
 
-    One point per (workload, VM type, nodes): the median (or mean, max) of ops_s.
+    One point per (workload, VM type, nodes): the median (or mean, max) of ops_s; `peak`
+    takes the median of each cell, then the best cell, as seed 001's maximum throughput
+    over its thread sweep (a max over trials would pick the luckiest trial instead).
     """
-    groups: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    groups: dict[tuple[str, str], dict[int, dict[str, list[float]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list)))
     for r in rows:
-        groups[(str(r["workload"]), str(r["vm_type"]))][int(r["nodes"])].append(
-            float(r["ops_s"]))
-    def agg(values: list[float]) -> float:
+        groups[(str(r["workload"]), str(r["vm_type"]))][int(r["nodes"])][
+            str(r.get("cell", ""))].append(float(r["ops_s"]))
+
+    def agg(cells: dict[str, list[float]]) -> float:
+        if statistic == "peak":
+            return max(float(statistics.median(v)) for v in cells.values())
+        values = [x for v in cells.values() for x in v]
         if statistic == "mean":
             return statistics.fmean(values)
         return max(values) if statistic == "max" else float(statistics.median(values))
 
-    return {k: tuple(sorted((n, agg(v)) for n, v in by_n.items()))
+    return {k: tuple(sorted((n, agg(cells)) for n, cells in by_n.items()))
             for k, by_n in groups.items()}
 
 
@@ -128,7 +137,8 @@ def results_rows(src: ResultsSource) -> list[dict[str, Any]]:
         rows.append({"workload": params.get(src.workload_factor, defaults["workload"]),
                      "vm_type": params.get(src.vm_factor, defaults["profile"]),
                      "nodes": params.get(src.nodes_factor, defaults["nodes"]),
-                     "ops_s": t.ops_s})
+                     "ops_s": t.ops_s,
+                     "cell": json.dumps(t.cell_params, sort_keys=True, default=str)})
     return rows
 
 

@@ -35,7 +35,7 @@ from casslab.core.specio import Path_, SpecError
 from casslab.core.specio import V as _V
 
 MODES = ("power", "cost")
-STATISTICS = ("median", "mean", "max")
+STATISTICS = ("median", "mean", "max", "peak")
 TOP_KEYS = ("name", "description", "mode", "vm_types", "hosts", "tenants", "throughput",
             "throughput_from", "placement")
 VM_KEYS = ("cores", "memory_gb", "heap_gb", "price_hour")
