@@ -8,7 +8,7 @@ CASSLAB   := $(VENV)/bin/casslab
 STAMPS    := .build
 CASSANDRA_VERSION ?= 5.0.6
 APT_PACKAGES := iproute2 iptables ethtool procps util-linux openjdk-17-jdk-headless maven \
-                build-essential pkg-config chromium lxc mmdebstrap
+                build-essential pkg-config chromium lxc mmdebstrap prometheus
 
 .PHONY: help setup apt venv rust jars lint test test-unit test-integration demo bench bench-tune bench-tune-learned reproduce clean
 
@@ -27,13 +27,20 @@ $(STAMPS):
 	mkdir -p $(STAMPS)
 
 # apt only when a tool is missing: a fresh machine gets everything, a warm one pays nothing.
+# A policy-rc.d that exits 101 while installing: packages (prometheus) start no daemon;
+# the tests run their own Prometheus on loopback.
 apt: | $(STAMPS)
 	@if ! command -v ip >/dev/null || ! command -v iptables >/dev/null \
 	    || ! command -v ethtool >/dev/null || ! command -v java >/dev/null \
 	    || ! command -v jcmd >/dev/null || ! command -v mvn >/dev/null \
-	    || ! command -v lxc-start >/dev/null || ! command -v mmdebstrap >/dev/null; then \
+	    || ! command -v lxc-start >/dev/null || ! command -v mmdebstrap >/dev/null \
+	    || ! command -v prometheus >/dev/null; then \
 	  echo "installing apt packages: $(APT_PACKAGES)"; \
+	  made_policy=; if [ ! -e /usr/sbin/policy-rc.d ]; then \
+	    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; \
+	    made_policy=1; fi; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES); \
+	  rc=$$?; [ -n "$$made_policy" ] && rm -f /usr/sbin/policy-rc.d; exit $$rc; \
 	fi
 
 venv: $(STAMPS)/venv.stamp

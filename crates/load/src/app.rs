@@ -9,6 +9,7 @@ use crate::exec::runner::{self, EndReason, Sink};
 use crate::exec::stages::{parse_stages, StageDefaults};
 use crate::exec::{Concurrency, OpMix, Phase, RunPlan, StagePlan, Workload};
 use crate::stats::hdrlog::HdrLog;
+use crate::stats::prometheus::{self, Live};
 use crate::stats::report::{interval_json, summary_json, ycsb_text, IntervalInfo, SummaryInfo};
 use crate::stats::StatsSet;
 use crate::workload::{iot, profile, stress, user, ycsb};
@@ -140,6 +141,7 @@ struct Output {
     format: Format,
     hdr: Option<HdrLog>,
     hdr_error: Option<LoadError>,
+    live: Option<Live>,
 }
 
 fn print_line(to_stderr: bool, line: &str) {
@@ -158,6 +160,9 @@ impl Sink for Output {
     fn interval(&mut self, info: &IntervalInfo, start_s: f64, names: &[String], stats: &StatsSet) {
         let v = interval_json(info, names, stats);
         print_line(self.format == Format::Ycsb, &v.to_string());
+        if let (Some(live), true) = (self.live.as_ref(), info.recorded) {
+            live.add(stats);
+        }
         if let (Some(log), true) = (self.hdr.as_mut(), info.recorded) {
             if let Err(e) = log.interval(start_s, info.interval_s, names, stats) {
                 self.hdr_error.get_or_insert(e);
@@ -174,18 +179,28 @@ async fn drive<W: Workload>(
     label: &str,
     config: serde_json::Value,
     abort: Arc<AtomicBool>,
+    listener: Option<std::net::TcpListener>,
 ) -> Result<EndReason> {
     let hdr = match &run.hdr_log {
         Some(p) => Some(HdrLog::create(p, SystemTime::now())?),
+        None => None,
+    };
+    let w = Arc::new(w);
+    let names = w.op_names().to_vec();
+    let live = match listener {
+        Some(l) => {
+            let live = Live::new(label, &names);
+            prometheus::serve(l, live.clone())?;
+            Some(live)
+        }
         None => None,
     };
     let mut out = Output {
         format: run.format,
         hdr,
         hdr_error: None,
+        live,
     };
-    let w = Arc::new(w);
-    let names = w.op_names().to_vec();
     let r = runner::run(w, &plan, abort, &mut out).await;
     let info = SummaryInfo {
         workload: label,
@@ -212,6 +227,9 @@ async fn drive<W: Workload>(
             r.worker_panics
         );
     }
+    if out.live.is_some() && !run.prometheus_linger.0.is_zero() {
+        tokio::time::sleep(run.prometheus_linger.0).await;
+    }
     if let Some(e) = out.hdr_error {
         return Err(e);
     }
@@ -221,6 +239,11 @@ async fn drive<W: Workload>(
 /// Runs the command `cli`. `abort` stops the run early (set on Ctrl-C).
 pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
     let config = serde_json::to_value(&cli).unwrap_or(serde_json::Value::Null);
+    // Bound before connecting, so a busy port fails at once.
+    let listener = match run_args(&cli.command).and_then(|r| r.prometheus.as_ref()) {
+        Some(addr) => Some(prometheus::bind(addr)?),
+        None => None,
+    };
     match &cli.command {
         Command::Ycsb(c) => {
             let shape = Shape {
@@ -244,7 +267,7 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
                 .sum();
             let w = ycsb::Ycsb::new(session, c, &ttls(&p), expected).await?;
             let label = format!("ycsb-{}", format!("{:?}", c.workload).to_lowercase());
-            drive(w, p, &c.run, &label, config, abort).await
+            drive(w, p, &c.run, &label, config, abort, listener).await
         }
         Command::Stress(c) => {
             let shape = Shape {
@@ -263,7 +286,7 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
             stress::Stress::create_schema(&session, c).await?;
             let w = stress::Stress::new(session, c, &ttls(&p)).await?;
             let label = format!("stress-{}", format!("{:?}", c.mode).to_lowercase());
-            drive(w, p, &c.run, &label, config, abort).await
+            drive(w, p, &c.run, &label, config, abort, listener).await
         }
         Command::Iot(c) => {
             let shape = Shape {
@@ -280,7 +303,7 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
             let session = db::connect(&c.conn).await?;
             iot::Iot::create_schema(&session, c).await?;
             let w = iot::Iot::new(session, c, &ttls(&p)).await?;
-            drive(w, p, &c.run, "iot", config, abort).await
+            drive(w, p, &c.run, "iot", config, abort, listener).await
         }
         Command::User(c) => {
             let prof = profile::load(&c.profile)?;
@@ -302,8 +325,22 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
             user::create_schema(&session, &prof, c.rf).await?;
             let label = format!("user:{}.{}", prof.keyspace, prof.table);
             let w = user::User::new(session, prof, c, &ttls(&p)).await?;
-            drive(w, p, &c.run, &label, config, abort).await
+            drive(w, p, &c.run, &label, config, abort, listener).await
         }
+        Command::Merge(_) => Err(LoadError::option(
+            "merge",
+            "merge runs no workload (main handles it before the runtime)",
+        )),
+    }
+}
+
+fn run_args(c: &Command) -> Option<&RunArgs> {
+    match c {
+        Command::Ycsb(c) => Some(&c.run),
+        Command::Stress(c) => Some(&c.run),
+        Command::Iot(c) => Some(&c.run),
+        Command::User(c) => Some(&c.run),
+        Command::Merge(_) => None,
     }
 }
 
