@@ -216,7 +216,7 @@ mod tests {
         assert!(
             text.contains("casslab_load_operations_total{workload=\"ycsb-a\",op=\"read\"} 2000\n")
         );
-        assert!(text.contains("casslab_load_errors_total{workload=\"ycsb-a\",op=\"update\"} 1\n"));
+        assert!(text.contains("casslab_load_errors_total{workload=\"ycsb-a\",op=\"update\"} 2\n"));
         assert!(text.contains(
             "casslab_load_latency_seconds_count{workload=\"ycsb-a\",op=\"read\"} 2000\n"
         ));
