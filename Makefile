@@ -8,7 +8,7 @@ CASSLAB   := $(VENV)/bin/casslab
 STAMPS    := .build
 CASSANDRA_VERSION ?= 5.0.6
 APT_PACKAGES := iproute2 iptables ethtool procps util-linux openjdk-17-jdk-headless maven \
-                build-essential pkg-config chromium lxc mmdebstrap openssh-server
+                build-essential pkg-config chromium lxc mmdebstrap openssh-server prometheus
 # Only `make bench-vm` needs these (issue 21 is blocked here: no hardware KVM).
 VM_PACKAGES := qemu-system-x86 qemu-utils
 
@@ -29,8 +29,9 @@ setup: apt venv rust jars
 $(STAMPS):
 	mkdir -p $(STAMPS)
 
-# Packages must not start their daemons (openssh-server would start a system sshd): a
-# policy-rc.d that refuses every start while apt runs, removed after unless it was there.
+# Packages must not start their daemons (openssh-server, prometheus; the tests run their
+# own on addresses they made): a policy-rc.d that refuses every start while apt runs,
+# removed after unless it was there.
 NO_SERVICES := made=; if [ ! -e /usr/sbin/policy-rc.d ]; then printf '\043!/bin/sh\nexit 101\n' \
   > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && made=1; fi;
 SERVICES_BACK := if [ -n "$$made" ]; then rm -f /usr/sbin/policy-rc.d; fi
@@ -41,7 +42,7 @@ apt: | $(STAMPS)
 	    || ! command -v ethtool >/dev/null || ! command -v java >/dev/null \
 	    || ! command -v jcmd >/dev/null || ! command -v mvn >/dev/null \
 	    || ! command -v lxc-start >/dev/null || ! command -v mmdebstrap >/dev/null \
-	    || ! test -x /usr/sbin/sshd; then \
+	    || ! test -x /usr/sbin/sshd || ! command -v prometheus >/dev/null; then \
 	  echo "installing apt packages: $(APT_PACKAGES)"; \
 	  $(NO_SERVICES) apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES); \
 	  rc=$$?; $(SERVICES_BACK); exit $$rc; \

@@ -12,6 +12,7 @@ use crate::stats::hdrlog::HdrLog;
 use crate::stats::report::{
     interval_json, summary_json, ycsb_status, ycsb_text, IntervalInfo, SummaryInfo, YcsbStatus,
 };
+use crate::stats::prometheus::{self, Live};
 use crate::stats::StatsSet;
 use crate::workload::{iot, profile, stress, user, ycsb};
 use std::io::Write;
@@ -144,6 +145,7 @@ struct Output {
     hdr_error: Option<LoadError>,
     /// Operations finished so far (YCSB's status lines count from the start).
     total_ops: u64,
+    live: Option<Live>,
 }
 
 fn print_line(to_stderr: bool, line: &str) {
@@ -177,6 +179,9 @@ impl Sink for Output {
             };
             print_line(false, &ycsb_status(&st, names, stats));
         }
+        if let (Some(live), true) = (self.live.as_ref(), info.recorded) {
+            live.add(stats);
+        }
         if let (Some(log), true) = (self.hdr.as_mut(), info.recorded) {
             if let Err(e) = log.interval(start_s, info.interval_s, names, stats) {
                 self.hdr_error.get_or_insert(e);
@@ -193,9 +198,20 @@ async fn drive<W: Workload>(
     label: &str,
     config: serde_json::Value,
     abort: Arc<AtomicBool>,
+    listener: Option<std::net::TcpListener>,
 ) -> Result<EndReason> {
     let hdr = match &run.hdr_log {
         Some(p) => Some(HdrLog::create(p, SystemTime::now())?),
+        None => None,
+    };
+    let w = Arc::new(w);
+    let names = w.op_names().to_vec();
+    let live = match listener {
+        Some(l) => {
+            let live = Live::new(label, &names);
+            prometheus::serve(l, live.clone())?;
+            Some(live)
+        }
         None => None,
     };
     let mut out = Output {
@@ -203,9 +219,8 @@ async fn drive<W: Workload>(
         hdr,
         hdr_error: None,
         total_ops: 0,
+        live,
     };
-    let w = Arc::new(w);
-    let names = w.op_names().to_vec();
     let r = runner::run(w, &plan, abort, &mut out).await;
     let info = SummaryInfo {
         workload: label,
@@ -232,6 +247,9 @@ async fn drive<W: Workload>(
             r.worker_panics
         );
     }
+    if out.live.is_some() && !run.prometheus_linger.0.is_zero() {
+        tokio::time::sleep(run.prometheus_linger.0).await;
+    }
     if let Some(e) = out.hdr_error {
         return Err(e);
     }
@@ -241,6 +259,11 @@ async fn drive<W: Workload>(
 /// Runs the command `cli`. `abort` stops the run early (set on Ctrl-C).
 pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
     let config = serde_json::to_value(&cli).unwrap_or(serde_json::Value::Null);
+    // Bound before connecting, so a busy port fails at once.
+    let listener = match run_args(&cli.command).and_then(|r| r.prometheus.as_ref()) {
+        Some(addr) => Some(prometheus::bind(addr)?),
+        None => None,
+    };
     match &cli.command {
         Command::Ycsb(c) => {
             let shape = Shape {
@@ -264,7 +287,7 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
                 .sum();
             let w = ycsb::Ycsb::new(session, c, &ttls(&p), expected).await?;
             let label = format!("ycsb-{}", format!("{:?}", c.workload).to_lowercase());
-            drive(w, p, &c.run, &label, config, abort).await
+            drive(w, p, &c.run, &label, config, abort, listener).await
         }
         Command::Stress(c) => {
             let shape = Shape {
@@ -283,7 +306,7 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
             stress::Stress::create_schema(&session, c).await?;
             let w = stress::Stress::new(session, c, &ttls(&p)).await?;
             let label = format!("stress-{}", format!("{:?}", c.mode).to_lowercase());
-            drive(w, p, &c.run, &label, config, abort).await
+            drive(w, p, &c.run, &label, config, abort, listener).await
         }
         Command::Iot(c) => {
             let shape = Shape {
@@ -300,7 +323,7 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
             let session = db::connect(&c.conn).await?;
             iot::Iot::create_schema(&session, c).await?;
             let w = iot::Iot::new(session, c, &ttls(&p)).await?;
-            drive(w, p, &c.run, "iot", config, abort).await
+            drive(w, p, &c.run, "iot", config, abort, listener).await
         }
         Command::User(c) => {
             let prof = profile::load(&c.profile)?;
@@ -322,8 +345,22 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
             user::create_schema(&session, &prof, c.rf).await?;
             let label = format!("user:{}.{}", prof.keyspace, prof.table);
             let w = user::User::new(session, prof, c, &ttls(&p)).await?;
-            drive(w, p, &c.run, &label, config, abort).await
+            drive(w, p, &c.run, &label, config, abort, listener).await
         }
+        Command::Merge(_) => Err(LoadError::option(
+            "merge",
+            "merge runs no workload (main handles it before the runtime)",
+        )),
+    }
+}
+
+fn run_args(c: &Command) -> Option<&RunArgs> {
+    match c {
+        Command::Ycsb(c) => Some(&c.run),
+        Command::Stress(c) => Some(&c.run),
+        Command::Iot(c) => Some(&c.run),
+        Command::User(c) => Some(&c.run),
+        Command::Merge(_) => None,
     }
 }
 

@@ -28,6 +28,21 @@ pub enum Command {
     Stress(StressCommand),
     Iot(IotCommand),
     User(UserCommand),
+    Merge(MergeCommand),
+}
+
+/// Add HdrHistogram interval logs of several runs (e.g. several clients of one
+/// trial) by absolute time into one log and one summary (JSON on stdout).
+///
+/// Example: casslab-load merge client1.hlog client2.hlog --output trial.hlog
+#[derive(Args, Debug, Serialize)]
+pub struct MergeCommand {
+    /// Interval logs written with --hdr-log (or any HdrHistogram log with a StartTime).
+    #[arg(required = true, value_name = "LOG")]
+    pub logs: Vec<PathBuf>,
+    /// Write the merged interval log here.
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
 }
 
 /// A count of operations: a whole number >= 0, a negative one named as such.
@@ -234,6 +249,14 @@ pub struct RunArgs {
     /// Also write an HdrHistogram interval log to this file.
     #[arg(long)]
     pub hdr_log: Option<PathBuf>,
+    /// Serve live metrics for Prometheus on HOST:PORT (`/metrics`: operations and
+    /// errors per operation type, latency summaries), e.g. 127.0.0.1:9470.
+    #[arg(long, value_name = "ADDR")]
+    pub prometheus: Option<String>,
+    /// With --prometheus: keep serving this long after the run ends, so a last
+    /// scrape sees the final counts (the summary's).
+    #[arg(long, default_value = "0s", requires = "prometheus")]
+    pub prometheus_linger: Dur,
     /// Seed of all key, value and op choices.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

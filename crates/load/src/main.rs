@@ -12,6 +12,7 @@ mod db;
 mod error;
 mod exec;
 mod generator;
+mod merge;
 mod stats;
 mod tls;
 mod units;
@@ -29,6 +30,7 @@ fn main() {
         config::Command::Stress(c) => c.conn.io_threads,
         config::Command::Iot(c) => c.conn.io_threads,
         config::Command::User(c) => c.conn.io_threads,
+        config::Command::Merge(_) => 1,
     };
     match real_main(cli, io_threads) {
         Ok(EndReason::Completed) => {}
@@ -61,7 +63,7 @@ fn parse_cli() -> config::Cli {
             // Bare `casslab-load`: one line, not the whole help on stderr.
             ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
                 eprintln!(
-                    "error: a subcommand is required: ycsb, stress, iot or user (see --help)"
+                    "error: a subcommand is required: ycsb, stress, iot, user or merge (see --help)"
                 );
                 std::process::exit(2);
             }
@@ -77,6 +79,11 @@ fn parse_cli() -> config::Cli {
 }
 
 fn real_main(cli: config::Cli, io_threads: usize) -> anyhow::Result<EndReason> {
+    if let config::Command::Merge(m) = &cli.command {
+        let summary = merge::run(&m.logs, m.output.as_deref())?;
+        println!("{summary}");
+        return Ok(EndReason::Completed);
+    }
     let rt = if io_threads <= 1 {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()

@@ -133,6 +133,35 @@ def status(name: NameOpt = "default") -> None:
     out.print(table)
 
 
+@app.command()
+def metrics(
+    name: NameOpt = "default",
+    serve: Annotated[str | None, typer.Option(
+        help="Serve /metrics for Prometheus on HOST:PORT until Ctrl-C (e.g. "
+             "127.0.0.1:9471); without it, print the metrics once.")] = None,
+) -> None:
+    """The lab's live metrics in Prometheus text: each node's CPU seconds, disk bytes,
+    memory and data size, and the link conditions in force. Grafana:
+    dashboards/casslab-load.json.
+
+    Example: casslab lab metrics --name edge --serve 127.0.0.1:9471
+    """
+    from casslab.testbed import exporter
+
+    with errors_to_exit():
+        lab = open_lab(name)
+        if serve is None:
+            print(exporter.lab_text(lab), end="")
+            return
+        server = exporter.serve(lab, serve)
+    err.print(f"serving lab {name}'s metrics on http://{serve}/metrics (Ctrl-C stops)")
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        server.shutdown()
+
+
 @app.command("list")
 def list_() -> None:
     """List labs on this machine and how many nodes each has running.

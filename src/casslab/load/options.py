@@ -305,6 +305,10 @@ class LoadOptions:
                                     run_only=True, argv=duration_arg)
     format: str | None = _opt("format", _choice(FORMATS))
     hdr_log: Path | None = _opt("hdr-log", _path, run_only=True)
+    # Live metrics for Prometheus on HOST:PORT during the run (casslab-load's /metrics).
+    prometheus: str | None = _opt("prometheus", _text, run_only=True)
+    prometheus_linger_s: float | None = _opt("prometheus-linger", _duration(), run_only=True,
+                                             argv=duration_arg)
     seed: int | None = _opt("seed", _integer())
     unreachable_after_s: float | None = _opt("unreachable-after", _duration(), run_only=True,
                                              argv=duration_arg)

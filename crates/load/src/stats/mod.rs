@@ -4,6 +4,7 @@
 //! per interval, so it is uncontended); the reporter merges them per interval.
 
 pub mod hdrlog;
+pub mod prometheus;
 pub mod report;
 
 use hdrhistogram::Histogram;

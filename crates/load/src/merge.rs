@@ -1,0 +1,301 @@
+//! `casslab-load merge`: adds the HdrHistogram interval logs of several runs
+//! (several clients of one trial) by absolute time into one log and one summary.
+//!
+//! Each log's intervals are placed on the wall clock (its `StartTime` plus the
+//! interval's offset), cut into slots of the logs' interval length counted from
+//! the earliest start, and the histograms of one tag that fall in one slot are
+//! added. Counts are therefore conserved: the merged count is the sum.
+
+use crate::error::{LoadError, Result};
+use crate::stats::report::histogram_base64;
+use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::Histogram;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Offsets above this are absolute times, not offsets from `StartTime` (the
+/// rule of Java's `HistogramLogReader`: a year in seconds).
+const ABSOLUTE_AFTER_S: f64 = 365.0 * 24.0 * 3600.0;
+
+/// One interval of one log, placed on the wall clock.
+#[derive(Debug)]
+pub struct Entry {
+    /// Tag (`read`, `read-svc`, ...); empty for an untagged interval.
+    pub tag: String,
+    /// Start, seconds since the epoch.
+    pub start_s: f64,
+    /// Length, seconds.
+    pub len_s: f64,
+    /// The interval's histogram (microseconds).
+    pub hist: Histogram<u64>,
+}
+
+fn bad(path: &Path, reason: impl Into<String>) -> LoadError {
+    LoadError::option("merge", format!("{}: {}", path.display(), reason.into()))
+}
+
+/// Reads one interval log into wall-clock entries.
+pub fn read_log(path: &Path) -> Result<Vec<Entry>> {
+    let bytes = std::fs::read(path).map_err(|source| LoadError::ReadFile {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut start = 0.0;
+    let mut base: Option<f64> = None;
+    let mut out = Vec::new();
+    let mut de = Deserializer::new();
+    for (i, e) in IntervalLogIterator::new(&bytes).enumerate() {
+        match e.map_err(|e| {
+            bad(
+                path,
+                format!("entry {}: not an interval log line ({e:?})", i + 1),
+            )
+        })? {
+            LogEntry::StartTime(d) => start = d.as_secs_f64(),
+            LogEntry::BaseTime(d) => base = Some(d.as_secs_f64()),
+            LogEntry::Interval(h) => {
+                let raw = std::str::from_utf8(h.encoded_histogram().as_bytes()).unwrap_or("");
+                use base64::Engine as _;
+                let bin = base64::engine::general_purpose::STANDARD
+                    .decode(raw)
+                    .map_err(|e| {
+                        bad(path, format!("interval {}: bad base64: {e}", out.len() + 1))
+                    })?;
+                let hist: Histogram<u64> =
+                    de.deserialize(&mut std::io::Cursor::new(bin))
+                        .map_err(|e| {
+                            bad(
+                                path,
+                                format!("interval {}: bad histogram: {e:?}", out.len() + 1),
+                            )
+                        })?;
+                let offset = h.start_timestamp().as_secs_f64();
+                let start_s = if offset > ABSOLUTE_AFTER_S {
+                    offset
+                } else {
+                    base.unwrap_or(start) + offset
+                };
+                out.push(Entry {
+                    tag: h.tag().map(|t| t.as_str().to_string()).unwrap_or_default(),
+                    start_s,
+                    len_s: h.duration().as_secs_f64(),
+                    hist,
+                });
+            }
+        }
+    }
+    if start == 0.0 && base.is_none() {
+        return Err(bad(
+            path,
+            "no #[StartTime: ...] line, so its intervals cannot be placed in time",
+        ));
+    }
+    Ok(out)
+}
+
+/// The merged log: per slot and tag one histogram.
+pub struct Merged {
+    /// Earliest start of all logs, seconds since the epoch.
+    pub start_s: f64,
+    /// Slot length, seconds.
+    pub slot_s: f64,
+    /// (slot index, tag) -> summed histogram.
+    pub slots: BTreeMap<(u64, String), Histogram<u64>>,
+    /// Per tag, all intervals of all logs added.
+    pub totals: BTreeMap<String, Histogram<u64>>,
+}
+
+/// The most common interval length (ms resolution): a run's last interval is
+/// shorter, the others are `--interval`.
+fn slot_length(entries: &[Entry]) -> f64 {
+    let mut counts: BTreeMap<u64, usize> = BTreeMap::new();
+    for e in entries {
+        *counts.entry((e.len_s * 1000.0).round() as u64).or_default() += 1;
+    }
+    let ms = counts
+        .iter()
+        .max_by_key(|(ms, n)| (**n, **ms))
+        .map(|(ms, _)| *ms)
+        .unwrap_or(1000);
+    (ms.max(1)) as f64 / 1000.0
+}
+
+/// Adds the entries of all logs by absolute time.
+pub fn merge(entries: &[Entry]) -> Merged {
+    let start_s = entries
+        .iter()
+        .map(|e| e.start_s)
+        .fold(f64::INFINITY, f64::min);
+    let slot_s = slot_length(entries);
+    let mut slots: BTreeMap<(u64, String), Histogram<u64>> = BTreeMap::new();
+    let mut totals: BTreeMap<String, Histogram<u64>> = BTreeMap::new();
+    for e in entries {
+        // The slot holding the interval's midpoint, so a few ms of clock skew
+        // between clients do not push an interval into its neighbour.
+        let mid = e.start_s + e.len_s / 2.0 - start_s;
+        let slot = (mid / slot_s).floor().max(0.0) as u64;
+        for target in [
+            slots.entry((slot, e.tag.clone())).or_insert_with(new_hist),
+            totals.entry(e.tag.clone()).or_insert_with(new_hist),
+        ] {
+            // Both auto-resize, so adding cannot fail on range.
+            let _ = target.add(&e.hist);
+        }
+    }
+    Merged {
+        start_s: if start_s.is_finite() { start_s } else { 0.0 },
+        slot_s,
+        slots,
+        totals,
+    }
+}
+
+fn new_hist() -> Histogram<u64> {
+    Histogram::new(3).expect("3 significant digits is a valid HdrHistogram precision")
+}
+
+/// Writes the merged log in the format `HdrLog` writes.
+pub fn write_log(m: &Merged, path: &Path) -> Result<()> {
+    let werr = |source| LoadError::WriteFile {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut text = format!(
+        "#[casslab-load {} merged interval log; values in microseconds]\n\
+         #[Histogram log format version 1.3]\n\
+         #[StartTime: {:.3} (seconds since epoch)]\n\
+         \"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n",
+        env!("CARGO_PKG_VERSION"),
+        m.start_s
+    );
+    for ((slot, tag), h) in &m.slots {
+        let tag = if tag.is_empty() {
+            String::new()
+        } else {
+            format!("Tag={tag},")
+        };
+        text.push_str(&format!(
+            "{tag}{:.3},{:.3},{:.3},{}\n",
+            *slot as f64 * m.slot_s,
+            m.slot_s,
+            h.max() as f64 / 1000.0,
+            histogram_base64(h)
+        ));
+    }
+    let mut f = std::fs::File::create(path).map_err(werr)?;
+    f.write_all(text.as_bytes()).map_err(werr)
+}
+
+/// The merged summary: counts and percentiles (us) per tag; `ops` sums the
+/// operation tags (not the `-svc` service-time ones).
+pub fn summary(m: &Merged, logs: usize) -> Value {
+    let mut by_tag = Map::new();
+    let mut ops = 0u64;
+    for (tag, h) in &m.totals {
+        if !tag.ends_with("-svc") {
+            ops += h.len();
+        }
+        let q = |p: f64| {
+            if h.is_empty() {
+                0
+            } else {
+                h.value_at_quantile(p)
+            }
+        };
+        by_tag.insert(
+            tag.clone(),
+            json!({
+                "count": h.len(),
+                "mean_us": (h.mean() * 1000.0).round() / 1000.0,
+                "p50_us": q(0.5),
+                "p95_us": q(0.95),
+                "p99_us": q(0.99),
+                "p999_us": q(0.999),
+                "max_us": h.max(),
+            }),
+        );
+    }
+    let slots: std::collections::BTreeSet<u64> = m.slots.keys().map(|(s, _)| *s).collect();
+    json!({
+        "type": "merged",
+        "tool": "casslab-load",
+        "logs": logs,
+        "start_s": (m.start_s * 1000.0).round() / 1000.0,
+        "interval_s": m.slot_s,
+        "intervals": slots.len(),
+        "ops": ops,
+        "by_tag": by_tag,
+    })
+}
+
+/// Reads `logs`, writes the merged log to `output` (if given) and returns the summary.
+pub fn run(logs: &[PathBuf], output: Option<&Path>) -> Result<Value> {
+    let mut entries = Vec::new();
+    for p in logs {
+        entries.extend(read_log(p)?);
+    }
+    let m = merge(&entries);
+    if let Some(out) = output {
+        write_log(&m, out)?;
+    }
+    Ok(summary(&m, logs.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::hdrlog::HdrLog;
+    use crate::stats::{Outcome, StatsSet};
+    use std::time::{Duration, SystemTime};
+
+    fn write_run(path: &Path, start: SystemTime, per_interval: &[u64], latency_us: u64) {
+        let mut log = HdrLog::create(path, start).unwrap();
+        for (i, n) in per_interval.iter().enumerate() {
+            let mut s = StatsSet::new(1);
+            for _ in 0..*n {
+                s.ops[0].record(latency_us, latency_us, Outcome::Ok);
+            }
+            log.interval(i as f64, 1.0, &["read".to_string()], &s)
+                .unwrap();
+        }
+    }
+
+    #[test]
+    fn merged_counts_are_the_sum_and_intervals_line_up_by_absolute_time() {
+        let dir = std::env::temp_dir().join(format!("casslab-merge-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        // The second client started 2 s later: its first interval is the
+        // first one's third.
+        let (a, b, out) = (dir.join("a.hlog"), dir.join("b.hlog"), dir.join("m.hlog"));
+        write_run(&a, t0, &[10, 20, 30], 1000);
+        write_run(&b, t0 + Duration::from_secs(2), &[5, 7], 9000);
+        let s = run(&[a, b], Some(&out)).unwrap();
+        assert_eq!(s["ops"], 72);
+        assert_eq!(s["by_tag"]["read"]["count"], 72);
+        assert_eq!(s["by_tag"]["read-svc"]["count"], 72);
+        assert_eq!(s["intervals"], 4);
+        let merged = read_log(&out).unwrap();
+        let reads: Vec<(f64, u64)> = merged
+            .iter()
+            .filter(|e| e.tag == "read")
+            .map(|e| (e.start_s - 1_700_000_000.0, e.hist.len()))
+            .collect();
+        assert_eq!(reads, vec![(0.0, 10), (1.0, 20), (2.0, 35), (3.0, 7)]);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_log_is_named() {
+        let dir = std::env::temp_dir().join(format!("casslab-merge-bad-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("x.hlog");
+        std::fs::write(&p, "hello\n").unwrap();
+        let e = run(&[p.clone()], None).unwrap_err().to_string();
+        assert!(e.contains(&p.display().to_string()), "{e}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
