@@ -9,10 +9,10 @@ use crate::exec::runner::{self, EndReason, Sink};
 use crate::exec::stages::{parse_stages, StageDefaults};
 use crate::exec::{Concurrency, OpMix, Phase, RunPlan, StagePlan, Workload};
 use crate::stats::hdrlog::HdrLog;
+use crate::stats::prometheus::{self, Live};
 use crate::stats::report::{
     interval_json, summary_json, ycsb_status, ycsb_text, IntervalInfo, SummaryInfo, YcsbStatus,
 };
-use crate::stats::prometheus::{self, Live};
 use crate::stats::StatsSet;
 use crate::workload::{iot, profile, stress, user, ycsb};
 use std::io::Write;
