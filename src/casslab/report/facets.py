@@ -20,6 +20,7 @@ import matplotlib.pyplot as plt
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator
 
 from casslab.analysis.stats import moving_average
 from casslab.report.plots import draw_box, to_png
@@ -219,9 +220,11 @@ def _drawn(marks: Sequence[RefMark], shown: Sequence[Panel]) -> bool:
 
 def line_series_panels(panels: Sequence[tuple[str, list[Line]]], *, title: str, xlabel: str,
                        ylabel: str, window: int = 1, marks: Sequence[tuple[float, str]] = (),
-                       logx: bool = False, xticks: Sequence[tuple[float, str]] = ()) -> str:
+                       logx: bool = False, xticks: Sequence[tuple[float, str]] = (),
+                       integer_x: bool = False) -> str:
     """Lines (with a band when they have one) per panel: time series, percentile plots,
-    trial order. `marks`: labelled vertical lines (stage boundaries)."""
+    trial order. `marks`: labelled vertical lines (stage boundaries); `integer_x`: ticks
+    on whole numbers only (trial numbers)."""
     labels = list(dict.fromkeys(ln.label for _, lines in panels for ln in lines))
     shown, groups, limits = _clip(panels, labels)
     fig, axes = _grid(len(shown), width=5.2)
@@ -252,6 +255,8 @@ def line_series_panels(panels: Sequence[tuple[str, list[Line]]], *, title: str, 
             ax.set_xscale("log")
         if xticks:
             ax.set_xticks([t for t, _ in xticks], [lab for _, lab in xticks])
+        if integer_x:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         _axes(ax, ptitle, xlabel, ylabel, None)
         if not lines:
             ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes)

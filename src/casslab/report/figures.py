@@ -238,7 +238,8 @@ def order_figure(d: FigureDecl, a: Analysis, results: Results, rows: Sequence[Tr
     idx = {r.cell: r.cell_idx for r in done}
     ordered = [lines[c] for c in sorted(lines, key=lambda c: idx[c])]
     png = facets.line_series_panels([("", ordered)], title=title,
-                                    xlabel="trial (run order)", ylabel=a.title)
+                                    xlabel="trial (run order)", ylabel=a.title,
+                                    integer_x=True)
     limits = facets.Limits(0, max(0, len(lines) - facets.MAX_GROUPS))
     return Figure(d.id, title, png, "Every finished trial, warm-ups included (hollow "
                   "markers: warm-ups, left out of the statistics); one colour per cell.",
