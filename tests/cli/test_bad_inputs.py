@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from casslab.lab.state import system_name
+
 sys.path.insert(0, str(Path(__file__).parent.parent))
 
 from labtools import CASSLAB
@@ -534,6 +536,11 @@ def take_down_labs(home: Path, env: dict[str, str]) -> None:
                            capture_output=True, timeout=120, check=False)
 
 
+# Labs of the user's own home (~/.casslab) may run beside the tests (a reproduction in the
+# background): their namespaces and cgroups carry that home's tag and are not a case's.
+USER_TAG = system_name("x", Path.home() / ".casslab").rsplit("-", 1)[1]
+
+
 def kernel_state() -> set[str]:
     found = set()
     netns = Path("/var/run/netns")
@@ -543,7 +550,7 @@ def kernel_state() -> set[str]:
         cg = ctrl / "casslab"
         if cg.is_dir():
             found |= {f"cgroup {p}" for p in cg.iterdir() if p.is_dir()}
-    return found
+    return {e for e in found if f"-{USER_TAG}" not in e}
 
 
 def test_the_battery_is_large_and_ids_are_unique() -> None:

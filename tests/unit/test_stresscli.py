@@ -38,6 +38,18 @@ def test_mixed_with_ratio_rate_population_columns_schema_mode_and_hdr_log() -> N
                     "--column-size", "64", "--format", "json"]
 
 
+def test_err_and_interval_bounds_become_the_stop_on_convergence() -> None:
+    argv, _ = _argv("write err<0.05 n>10 n<50 -rate threads=4")
+    assert argv[2:] == ["write", "--hosts", "h:9042", "--threads", "4", "--converge", "0.05",
+                        "--converge-min", "10", "--converge-max", "50", "--format", "json"]
+
+
+def test_without_a_length_it_runs_as_cassandra_stress_does_until_2_percent() -> None:
+    argv, _ = _argv("write -rate threads=4")
+    assert argv[-8:-2] == ["--converge", "0.02", "--converge-min", "30", "--converge-max",
+                           "200"]
+
+
 def test_read_with_counts_in_short_form_and_throttle() -> None:
     argv, _ = _argv("read n=2m -rate throttle=500/s -pop dist=uniform(1..2000000)")
     assert argv[2:] == ["read", "--hosts", "h:9042", "--ops", "2000000", "--rate", "500",
@@ -67,8 +79,10 @@ def test_quoted_groups_split_into_words_but_parentheses_keep_theirs() -> None:
     ("write n=10 -port native=9043", r"^cassandra-stress option -port: not supported "
                                      r"\(supported: -rate, -pop"),
     ("write n=ten", r"^n=ten: expected a count like 1000000 or 1m$"),
+    ("write err<2", r"^err<2: expected a fraction of the mean like err<0\.02 \(> 0 and < 1\)$"),
+    ("write n=100 err<0.02", r"^n= and err</n>/n<: give one"),
+    ("write n>x", r"^n>x: expected a whole number >= 2$"),
     ("write duration=5d", r"^duration=5d: expected a duration like 30s, 10m or 2h$"),
-    ("write err<0.02", r"^err<0.02: casslab-load has no stop on convergence"),
     ("write n=10 -rate threads>=4", r"^-rate threads>=4: not supported \(supported: "
                                     r"threads=N, fixed=N/s, throttle=N/s\)$"),
     ("write -pop dist=EXP(1..10)", r"^-pop dist=EXP\(1..10\): not supported"),

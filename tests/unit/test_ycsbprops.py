@@ -121,3 +121,14 @@ def test_builtin_tables_match_casslab_load_help() -> None:
         m = re.search(rf"--{flag} <[A-Z_]+> .*?\[default: ([0-9.]+)\]", flat)
         assert m, flag
         assert float(m.group(1)) == CASSLAB_DEFAULTS[flag], flag
+
+
+def test_hdr_file_output_becomes_casslab_loads_interval_log_under_the_same_prefix() -> None:
+    w = from_sources([WORKLOADS / "workloada"],
+                     ["hdrhistogram.fileoutput=true", "hdrhistogram.output.path=/tmp/run1-"])
+    assert w.options == {"hdr-log": "/tmp/run1-ycsb.hdr"}
+    assert w.warnings == ()
+    assert from_sources([WORKLOADS / "workloada"],
+                        ["hdrhistogram.fileoutput=false"]).options == {}
+    with pytest.raises(PropertyError, match=r"hdrhistogram\.fileoutput=yes: expected true"):
+        from_sources([], ["hdrhistogram.fileoutput=yes"])

@@ -7,7 +7,7 @@ use crate::db;
 use crate::error::{LoadError, Result};
 use crate::exec::runner::{self, EndReason, Sink};
 use crate::exec::stages::{parse_stages, StageDefaults};
-use crate::exec::{Concurrency, OpMix, Phase, RunPlan, StagePlan, Workload};
+use crate::exec::{Concurrency, Converge, OpMix, Phase, RunPlan, StagePlan, Workload};
 use crate::stats::hdrlog::HdrLog;
 use crate::stats::prometheus::{self, Live};
 use crate::stats::report::{
@@ -108,11 +108,13 @@ fn plan(run: &RunArgs, shape: &Shape, io_threads: usize) -> Result<RunPlan> {
             None => stages.push(StagePlan {
                 name: "run".into(),
                 phase: Phase::Run,
-                ops: run.ops.or(if run.duration.is_none() {
-                    Some(shape.default_ops)
-                } else {
-                    None
-                }),
+                ops: run
+                    .ops
+                    .or(if run.duration.is_none() && run.converge.is_none() {
+                        Some(shape.default_ops)
+                    } else {
+                        None
+                    }),
                 duration: run.duration.as_ref().map(|d| d.0),
                 rate_ops_s: run.rate,
                 mix,
@@ -130,6 +132,11 @@ fn plan(run: &RunArgs, shape: &Shape, io_threads: usize) -> Result<RunPlan> {
         unreachable_after: run.unreachable_after.0,
         op_timeout: None,
         tick: run.tick.0,
+        converge: run.converge.map(|max_rel_se| Converge {
+            max_rel_se,
+            min_intervals: run.converge_min,
+            max_intervals: run.converge_max,
+        }),
     };
     p.validate()?;
     Ok(p)

@@ -202,6 +202,17 @@ pub struct RunArgs {
     // allow_hyphen_values: `-5s` is not a number to clap, so it takes it as a value only so.
     #[arg(long, allow_hyphen_values = true)]
     pub duration: Option<Dur>,
+    /// Stop the run phase once the standard error of the mean per-interval
+    /// throughput is below this fraction of the mean, e.g. 0.02 (cassandra-stress
+    /// err<); with --ops/--duration, whichever comes first.
+    #[arg(long, allow_negative_numbers = true)]
+    pub converge: Option<f64>,
+    /// With --converge: intervals to run before convergence counts (cassandra-stress n>).
+    #[arg(long, default_value_t = 30, requires = "converge")]
+    pub converge_min: usize,
+    /// With --converge: the most intervals to run (cassandra-stress n<).
+    #[arg(long, default_value_t = 200, requires = "converge")]
+    pub converge_max: usize,
     /// Unrecorded warm-up before the run phase: a duration (10s) or an op count (5000).
     #[arg(long, allow_hyphen_values = true)]
     pub warmup: Option<Warmup>,

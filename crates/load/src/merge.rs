@@ -294,7 +294,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("x.hlog");
         std::fs::write(&p, "hello\n").unwrap();
-        let e = run(&[p.clone()], None).unwrap_err().to_string();
+        let e = run(std::slice::from_ref(&p), None).unwrap_err().to_string();
         assert!(e.contains(&p.display().to_string()), "{e}");
         std::fs::remove_dir_all(&dir).ok();
     }

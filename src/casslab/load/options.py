@@ -297,6 +297,13 @@ class LoadOptions:
                                     argv=_float_arg)
     tick_s: float | None = _opt("tick", _duration(0.001, 1.0, "between 1ms and 1s"),
                                 argv=duration_arg)
+    # Stop once the standard error of the mean interval throughput is below this fraction
+    # of the mean (cassandra-stress err<), after converge-min and before converge-max
+    # intervals (n> and n<).
+    converge: float | None = _opt("converge", _number(positive=True), run_only=True,
+                                  argv=_float_arg)
+    converge_min: int | None = _opt("converge-min", _integer(2), run_only=True)
+    converge_max: int | None = _opt("converge-max", _integer(2), run_only=True)
     stages: Path | None = _opt("stages", _path, run_only=True)
     # Each family narrows the check to its operation names.
     mix: str | None = _opt("mix", _mix(None), run_only=True)
@@ -400,6 +407,17 @@ class LoadOptions:
         if self.think_time_s is not None and self.rate_ops_s is not None:
             raise OptionError(name("think-time"), "cannot be used with rate (give one)",
                               "think-time")
+        if self.converge is not None and self.converge >= 1:
+            raise OptionError(name("converge"), f"{self.converge:g} is not a fraction of the "
+                              "mean (valid: > 0 and < 1, e.g. 0.02)", "converge")
+        for bound in ("converge-min", "converge-max"):
+            if getattr(self, bound.replace("-", "_")) is not None and self.converge is None:
+                raise OptionError(name(bound), "needs converge (it bounds the intervals of "
+                                  "the stop on convergence)", bound)
+        if (self.converge_min is not None and self.converge_max is not None
+                and self.converge_min > self.converge_max):
+            raise OptionError(name("converge-min"), f"{self.converge_min} is more than "
+                              f"converge-max {self.converge_max}", "converge-min")
         if self.stages is not None and (self.ops is not None or self.duration_s is not None):
             raise OptionError(name("stages"), "give ops/duration inside the stages file, "
                               "not as options", "stages")

@@ -8,6 +8,7 @@ never dropped silently, since a dropped option would measure another workload.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from typing import Any
 from casslab.core.errors import UsageError
 
 COMMANDS = ("write", "read", "mixed", "user")
-COMMAND_OPTIONS = ("n=", "duration=", "cl=", "no-warmup", "truncate=never",
+COMMAND_OPTIONS = ("n=", "duration=", "err<", "n>", "n<", "cl=", "no-warmup", "truncate=never",
                    "ratio(...) (mixed)", "profile= (user)", "ops(...) (user)")
 GROUPS: dict[str, tuple[str, ...]] = {
     "-rate": ("threads=N", "fixed=N/s", "throttle=N/s"),
@@ -126,9 +127,10 @@ class _Translation:
             self.set("mix", _weights(p, "ops"), p)
         elif key == "profile" and self.command == "user":
             self.profile = value
-        elif p.startswith(("err<", "n>", "n<")):
-            raise StressArgError(f"{p}: casslab-load has no stop on convergence of the "
-                                 "error of the mean; give n= or duration=")
+        elif p.startswith("err<"):
+            self.set("converge", _fraction(p[4:], p), p)
+        elif p.startswith(("n>", "n<")):
+            self.set("converge-min" if p[1] == ">" else "converge-max", _int(p[2:], p, 2), p)
         else:
             raise StressArgError(f"cassandra-stress {self.command} option {p}: not "
                                  f"supported (supported: {', '.join(COMMAND_OPTIONS)})")
@@ -150,6 +152,19 @@ class _Translation:
             workload = f"stress-{self.command}"
         if "ops" in self.options and "duration" in self.options:
             raise StressArgError("n= and duration=: give one (cassandra-stress takes one)")
+        fixed = [k for k in ("ops", "duration") if k in self.options]
+        converging = [k for k in ("converge", "converge-min", "converge-max")
+                      if k in self.options]
+        if fixed and converging:
+            raise StressArgError(f"{'n=' if fixed[0] == 'ops' else 'duration='} and "
+                                 "err</n>/n<: give one (a fixed length or a stop on "
+                                 "convergence)")
+        if not fixed:
+            # cassandra-stress's default length: until the error of the mean is under 2 %,
+            # after at least 30 and at most 200 intervals.
+            self.options.setdefault("converge", 0.02)
+            self.options.setdefault("converge-min", 30)
+            self.options.setdefault("converge-max", 200)
         return StressRun(workload, dict(self.options), tuple(self.nodes))
 
 
@@ -261,6 +276,17 @@ def count(text: str, source: str) -> int:
     if not m:
         raise StressArgError(f"{source}: expected a count like 1000000 or 1m")
     return int(m.group(1)) * _COUNT_SUFFIX[m.group(2).lower()]
+
+
+def _fraction(text: str, source: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < 1:
+        raise StressArgError(f"{source}: expected a fraction of the mean like err<0.02 "
+                             "(> 0 and < 1)")
+    return value
 
 
 def duration(text: str, source: str) -> str:

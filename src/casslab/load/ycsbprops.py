@@ -69,7 +69,6 @@ DISTRIBUTIONS = ("uniform", "zipfian", "latest", "hotspot")
 # casslab-load runs, so only a warning (YCSB, too, ignores what its binding doesn't read).
 IGNORED = ("db", "exporter", "exportfile", "hosts", "port", "measurement.trackjvm",
            "measurement.histogram.verbose", "histogram.buckets", "timeseries.granularity",
-           "hdrhistogram.fileoutput", "hdrhistogram.output.path",
            "core_workload_insertion_retry_limit", "core_workload_insertion_retry_interval",
            "dataintegrity", "fieldnameprefix", "debug", "jvm-args", "measurementtype",
            "measurement.interval", "hdrhistogram.percentiles", "requestdistribution.bucket",
@@ -81,7 +80,8 @@ IGNORED_PREFIXES = ("cassandra.", "cassandra-cql.", "scylla.")
 MAPPED = (*PROPORTIONS, "workload", "recordcount", "operationcount", "requestdistribution",
           "zipfianconstant", "fieldcount", "fieldlength", "maxscanlength",
           "hotspotdatafraction", "hotspotopnfraction", "threadcount", "target",
-          "status.interval", "maxexecutiontime", *CONSISTENCY)
+          "status.interval", "maxexecutiontime", "hdrhistogram.fileoutput",
+          "hdrhistogram.output.path", *CONSISTENCY)
 KNOWN = (*MAPPED, *FIXED_VALUES, *IGNORED)
 # Default values of ignored properties that need no warning.
 QUIET_DEFAULTS = {"measurementtype": "hdrhistogram", "measurement.interval": "op",
@@ -294,6 +294,17 @@ def _run_options(last: Mapping[str, Prop]) -> dict[str, Any]:
             out[flag] = last[key].value
     if "status.interval" in last:
         out["interval"] = f"{_integer(last['status.interval'], 1)}s"
+    if "hdrhistogram.fileoutput" in last:
+        p = last["hdrhistogram.fileoutput"]
+        if p.value.lower() not in ("true", "false"):
+            raise PropertyError(f"{p.where}: hdrhistogram.fileoutput={p.value}: expected "
+                                "true or false")
+        if p.value.lower() == "true":
+            # YCSB writes <output.path><operation>.hdr per operation; casslab-load writes
+            # one interval log with a tag per operation, named after the same prefix.
+            prefix = last["hdrhistogram.output.path"].value if (
+                "hdrhistogram.output.path" in last) else ""
+            out["hdr-log"] = f"{prefix}ycsb.hdr"
     return out
 
 

@@ -269,6 +269,38 @@ pub struct RunPlan {
     /// Scheduler tick at a fixed rate: operations intended within one tick
     /// are released together at its start.
     pub tick: Duration,
+    /// End each recorded stage once its throughput has converged (see `Converge`).
+    pub converge: Option<Converge>,
+}
+
+/// cassandra-stress's stop on convergence (`err<F n>MIN n<MAX`): a recorded stage
+/// ends once the standard error of the mean of its per-interval throughput is
+/// below `max_rel_se` of that mean, after at least `min_intervals` intervals, and
+/// after `max_intervals` at the latest.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Converge {
+    pub max_rel_se: f64,
+    pub min_intervals: usize,
+    pub max_intervals: usize,
+}
+
+impl Converge {
+    /// True when a stage with these per-interval throughputs (ops/s) should end.
+    pub fn reached(&self, rates: &[f64]) -> bool {
+        let n = rates.len();
+        if n >= self.max_intervals {
+            return true;
+        }
+        if n < self.min_intervals || n < 2 {
+            return false;
+        }
+        let mean = rates.iter().sum::<f64>() / n as f64;
+        if mean <= 0.0 {
+            return false;
+        }
+        let var = rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        (var / n as f64).sqrt() / mean < self.max_rel_se
+    }
 }
 
 impl RunPlan {
@@ -281,8 +313,23 @@ impl RunPlan {
         if self.interval < Duration::from_millis(10) {
             return Err(LoadError::option("--interval", "must be at least 10ms"));
         }
+        if let Some(c) = &self.converge {
+            if !(c.max_rel_se > 0.0 && c.max_rel_se < 1.0) {
+                return Err(LoadError::option(
+                    "--converge",
+                    "must be > 0 and < 1, e.g. 0.02",
+                ));
+            }
+            if c.min_intervals < 2 || c.max_intervals < c.min_intervals {
+                return Err(LoadError::option(
+                    "--converge-min",
+                    "must be at least 2 and at most --converge-max",
+                ));
+            }
+        }
         for s in &self.stages {
-            if s.ops.is_none() && s.duration.is_none() {
+            // A recorded stage may end on convergence alone.
+            if s.ops.is_none() && s.duration.is_none() && !(s.record && self.converge.is_some()) {
                 return Err(LoadError::option(
                     "--stages",
                     format!("stage {:?} has neither ops nor duration", s.name),
@@ -304,6 +351,22 @@ impl RunPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn convergence_waits_for_the_minimum_then_the_relative_standard_error() {
+        let c = Converge {
+            max_rel_se: 0.02,
+            min_intervals: 3,
+            max_intervals: 6,
+        };
+        assert!(!c.reached(&[100.0, 100.0]));
+        assert!(c.reached(&[100.0, 100.0, 100.0]));
+        // mean 100, sd 20: se 11.5 % at n = 3, still 8.2 % at n = 5.
+        assert!(!c.reached(&[80.0, 100.0, 120.0]));
+        assert!(!c.reached(&[80.0, 100.0, 120.0, 80.0, 120.0]));
+        assert!(c.reached(&[80.0, 100.0, 120.0, 80.0, 120.0, 100.0]));
+        assert!(!c.reached(&[0.0, 0.0, 0.0]));
+    }
 
     #[test]
     fn mix_parse_and_pick() {

@@ -86,6 +86,8 @@ struct Shared {
 struct StageRt {
     start: Instant,
     end: Option<Instant>,
+    /// Set when the stage's throughput has converged: no new operations.
+    stop: AtomicBool,
     ops: Option<u64>,
     ns_per_op: Option<f64>,
     next: AtomicU64,
@@ -99,6 +101,9 @@ impl StageRt {
     /// Next (cycle, intended start), or `None` when the stage is over.
     #[inline]
     fn next_cycle(&self, now: Instant) -> Option<(u64, Instant)> {
+        if self.stop.load(Ordering::Relaxed) {
+            return None;
+        }
         let i = self.next.fetch_add(1, Ordering::Relaxed);
         if self.ops.is_some_and(|n| i >= n) {
             return None;
@@ -439,6 +444,7 @@ pub async fn run<W: Workload>(
         let st = Arc::new(StageRt {
             start,
             end: plan_stage.duration.map(|d| start + d),
+            stop: AtomicBool::new(false),
             ops: plan_stage.ops,
             ns_per_op: plan_stage.rate_ops_s.map(|r| 1e9 / r),
             next: AtomicU64::new(0),
@@ -467,6 +473,7 @@ pub async fn run<W: Workload>(
         let mut tick = start + plan.interval;
         let mut iv_start = start;
         let (mut stage_ops, mut stage_errors) = (0u64, 0u64);
+        let mut rates: Vec<f64> = Vec::new();
         loop {
             let finished = tokio::select! {
                 res = &mut all => {
@@ -494,6 +501,14 @@ pub async fn run<W: Workload>(
                 }
             }
             let len = iv_end.saturating_duration_since(iv_start).as_secs_f64();
+            if let (Some(c), true, false) = (&plan.converge, plan_stage.record, finished) {
+                if len > 0.0 {
+                    rates.push(ops as f64 / len);
+                }
+                if c.reached(&rates) {
+                    st.stop.store(true, Ordering::Relaxed);
+                }
+            }
             if !finished || ops > 0 {
                 let info = IntervalInfo {
                     stage: &plan_stage.name,
@@ -554,7 +569,7 @@ pub async fn run<W: Workload>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::{Concurrency, OpMix, Phase};
+    use crate::exec::{Concurrency, Converge, OpMix, Phase};
     use crate::stats::{ErrorKind, Outcome};
 
     /// A fake "session": every request takes 1 ms, except cycle `stall_at`,
@@ -639,6 +654,7 @@ mod tests {
             unreachable_after: Duration::from_secs(3),
             op_timeout: None,
             tick: Duration::from_millis(1),
+            converge: None,
         }
     }
 
@@ -746,6 +762,34 @@ mod tests {
         assert_eq!(read.latency.max(), read.service.max());
         // 8 in flight, 1 ms each: ~100 ms
         assert!(r.recorded_s < 0.2, "{}", r.recorded_s);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_steady_stage_ends_on_convergence_after_its_minimum() {
+        // 100 ops/s, steady: every interval the same, so the standard error is 0 and
+        // the stage ends right after its 5th interval, not at its 60 s duration.
+        let w = Arc::new(FakeServer::new(u64::MAX, Duration::ZERO));
+        let mut p = plan(
+            1,
+            1,
+            vec![stage(
+                "main",
+                None,
+                Some(Duration::from_secs(60)),
+                Some(100.0),
+                true,
+            )],
+        );
+        p.converge = Some(Converge {
+            max_rel_se: 0.02,
+            min_intervals: 5,
+            max_intervals: 50,
+        });
+        let mut sink = Collect(Vec::new());
+        let r = run(w, &p, Arc::new(AtomicBool::new(false)), &mut sink).await;
+        assert!((4.9..6.1).contains(&r.recorded_s), "{}", r.recorded_s);
+        let n = r.total.ops[0].count();
+        assert!((495..=605).contains(&n), "{n}");
     }
 
     #[tokio::test(start_paused = true)]
