@@ -8,8 +8,10 @@ CPU, disk write, mean latency and throughput, CPU per operation (node CPU second
 through), and Welch t tests of the three runtime pairs pooled over both thread counts:
 process -> netns (the container's network path), netns -> lxc (the rest of the
 container) and process -> lxc (the study's comparison). Each trial's machine load is the
-1-minute load average sampled every 30 s (results/reproduce/004-loadavg.txt) nearest
-its start.
+1-minute load average sampled every 30 s (results/reproduce/004-loadavg.txt, or
+--loadavg: lines of epoch seconds or UTC HH:MM:SS, then the load averages) nearest its
+start. Each cell's median comes with its order-statistic 95 % CI (with 3 trials that is
+[min, max], 75 % coverage).
 
 Usage: PYTHONPATH=src .venv/bin/python scripts/repro_004.py [--results DIR]
 """
@@ -21,6 +23,7 @@ import math
 import statistics
 from pathlib import Path
 
+from casslab.analysis.intervals import median_ci
 from casslab.analysis.responses import profile_cores, trial_values
 from casslab.analysis.stats import welch
 from casslab.store.results import Results
@@ -35,11 +38,31 @@ Rows = dict[str, dict[int, float]]
 
 
 def load_average(path: Path) -> list[tuple[float, float]]:
-    """(epoch s, 1-minute load average) samples; none when the file is missing."""
+    """(s, 1-minute load average) samples; none when the file is missing. The time is epoch
+    seconds, or seconds of the UTC day when the file writes HH:MM:SS (`uptime`-style logs);
+    lines that are neither (a log's last "Terminated") are skipped."""
     if not path.exists():
         return []
-    return [(float(f[0]), float(f[1])) for f in
-            (line.split() for line in path.read_text().splitlines()) if len(f) > 2]
+    out = []
+    for f in (line.split() for line in path.read_text().splitlines()):
+        if len(f) < 3:
+            continue
+        hms = f[0].split(":")
+        try:
+            t = (float(f[0]) if len(hms) == 1 else
+                 float(int(hms[0]) * 3600 + int(hms[1]) * 60 + int(hms[2])))
+            out.append((t, float(f[1])))
+        except ValueError:
+            continue
+    return out
+
+
+def nearest_load(loads: list[tuple[float, float]], start: float) -> float:
+    """The load average sampled nearest `start` (epoch s); a seconds-of-day log is matched
+    on the start's second of the UTC day."""
+    day = all(t < 86_400 for t, _ in loads)
+    at = start % 86_400 if day else start
+    return min(loads, key=lambda p: abs(p[0] - at))[1]
 
 
 def values(directory: Path) -> tuple[list[tuple[str, int, int, float | None]], Rows]:
@@ -69,6 +92,15 @@ def fmt(x: float) -> str:
     return f"{x:.3g}" if abs(x) < 100 else f"{x:.0f}"
 
 
+def with_ci(x: list[float]) -> str:
+    """Median and its 95 % order-statistic CI, '-' with no values."""
+    x = [v for v in x if not math.isnan(v)]
+    if not x:
+        return "-"
+    ci = median_ci(x)
+    return f"{fmt(statistics.median(x))} ({fmt(ci.low)}-{fmt(ci.high)})"
+
+
 def report(spec: str, directories: list[Path], loads: list[tuple[float, float]]) -> None:
     rows: list[tuple[str, int, int, float | None]] = []
     vals: Rows = {r: {} for r in RESPONSES}
@@ -85,9 +117,8 @@ def report(spec: str, directories: list[Path], loads: list[tuple[float, float]])
         for th in (450, 150):
             ids = [i for r, t, i, _ in rows if r == rt and t == th]
             starts = [s for r, t, _, s in rows if r == rt and t == th and s]
-            la = [min(loads, key=lambda p: abs(p[0] - s))[1] for s in starts] if loads else []
-            med = [fmt(statistics.median([vals[r][i] for i in ids])) if ids else "-"
-                   for r in RESPONSES]
+            la = [nearest_load(loads, s) for s in starts] if loads else []
+            med = [with_ci([vals[r][i] for i in ids]) for r in RESPONSES]
             print(f"| {rt} | {th} | {len(ids)} | " + " | ".join(med)
                   + f" | {fmt(statistics.median(la)) if la else '-'} |")
     print("\n| comparison | response | from (median) | to (median) | to/from | Welch t | p |")
@@ -110,8 +141,10 @@ def main() -> int:
     ap.add_argument("--also", default="",
                     help="another run's prefix to pool, e.g. 004-attempt2 (its kept trials "
                          "of the same spec, e.g. an arm the final run did not reach)")
+    ap.add_argument("--loadavg", type=Path, default=None,
+                    help="load average log (default: RESULTS/004-loadavg.txt)")
     args = ap.parse_args()
-    loads = load_average(args.results / "004-loadavg.txt")
+    loads = load_average(args.loadavg or args.results / "004-loadavg.txt")
     for spec in SPECS:
         dirs = [args.results / f"{prefix}-{spec}" for prefix in
                 ("004-containers", *([args.also] if args.also else []))]
