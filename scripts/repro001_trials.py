@@ -3,7 +3,8 @@ CPU and the machine's load average when the trial ran (docs/reproductions/001.md
 to tell the profile's effect from the contention's).
 
 Usage: python scripts/repro001_trials.py LOAD_LOG RESULTS_DIR [RESULTS_DIR ...]
-LOAD_LOG: lines `ISO-time load1 load5 load15` (sampled every 30 s during the runs).
+LOAD_LOG: lines `TIME load1 load5 load15` (sampled every 30 s during the runs), TIME an ISO
+date-time or a UTC `HH:MM:SS` (the rerun's `uptime`-style log).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import json
 import sqlite3
 import statistics
 import sys
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 QUERY = """
@@ -27,19 +28,41 @@ WHERE t.status = 'done' ORDER BY t.started_at
 """
 
 
+DAY_S = 86400.0
+
+
+def sample_time(stamp: str) -> float:
+    """Epoch seconds of an ISO date-time; seconds of the UTC day of a bare HH:MM:SS (the
+    log then has no date, so trials are matched by their time of day, see load_at)."""
+    hms = stamp.split(":")
+    if len(hms) == 3 and all(x.isdigit() for x in hms):
+        return float(int(hms[0]) * 3600 + int(hms[1]) * 60 + int(hms[2]))
+    return datetime.fromisoformat(stamp).timestamp()
+
+
 def load_samples(path: Path) -> tuple[list[float], list[float]]:
-    """(epoch seconds, 1-minute load average) of each sample line."""
+    """(time, 1-minute load average) of each sample line; lines without a number in the
+    second field (a log's last "Terminated") are skipped."""
     times, loads = [], []
     for line in path.read_text().splitlines():
         parts = line.split()
-        if len(parts) >= 2:
-            times.append(datetime.fromisoformat(parts[0]).timestamp())
-            loads.append(float(parts[1]))
+        if len(parts) < 2:
+            continue
+        try:
+            t, la = sample_time(parts[0]), float(parts[1])
+        except ValueError:
+            continue
+        times.append(t)
+        loads.append(la)
     return times, loads
 
 
 def load_at(times: list[float], loads: list[float], t: float) -> float | None:
-    """The first sample at or after t (the 1-minute average then covers the trial)."""
+    """The first sample at or after t (the 1-minute average then covers the trial); a
+    log of times of day is matched by t's UTC time of day."""
+    if times and times[-1] < DAY_S:
+        t = t - datetime.fromtimestamp(t, UTC).replace(
+            hour=0, minute=0, second=0, microsecond=0).timestamp()
     i = bisect.bisect_left(times, t)
     return loads[i] if i < len(loads) else None
 
