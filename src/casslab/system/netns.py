@@ -116,9 +116,9 @@ def add_bridge(ns: str, bridge: str, address_cidr: str) -> None:
 
 
 def add_veth(ns: str, bridge: str, port: str, peer_ns: str, peer: str,
-             address_cidr: str) -> None:
-    """A veth pair: end `port` in `ns` an isolated port of `bridge`, end `peer` in
-    `peer_ns` holding `address_cidr`; both up, and lo of `peer_ns` up.
+             address_cidr: str, *, isolated: bool = True) -> None:
+    """A veth pair: end `port` in `ns` a port of `bridge` (isolated unless told not to),
+    end `peer` in `peer_ns` holding `address_cidr`; both up, and lo of `peer_ns` up.
 
     Both ends go when either namespace is deleted, so the pair needs no clean-up of
     its own. Raises NetnsError when `ip` fails.
@@ -126,7 +126,7 @@ def add_veth(ns: str, bridge: str, port: str, peer_ns: str, peer: str,
     try:
         run(["ip", "-n", ns, "link", "add", port, "type", "veth", "peer", "name", peer,
              "netns", peer_ns])
-        _bridge_port(ns, bridge, port)
+        _bridge_port(ns, bridge, port, isolated=isolated)
         run(["ip", "-n", peer_ns, "addr", "add", address_cidr, "dev", peer])
         run(["ip", "-n", peer_ns, "link", "set", peer, "up"])
         run(["ip", "-n", peer_ns, "link", "set", "lo", "up"])
@@ -156,9 +156,11 @@ def add_veth_pair(ns: str, bridge: str, port: str, peer: str, peer_ns: str) -> N
         raise NetnsError(f"cannot add veth {port} to bridge {bridge} of {ns}: {exc}") from exc
 
 
-def _bridge_port(ns: str, bridge: str, port: str) -> None:
+def _bridge_port(ns: str, bridge: str, port: str, *, isolated: bool = True) -> None:
     # Isolated: the port reaches only the bridge itself, never another port, so
     # traffic between endpoints is routed by `ns` (see casslab.lab.bridge).
     run(["ip", "-n", ns, "link", "set", port, "master", bridge])
-    run(["ip", "-n", ns, "link", "set", "dev", port, "type", "bridge_slave", "isolated", "on"])
+    if isolated:
+        run(["ip", "-n", ns, "link", "set", "dev", port, "type", "bridge_slave", "isolated",
+             "on"])
     run(["ip", "-n", ns, "link", "set", port, "up"])
