@@ -24,7 +24,7 @@ from casslab.experiment.beside import TUNER_FACTOR, tuner_level
 from casslab.experiment.figures import DesignFactor, FigureDecl, figures_schema, parse_figures
 from casslab.experiment.labels import parse_labels
 from casslab.experiment.reference import Reference, parse_reference, reference_schema
-from casslab.lab.state import DEFAULT_RUNTIME, RUNTIME_NAMES
+from casslab.lab.state import DEFAULT_RUNTIME, DEFAULT_TIMEOUT_S, RUNTIME_NAMES
 from casslab.load.options import (
     CONSISTENCY_LEVELS,
     OptionError,
@@ -88,7 +88,7 @@ class LabSpec:
     profile: str = "host"
     network: Any = None  # a link profile name or {param: value} / {scope: {param: value}}
     overrides: dict[str, Any] = field(default_factory=dict)
-    timeout_s: float = 180.0
+    timeout_s: float = DEFAULT_TIMEOUT_S
     runtime: str = DEFAULT_RUNTIME
     # Nodes with a profile of their own: {"node6": "rpi3"} (see profilefactors).
     node_profiles: dict[str, str] = field(default_factory=dict)
@@ -364,7 +364,7 @@ def _lab(v: _V, raw: Any) -> LabSpec:
     if not isinstance(overrides, dict):
         raise v.doc.error(("lab", "set"), "must be a mapping of cassandra.yaml keys to values "
                           "(e.g. {concurrent_writes: 16})")
-    timeout = v.number(m.get("timeout_s", 180.0), ("lab", "timeout_s"), 10.0, 3600.0)
+    timeout = v.number(m.get("timeout_s", DEFAULT_TIMEOUT_S), ("lab", "timeout_s"), 10.0, 3600.0)
     runtime = v.choice(m.get("runtime", DEFAULT_RUNTIME), ("lab", "runtime"), list(RUNTIME_NAMES),
                        "runtime")
     per_node = profilefactors.node_profiles(v, m.get("node_profiles"), ("lab", "node_profiles"),
