@@ -352,3 +352,59 @@ def test_a_bad_ycsb_property_in_a_spec_names_its_line() -> None:
     with pytest.raises(SpecError, match=r"workload\.ycsb: operationcount/maxexecutiontime "
                                         r"set ops: a campaign stops trials with `stop:`"):
         parse_spec("workload:\n  ycsb:\n    props: {operationcount: 10}\n")
+
+
+HOSTS_INVENTORY = """\
+all:
+  children:
+    nodes:
+      hosts:
+        n1: {ansible_host: 10.0.0.1}
+        n2: {ansible_host: 10.0.0.2}
+    clients:
+      hosts:
+        c1: {ansible_host: 10.0.0.9}
+"""
+
+
+def _hosts_spec(tmp_path: Path, lab: str, factors: str = "") -> str:
+    (tmp_path / "hosts.yaml").write_text(HOSTS_INVENTORY)
+    return (f"name: h\nlab: {{backend: hosts, inventory: hosts.yaml{lab}}}\n"
+            f"workload: stress-write\n{factors}")
+
+
+def test_backend_hosts_takes_its_node_count_and_absolute_path_from_the_inventory(
+        tmp_path: Path) -> None:
+    spec = parse_spec(_hosts_spec(tmp_path, ""), base_dir=tmp_path)
+    assert spec.lab.backend == "hosts"
+    assert spec.lab.nodes == 2
+    assert spec.lab.inventory == str((tmp_path / "hosts.yaml").resolve())
+
+
+@pytest.mark.parametrize(("lab", "factors", "message"), [
+    (", nodes: 3", "", "lab.nodes: 3: the inventory has 2 nodes"),
+    (", profile: rpi3", "", "lab.profile: not with backend hosts"),
+    (", runtime: lxc", "", "lab.runtime: not with backend hosts"),
+    ("", "factors: [{name: nodes, levels: [1, 2]}]\n", "nodes: not a factor with backend hosts"),
+    ("", "factors: [{name: profile.cpu_cores, levels: [1, 2]}]\n",
+     "profile.cpu_cores: not a factor with backend hosts"),
+    ("", "factors: [{name: profile.memory_mib, levels: [1024, 2048]}]\n",
+     "profile.memory_mib: not a factor with backend hosts"),
+])
+def test_backend_hosts_refuses_what_the_inventory_fixes(tmp_path: Path, lab: str,
+                                                         factors: str, message: str) -> None:
+    with pytest.raises(SpecError, match=message.replace(".", r"\.", 1)):
+        parse_spec(_hosts_spec(tmp_path, lab, factors), base_dir=tmp_path)
+
+
+@pytest.mark.parametrize(("lab", "message"), [
+    ("{backend: hosts}", "lab.inventory: is required with backend hosts"),
+    ("{backend: hosts, inventory: nope.yaml}", "lab.inventory: nope.yaml: no such file"),
+    ("{inventory: hosts.yaml}", "lab.inventory: only with `backend: hosts`"),
+    ("{backend: cloud}", "lab.backend"),
+])
+def test_backend_and_inventory_errors_name_the_field(tmp_path: Path, lab: str,
+                                                     message: str) -> None:
+    (tmp_path / "hosts.yaml").write_text(HOSTS_INVENTORY)
+    with pytest.raises(SpecError, match=message):
+        parse_spec(f"name: h\nlab: {lab}\nworkload: stress-write\n", base_dir=tmp_path)

@@ -73,3 +73,17 @@ def test_a_bad_inventory_is_one_line_naming_the_host(text: str, message: str) ->
         parse(text, "h.yaml")
     assert "\n" not in str(info.value)
 
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    ("-o UserKnownHostsFile=/k/known -o StrictHostKeyChecking=yes", "/k/known"),
+    ("-oUserKnownHostsFile=/k/known", "/k/known"),
+    ("-o StrictHostKeyChecking=yes", None),
+])
+def test_the_known_hosts_file_comes_from_ansible_ssh_common_args(
+        args: str, expected: str | None) -> None:
+    text = GOOD.replace("ansible_user: pi,",
+                        f"ansible_user: pi, ansible_ssh_common_args: '{args}',")
+    host = parse(text, "hosts.yaml").nodes[0]
+    assert host.ssh_common_args == args
+    assert host.known_hosts == (Path(expected) if expected else None)

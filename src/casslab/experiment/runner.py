@@ -18,8 +18,6 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from casslab import net
-from casslab.cassandra.cql import NATIVE_PORT
 from casslab.core.errors import CasslabError, UsageError
 from casslab.experiment import network, profilefactors, tableopts
 from casslab.experiment.beside import (
@@ -42,15 +40,12 @@ from casslab.experiment.loadopts import cell_options
 from casslab.experiment.search import PeakResult, PeakSearch, Step, resolve_relative, summarize
 from casslab.experiment.spec import CampaignSpec, StopRule, is_relative
 from casslab.lab import LabOptions
-from casslab.load import LoadResult, LoadSpec, run_load
+from casslab.load import LoadResult, LoadSpec
 from casslab.load.options import LoadOptions, SchemaOptions, family_of
-from casslab.metrics.sampler import NodeTarget, Sampler
 from casslab.metrics.samples import TrialMetrics
 from casslab.profiles import describe
-from casslab.profiles.credits import BALANCE_FILE
 from casslab.store.db import Store
-from casslab.system.process import is_same_process
-from casslab.testbed import open_lab
+from casslab.testbed.campaignlab import CampaignLab, LocalCampaignLab
 
 DEFAULT_KEYSPACE = {"ycsb": "ycsb", "stress": "keyspace1", "iot": "iot"}
 MAIN_TABLE = {"ycsb": "usertable", "stress": "standard1"}
@@ -103,6 +98,16 @@ def compaction_map(value: str) -> str:
     return "{" + ", ".join(f"'{k}': '{v}'" for k, v in opts.items()) + "}"
 
 
+def campaign_lab(spec: CampaignSpec, name: str, *, home: Path, cache: Path) -> CampaignLab:
+    """The lab of the spec's backend: this machine's (local) or an inventory's hosts."""
+    if spec.lab.backend == "hosts":
+        from casslab.testbed.hostslab import HostsLab  # asyncssh and Ansible: only here
+
+        assert spec.lab.inventory is not None  # the spec's validation requires it
+        return HostsLab(name, Path(spec.lab.inventory), home=home, cache=cache)
+    return LocalCampaignLab(name, home=home, cache=cache)
+
+
 class CampaignRunner:
     """Runs one spec into one results directory (see module docstring)."""
 
@@ -116,7 +121,8 @@ class CampaignRunner:
         self.spec = spec
         self.beside = beside
         self.results = results
-        self.lab = open_lab(lab_name or f"exp-{spec.digest[:10]}", home=home, cache=cache)
+        self.lab = campaign_lab(spec, lab_name or f"exp-{spec.digest[:10]}", home=home,
+                                cache=cache)
         self.emit = on_event or (lambda _e: None)
         self.peaks: dict[str, PeakResult] = {}
         self._current: dict[str, Any] | None = None  # params the lab is set up for
@@ -307,7 +313,7 @@ class CampaignRunner:
                                   int(params.get("nodes", self.spec.lab.nodes)))
             if want != self._net:
                 self.emit(Event("lab", f"network: {want or 'no emulation'}", done, total))
-                network.apply(self.lab.state(), want)
+                self.lab.set_links(want)
                 self._net = want
         return reset
 
@@ -334,11 +340,9 @@ class CampaignRunner:
             return
         self.emit(Event("lab", f"taking lab {self.lab.name} down"))
         try:
-            if uses_network(self.spec):
-                net.clear(self.lab.directory)
+            self.lab.down()
         finally:
             self._net = None
-            self.lab.down(wipe=True)
 
     def _prepare(self, params: dict[str, Any], *, drop: bool, done: int, total: int) -> None:
         workload = str(params.get("workload", self.spec.workload.name))
@@ -375,8 +379,7 @@ class CampaignRunner:
         if isinstance(load_opts, SchemaOptions):  # a user profile has no --drop
             load_opts = replace(load_opts, drop=drop)
         self.emit(Event("prepare", f"loading the data of {workload}", done, total))
-        result = run_load(LoadSpec(workload, load_opts),
-                          hosts=self._hosts(), prefix=self.lab.exec_prefix())
+        result = self.lab.load(LoadSpec(workload, load_opts), guard=[])
         if result.summary.ended_by != "completed" or result.summary.errors:
             raise CasslabError(f"prepare ({workload} load phase) ended by "
                                f"{result.summary.ended_by} with {result.summary.errors} "
@@ -414,11 +417,6 @@ class CampaignRunner:
                              "runner knows what to truncate or drop")
         return str(ks)
 
-    def _hosts(self) -> list[str]:
-        state = self.lab.state()
-        return [f"{n.address}:{NATIVE_PORT}" for n in state.nodes
-                if is_same_process(n.pid, n.start_ticks)]
-
     def _options(self, params: dict[str, Any]) -> LoadOptions:
         """casslab-load options for a cell: the spec's, then the cell's factors."""
         workload = str(params.get("workload", self.spec.workload.name))
@@ -435,20 +433,15 @@ class CampaignRunner:
         workload = str(params.get("workload", self.spec.workload.name))
         opts = replace(self._options(params), phase="run", seed=seed, ops=stop.ops,
                        duration_s=stop.duration_s or None)
-        state = self.lab.state()
-        credits = Path(state.directory) / BALANCE_FILE
-        targets = [NodeTarget(n.name, n.pid, n.address, Path(n.directory) / "data", credits)
-                   for n in state.nodes if is_same_process(n.pid, n.start_ticks)]
-        sampler = Sampler(targets, interval_s=self.spec.metrics_interval_s,
-                          cql=self.lab.cql if self.spec.metrics_cql else None)
+        sampler = self.lab.sampler(self.spec.metrics_interval_s,
+                                   self.lab.cql if self.spec.metrics_cql else None)
         # `timeout` sends SIGINT: casslab-load then still prints its summary (interrupted).
         guard = ["timeout", "-s", "INT", "-k", "15", f"{stop.timeout_s:g}"]
         sampler.start()
         running: Running | None = None
         try:
             running = self._start_beside(params, label) if label is not None else None
-            result = run_load(LoadSpec(workload, opts), hosts=self._hosts(),
-                              prefix=[*self.lab.exec_prefix(), *guard])
+            result = self.lab.load(LoadSpec(workload, opts), guard=guard)
         finally:
             beside = running.stop() if running is not None else BesideResult()
             metrics = sampler.stop()
@@ -457,11 +450,8 @@ class CampaignRunner:
     def _start_beside(self, params: dict[str, Any], label: str) -> Running | None:
         if self.beside is None:
             return None
-        state = self.lab.state()
         site = TrialSite(params=dict(params), keyspace=self._keyspace(params),
-                         hosts=tuple(n.address for n in state.nodes
-                                     if is_same_process(n.pid, n.start_ticks)),
-                         netns=state.netns, label=label)
+                         hosts=self.lab.addresses(), netns=self.lab.netns(), label=label)
         return self.beside.start(site)
 
     def _search(self, store: Store, cid: int, params: dict[str, Any], done: int,

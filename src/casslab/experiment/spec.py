@@ -59,7 +59,9 @@ MAX_OPTION_CELLS = 10_000  # combinations of option levels checked together at v
 
 TOP_KEYS = ("name", "description", "lab", "workload", "factors", "design", "stop", "search",
             "metrics", "analysis", "report", "reference")
-LAB_KEYS = ("nodes", "profile", "node_profiles", "runtime", "network", "set", "timeout_s")
+LAB_KEYS = ("nodes", "profile", "node_profiles", "runtime", "network", "set", "timeout_s",
+            "backend", "inventory")
+BACKENDS = ("local", "hosts")
 WORKLOAD_KEYS = ("name", "records", "prepare", "options", "ycsb")
 YCSB_KEYS = ("file", "props")
 FACTOR_KEYS = ("name", "levels", "label", "labels")
@@ -92,6 +94,10 @@ class LabSpec:
     runtime: str = DEFAULT_RUNTIME
     # Nodes with a profile of their own: {"node6": "rpi3"} (see profilefactors).
     node_profiles: dict[str, str] = field(default_factory=dict)
+    # Where the nodes run: `local` (this machine) or `hosts` (the Ansible inventory's, an
+    # absolute path here; see casslab.testbed.hostslab).
+    backend: str = "local"
+    inventory: str | None = None
 
 
 @dataclass(frozen=True)
@@ -281,7 +287,7 @@ def parse_spec(text: str, *, source: str = "spec", base_dir: Path | None = None,
         raise doc.error(("name",), f"{name!r}: use letters, digits, '-', '_' or '.' (1-64)")
     if "workload" not in top:
         raise doc.error(("workload",), "is required (e.g. `workload: {name: ycsb-a}`)")
-    lab = _lab(v, top.get("lab"))
+    lab = _lab(v, top.get("lab"), base_dir)
     workload = _workload(v, top["workload"], base_dir)
     search = _search(v, top.get("search"))
     factors = _factors(v, top.get("factors"), lab, search is not None, base_dir)
@@ -352,9 +358,14 @@ def _check_size(doc: _Doc, spec: CampaignSpec) -> None:
                         "levels or trials, or pass --allow-large")
 
 
-def _lab(v: _V, raw: Any) -> LabSpec:
+def _lab(v: _V, raw: Any, base_dir: Path | None) -> LabSpec:
     m = v.mapping(raw, ("lab",), LAB_KEYS)
-    nodes = v.integer(m.get("nodes", 1), ("lab", "nodes"), 1, MAX_NODES)
+    backend = v.choice(m.get("backend", "local"), ("lab", "backend"), list(BACKENDS), "backend")
+    inventory, inventory_nodes = _inventory(v, m, backend, base_dir)
+    nodes = v.integer(m.get("nodes", inventory_nodes or 1), ("lab", "nodes"), 1, MAX_NODES)
+    if inventory_nodes is not None and nodes != inventory_nodes:
+        raise v.doc.error(("lab", "nodes"), f"{nodes}: the inventory has {inventory_nodes} "
+                          "nodes (with backend hosts, leave nodes out or give that count)")
     profile = v.choice(m.get("profile", "host"), ("lab", "profile"), list(BUILTIN_PROFILES),
                        "profile")
     network = m.get("network")
@@ -369,8 +380,33 @@ def _lab(v: _V, raw: Any) -> LabSpec:
                        "runtime")
     per_node = profilefactors.node_profiles(v, m.get("node_profiles"), ("lab", "node_profiles"),
                                             MAX_NODES)
-    return LabSpec(nodes, profile, network, dict(overrides), timeout, runtime, per_node)
+    if backend == "hosts":
+        for key in ("profile", "runtime", "node_profiles"):
+            if key in m:
+                raise v.doc.error(("lab", key), "not with backend hosts: each node's profile "
+                                  "is the inventory's casslab_profile and nodes run as "
+                                  "processes (remove it)")
+    return LabSpec(nodes, profile, network, dict(overrides), timeout, runtime, per_node,
+                   backend, inventory)
 
+
+def _inventory(v: _V, m: dict[str, Any], backend: str,
+               base_dir: Path | None) -> tuple[str | None, int | None]:
+    """The inventory's absolute path and its node count (backend hosts), else Nones."""
+    if backend != "hosts":
+        if "inventory" in m:
+            raise v.doc.error(("lab", "inventory"), "only with `backend: hosts`")
+        return None, None
+    if "inventory" not in m:
+        raise v.doc.error(("lab", "inventory"), "is required with backend hosts (an Ansible "
+                          "YAML inventory, e.g. inventory: hosts.yaml)")
+    raw = Path(v.string(m["inventory"], ("lab", "inventory")))
+    path = raw if raw.is_absolute() else (base_dir or Path.cwd()) / raw
+    if not path.is_file():
+        raise v.doc.error(("lab", "inventory"), f"{raw}: no such file")
+    from casslab.hosts import inventory as inv  # yaml only: cheap, and only here
+
+    return str(path.resolve()), len(inv.load(path).nodes)
 
 def _network_value(v: _V, value: Any, path: Path_) -> Any:
     profiles = ("none", *NET_PROFILES)
@@ -678,6 +714,12 @@ def _cross_checks(v: _V, lab: LabSpec, factors: list[Factor], search: SearchSpec
             raise v.doc.error(("lab", "node_profiles", node), f"{node!r} is not a node of the "
                               f"lab (valid: node1 ... node{max(node_levels)})")
     for i, f in enumerate(factors):
+        if lab.backend == "hosts" and (f.name in ("nodes", "profile", "runtime")
+                                       or f.name.startswith(profilefactors.PREFIX)):
+            raise v.doc.error(("factors", i, "name"), f"{f.name}: not a factor with backend "
+                              "hosts (the inventory fixes the nodes, their profiles and "
+                              "runtime; valid there: set.*, network, schema and workload "
+                              "factors)")
         if f.name == "rf":
             for j, rf in enumerate(f.levels):
                 if rf > min(node_levels):
@@ -817,7 +859,10 @@ def json_schema() -> specio.JsonSchema:
                                                        "node name (node6) -> profile"),
                     "network": network, "set": {"type": "object",
                                                 "description": "cassandra.yaml overrides"},
-                    "timeout_s": num(10, 3600)}),
+                    "timeout_s": num(10, 3600),
+                    "backend": enum(list(BACKENDS)),
+                    "inventory": {"type": "string",
+                                  "description": "Ansible YAML inventory (backend hosts)"}}),
         "workload": {"oneOf": [{"type": "string"}, workload]},
         "factors": {"type": "array", "items": obj(
             {"name": {"type": "string", "description": FACTOR_DOC},

@@ -17,13 +17,15 @@ The same file drives Ansible's playbook and casslab's SSH driver, so it is plain
 Variables are inherited as Ansible does for these cases: `all.vars`, then the vars of each
 group holding the host (outer before inner), then the host's own. Among them casslab reads
 `ansible_host` (default: the host's name), `ansible_port`, `ansible_user`,
-`ansible_ssh_private_key_file` and its own `casslab_*` keys; any other `casslab_*` key is
+`ansible_ssh_private_key_file`, `ansible_ssh_common_args` (for its known-hosts file) and
+its own `casslab_*` keys; any other `casslab_*` key is
 refused by name, since a typo there would silently change a run.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import shlex
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -56,6 +58,21 @@ class Host:
     data_interface: str = DEFAULT_INTERFACE
     install_root: str = DEFAULT_INSTALL_ROOT
     java_home: str | None = None
+    # `ansible_ssh_common_args`: Ansible passes them to ssh; casslab's own ssh and
+    # asyncssh read the known-hosts file from them (see known_hosts).
+    ssh_common_args: str | None = None
+
+    @property
+    def known_hosts(self) -> Path | None:
+        """The `-o UserKnownHostsFile=` of ansible_ssh_common_args, if any."""
+        words = shlex.split(self.ssh_common_args or "")
+        for i, w in enumerate(words):
+            opt = w[2:] if w.startswith("-o") and len(w) > 2 else \
+                (words[i + 1] if w == "-o" and i + 1 < len(words) else "")
+            key, _, value = opt.partition("=")
+            if key.strip().lower() == "userknownhostsfile" and value.strip():
+                return Path(value.strip()).expanduser()
+        return None
 
 
 @dataclass(frozen=True)
@@ -142,12 +159,14 @@ def _host(v: specio.V, name: str, variables: dict[str, Any], roles: tuple[str, .
         raise v.doc.error(path, f"host {name}: casslab_profile: {exc}") from None
     key_file = variables.get("ansible_ssh_private_key_file")
     java = variables.get("casslab_java_home")
+    common = variables.get("ansible_ssh_common_args")
     return Host(name=name, address=address, roles=roles,
                 user=str(variables.get("ansible_user", "root")), port=port,
                 key_file=Path(str(key_file)).expanduser() if key_file else None,
                 profile=profile,
                 data_interface=str(variables.get("casslab_data_interface", DEFAULT_INTERFACE)),
-                install_root=root, java_home=str(java) if java else None)
+                install_root=root, java_home=str(java) if java else None,
+                ssh_common_args=str(common) if common else None)
 
 
 def _check_whole(doc: specio.Doc, inventory: Inventory,

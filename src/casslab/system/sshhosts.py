@@ -81,7 +81,8 @@ class SshHosts:
                               for h in hosts}}
 
         return {"all": {"vars": {"ansible_user": "root",
-                                 "ansible_ssh_private_key_file": str(self.key)},
+                                 "ansible_ssh_private_key_file": str(self.key),
+                                 "ansible_ssh_common_args": self.ssh_args},
                         "children": {"nodes": group(self.hosts[:nodes]),
                                      "clients": group(self.hosts[nodes:nodes + clients])}}}
 

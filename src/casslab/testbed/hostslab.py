@@ -1,0 +1,269 @@
+"""A lab on real hosts: the campaign runner's `CampaignLab` over SSH (issue 20).
+
+The inventory (casslab.hosts.inventory) names the hosts: group `nodes` runs Cassandra,
+group `clients` runs casslab-load. `up` provisions every host with casslab's playbook,
+starts every node at once over SSH and waits as the local lab does (CQL up, then every
+node sees every other NORMAL); `down` stops them and wipes their data. The load runs on
+the first client host over `ssh` (on this machine when the inventory has no client).
+
+asyncssh is asynchronous and the runner is not: one event loop in a thread of its own
+holds one connection per host for the lab's whole life (a Fleet), and every call here
+waits for its coroutine there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+import shutil
+import threading
+from collections.abc import Callable, Coroutine, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from casslab.cassandra.config import parse_overrides
+from casslab.cassandra.cql import NATIVE_PORT, CqlClient
+from casslab.cassandra.distribution import Distribution, resolve
+from casslab.core.errors import UsageError
+from casslab.hosts import cluster, provision
+from casslab.hosts import inventory as inv
+from casslab.hosts.inventory import Host, Inventory
+from casslab.hosts.provision import RemoteNode
+from casslab.hosts.ssh import Fleet
+from casslab.lab import LabOptions
+from casslab.lab.state import DEFAULT_RUNTIME
+from casslab.load import LoadResult, LoadSpec, run_load
+from casslab.metrics.sampler import Sampler
+from casslab.profiles.hardware import cassandra_default_heap_mib, resolve_profile
+from casslab.testbed.campaignlab import TrialSampler
+
+T = TypeVar("T")
+RECORD = "lab.json"
+# Cassandra's heap rule on a host whose memory casslab could not read.
+FALLBACK_MEMORY_MIB = 2048
+
+
+@dataclass(frozen=True)
+class HostsRecord:
+    """What `lab down` needs of a hosts lab, kept in the controller's casslab home."""
+
+    name: str
+    inventory: str
+    version: str
+    nodes: list[str]
+
+
+def hosts_dir(home: Path) -> Path:
+    return home / "hosts"
+
+
+def read_record(home: Path, name: str) -> HostsRecord | None:
+    path = hosts_dir(home) / name / RECORD
+    if not path.exists():
+        return None
+    return HostsRecord(**json.loads(path.read_text()))
+
+
+def list_hosts_labs(home: Path) -> list[HostsRecord]:
+    root = hosts_dir(home)
+    if not root.is_dir():
+        return []
+    return [r for d in sorted(root.iterdir()) if (r := read_record(home, d.name))]
+
+
+def default_bin_dir() -> Path:
+    """Where casslab-load and casslab-netem were built (pushed to every host)."""
+    return Path(__file__).resolve().parents[3] / "target" / "release"
+
+
+def ssh_argv(host: Host) -> list[str]:
+    """An OpenSSH command line to `host`, as the inventory says to reach it; the remote
+    command follows as ONE word (ssh hands it to the remote shell)."""
+    argv = ["ssh", "-o", "BatchMode=yes", "-p", str(host.port)]
+    if host.key_file:
+        argv += ["-i", str(host.key_file)]
+    argv += shlex.split(host.ssh_common_args or "")
+    return [*argv, f"{host.user}@{host.address}"]
+
+
+class _Loop:
+    """An asyncio loop in its own thread, for synchronous callers."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="casslab-hosts",
+                                       daemon=True)
+        self.thread.start()
+
+    def call(self, coro: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+        self.loop.close()
+
+
+class HostsLab:
+    """A campaign's lab on the hosts of an inventory (see the module docstring)."""
+
+    def __init__(self, name: str, inventory_path: Path, *, home: Path, cache: Path,
+                 bin_dir: Path | None = None, profiles_file: Path | None = None) -> None:
+        self.name = name
+        self.inventory_path = inventory_path.resolve()
+        self.inventory: Inventory = inv.load(self.inventory_path, profiles_file)
+        self.home = home
+        self.cache = cache
+        self.bin_dir = bin_dir or default_bin_dir()
+        self.directory = hosts_dir(home) / name
+        self.nodes: list[RemoteNode] = provision.remote_nodes(self.inventory)
+        self._loop: _Loop | None = None
+        self._fleet: Fleet | None = None
+
+    # ---- the SSH side -----------------------------------------------------------------
+
+    def _hosts(self) -> list[Host]:
+        return [h for h in self.inventory.hosts if h.roles]
+
+    def _call(self, make: Callable[[Fleet], Coroutine[Any, Any, T]]) -> T:
+        """Run make(fleet) on the lab's loop, connecting first if needed."""
+        if self._loop is None:
+            self._loop = _Loop()
+        if self._fleet is None:
+            known = next((h.known_hosts for h in self._hosts() if h.known_hosts), None)
+            fleet = Fleet(self._hosts(), known_hosts=known)
+            self._loop.call(fleet.__aenter__())
+            self._fleet = fleet
+        fleet = self._fleet
+        return self._loop.call(make(fleet))
+
+    def close(self) -> None:
+        """Close the connections (the lab keeps running)."""
+        if self._fleet is not None and self._loop is not None:
+            fleet, self._fleet = self._fleet, None
+            self._loop.call(fleet.close())
+        if self._loop is not None:
+            self._loop.close()
+            self._loop = None
+
+    # ---- CampaignLab ------------------------------------------------------------------
+
+    def exists(self) -> bool:
+        return (self.directory / RECORD).exists()
+
+    def up(self, options: LabOptions) -> None:
+        self._check(options)
+        dist = resolve(options.cassandra_version, self.cache)
+        staging = self.directory / "staging"
+        staging.mkdir(parents=True, exist_ok=True)
+        self._record(dist)  # before anything starts: `lab down` must find what did
+        provision.provision(self.inventory_path, self.inventory, dist, self.bin_dir, staging,
+                            self.cache, lab_name=self.name,
+                            overrides=parse_overrides(options.overrides))
+        heap = options.heap_mib or self._heap_mib()
+        started = self._call(lambda f: cluster.start(f, self.nodes, dist, heap))
+        self._call(lambda f: cluster.wait_cql(f, started, options.timeout_s))
+        cluster.wait_all_normal(self.nodes, options.timeout_s)
+
+    def _check(self, options: LabOptions) -> None:
+        count = len(self.nodes)
+        if options.nodes != count:
+            raise UsageError(f"nodes {options.nodes}: the inventory {self.inventory_path} has "
+                             f"{count} in group `nodes` (on hosts the inventory sets the "
+                             "nodes)")
+        if options.profile != "host" or options.profile_fields or options.node_profiles:
+            raise UsageError(f"profile {options.profile}: on hosts each node's profile is the "
+                             "inventory's casslab_profile (valid here: host, no profile "
+                             "factors)")
+        if options.runtime != DEFAULT_RUNTIME:
+            raise UsageError(f"runtime {options.runtime}: on hosts the nodes run as processes "
+                             f"(valid: {DEFAULT_RUNTIME})")
+        if options.net is not None:
+            raise UsageError("net: link conditions on hosts come from the campaign's network "
+                             "settings")
+
+    def _heap_mib(self) -> int:
+        """The smallest heap any node's profile gives it on its host's memory."""
+        async def memory(fleet: Fleet) -> list[int]:
+            outs = await asyncio.gather(*(fleet.run_on(
+                n.host, "awk '/^MemTotal:/ {print int($2 / 1024)}' /proc/meminfo",
+                check=False) for n in self.nodes))
+            return [int(o.stdout.strip() or FALLBACK_MEMORY_MIB) for o in outs]
+
+        mems = self._call(memory)
+        heaps = []
+        for n, mem in zip(self.nodes, mems, strict=True):
+            p = resolve_profile(n.host.profile)
+            heaps.append(p.effective_heap_mib(mem) if p.memory_mib or p.heap_mib
+                         else cassandra_default_heap_mib(mem))
+        return min(heaps)
+
+    def _record(self, dist: Distribution) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        record = HostsRecord(self.name, str(self.inventory_path), dist.version,
+                             [n.host.name for n in self.nodes])
+        tmp = self.directory / (RECORD + ".part")
+        tmp.write_text(json.dumps(asdict(record), indent=1))
+        tmp.replace(self.directory / RECORD)
+
+    def down(self) -> None:
+        """Stop every node, wipe its data and logs (the install root's jars stay for the
+        next run), forget the lab."""
+        try:
+            self._call(lambda f: cluster.stop(f, self.nodes))
+            self._call(self._wipe)
+        finally:
+            self.close()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    async def _wipe(self, fleet: Fleet) -> None:
+        async def one(n: RemoteNode) -> None:
+            d = Path(n.layout.directory)
+            dirs = " ".join(shlex.quote(str(d / s)) for s in (
+                "data", "commitlog", "saved_caches", "hints", "cdc_raw", "logs"))
+            await fleet.run_on(n.host, f"rm -rf {dirs}")
+
+        await asyncio.gather(*(one(n) for n in self.nodes))
+
+    def update_limits(self, fields: dict[str, float | int]) -> bool:
+        return not fields
+
+    def set_links(self, mapping: Mapping[str, Any] | None) -> None:
+        if mapping is not None:
+            raise UsageError("network: link conditions on hosts are not built yet")
+
+    def cql(self) -> CqlClient:
+        return CqlClient(list(self.addresses()), netns=None)
+
+    def addresses(self) -> tuple[str, ...]:
+        return tuple(n.layout.address for n in self.nodes)
+
+    def netns(self) -> str | None:
+        return None
+
+    def contact_points(self) -> list[str]:
+        return [f"{a}:{NATIVE_PORT}" for a in self.addresses()]
+
+    def client(self) -> Host | None:
+        """Where the load runs: the first client host (None: this machine)."""
+        return self.inventory.clients[0] if self.inventory.clients else None
+
+    def load(self, spec: LoadSpec, *, guard: list[str]) -> LoadResult:
+        host = self.client()
+        if host is None:
+            return run_load(spec, hosts=self.contact_points(), prefix=guard)
+        if spec.workload.endswith((".yaml", ".yml")):
+            raise UsageError(f"workload {spec.workload}: user profiles are not pushed to "
+                             "client hosts yet (valid on hosts: the built-in workloads)")
+        binary = str(Path(host.install_root) / "bin" / "casslab-load")
+        base = ssh_argv(host)
+        return run_load(spec, hosts=self.contact_points(), prefix=guard, binary=binary,
+                        wrap=lambda argv: [*base, shlex.join(argv)])
+
+    def sampler(self, interval_s: float,
+                cql: Callable[[], AbstractContextManager[Any]] | None) -> TrialSampler:
+        # Per-host /proc sampling over SSH is not wired yet: CQL-side samples only.
+        return Sampler([], interval_s=interval_s, cql=cql)
