@@ -6,7 +6,7 @@ import os
 import subprocess
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -25,6 +25,9 @@ from casslab.lab.state import (
     check_node_ref,
     list_labs,
 )
+
+if TYPE_CHECKING:
+    from casslab.lab import LabOptions
 
 app = typer.Typer(help="Local Cassandra labs: real nodes on this machine.", no_args_is_help=True)
 
@@ -61,12 +64,18 @@ def up(
                                          + ", ".join(RUNTIME_NAMES) + " (netns: own namespace "
                                          "and veth on a lab bridge; lxc: LXC container on "
                                          "that bridge).")] = DEFAULT_RUNTIME,
+    inventory: Annotated[Path | None, typer.Option(
+        help="Run the nodes on real hosts: an Ansible YAML inventory (group `nodes`, "
+             "optional `clients`; see docs/scale-out.md). The hosts are provisioned with "
+             "casslab's playbook; --nodes is the inventory's count.")] = None,
 ) -> None:
     """Start a real Cassandra cluster and return when every node is UN.
 
     Example: casslab lab up --nodes 3 --profile rpi3 --net wifi --set concurrent_writes=16
 
     Example (mixed): casslab lab up --nodes 6 --profile rpi2 --node-profile node6=rpi3
+
+    Example (real hosts): casslab lab up --name pis --inventory hosts.yaml
     """
     from casslab.lab import LabOptions
     from casslab.lab.nodeprofiles import parse_node_profile_options
@@ -74,6 +83,12 @@ def up(
     with errors_to_exit():
         timeout_s = parse_duration_s(timeout, "--timeout")
         per_node = parse_node_profile_options(node_profile or [])
+    if inventory is not None:
+        _up_hosts(name, inventory, LabOptions(
+            cassandra_version=cassandra_version, overrides=set_ or [], timeout_s=timeout_s,
+            heap_mib=heap_mib, profile=profile, runtime=runtime, net=net_,
+            node_profiles=per_node), nodes_given=nodes != 3 or not netns)
+        return
     options = LabOptions(nodes=nodes, profile=profile, profiles_file=profiles_file,
                          cassandra_version=cassandra_version, overrides=set_ or [],
                          timeout_s=timeout_s, own_namespace=netns, net=net_, heap_mib=heap_mib,
@@ -87,6 +102,39 @@ def up(
     out.print(f"lab [bold]{name}[/] up: {len(state.nodes)} nodes, Cassandra "
               f"{state.cassandra_version}, profile {_profiles(state)}, "
               f"namespace {state.netns or '(none)'}, ready in {elapsed:.1f} s")
+
+
+def _up_hosts(name: str, inventory: Path, options: LabOptions, *, nodes_given: bool) -> None:
+    from dataclasses import replace
+
+    from casslab.core.paths import default_cache
+    from casslab.testbed.hostslab import HostsLab
+
+    started = time.monotonic()
+    with errors_to_exit():
+        if nodes_given:
+            raise UsageError("--nodes/--no-netns: not with --inventory (the inventory's group "
+                             "`nodes` sets the nodes; they run on their hosts)")
+        if _hosts_record(name) is not None or open_lab(name).exists():
+            raise UsageError(f"--name {name}: a lab of that name exists (take it down first, "
+                             "or choose another name)")
+        lab = HostsLab(name, inventory, home=default_home(), cache=default_cache())
+        options = replace(options, nodes=len(lab.nodes))
+        with err.status(f"provisioning {len(lab.inventory.hosts)} hosts and starting "
+                        f"{len(lab.nodes)} nodes"):
+            try:
+                lab.up(options)  # on failure it stops what it started
+            finally:
+                lab.close()
+    out.print(f"lab [bold]{name}[/] up on hosts: {len(lab.nodes)} nodes "
+              f"({', '.join(n.host.name for n in lab.nodes)}), Cassandra "
+              f"{options.cassandra_version}, ready in {time.monotonic() - started:.1f} s")
+
+
+def _hosts_record(name: str) -> object | None:
+    from casslab.hosts.record import read_record
+
+    return read_record(default_home(), name)
 
 
 def _profiles(state: LabState) -> str:
@@ -104,7 +152,19 @@ def down(
 
     Example: casslab lab down --name edge --wipe
     """
+    from casslab.hosts.record import read_record
+
     with errors_to_exit():
+        record = read_record(default_home(), name)
+        if record is not None:
+            from casslab.core.paths import default_cache
+            from casslab.testbed.hostslab import HostsLab
+
+            # On hosts a lab always comes down wiped: its next `up` provisions afresh.
+            HostsLab(name, Path(record.inventory), home=default_home(),
+                     cache=default_cache()).down()
+            out.print(f"lab {name} down on its hosts ({', '.join(record.nodes)}) and wiped")
+            return
         open_lab(name).down(wipe=wipe)
     out.print(f"lab {name} down" + (" and wiped" if wipe else " (data kept)"))
 
@@ -173,10 +233,16 @@ def list_() -> None:
     table = Table(title="labs")
     for col in ("name", "nodes", "running", "profile", "version", "namespace"):
         table.add_column(col)
+    from casslab.hosts.record import list_hosts_labs
+
     for s in list_labs(default_home()):
         running = sum(is_same_process(n.pid, n.start_ticks) for n in s.nodes)
         table.add_row(s.name, str(len(s.nodes)), str(running), _profiles(s), s.cassandra_version,
                       s.netns or "-")
+    for r in list_hosts_labs(default_home()):
+        # Whether the remote JVMs still run would take an SSH round: `lab status` asks.
+        table.add_row(r.name, str(len(r.nodes)), "?", "(inventory)", r.version,
+                      f"hosts: {', '.join(r.nodes)}")
     out.print(table)
 
 

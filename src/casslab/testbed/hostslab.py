@@ -14,24 +14,24 @@ waits for its coroutine there.
 from __future__ import annotations
 
 import asyncio
-import json
+import contextlib
 import shlex
 import shutil
 import threading
 from collections.abc import Callable, Coroutine, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from casslab.cassandra.config import parse_overrides
 from casslab.cassandra.cql import NATIVE_PORT, CqlClient
 from casslab.cassandra.distribution import Distribution, resolve
-from casslab.core.errors import UsageError
+from casslab.core.errors import CasslabError, UsageError
 from casslab.hosts import cluster, provision
 from casslab.hosts import inventory as inv
 from casslab.hosts.inventory import Host, Inventory
 from casslab.hosts.provision import RemoteNode
+from casslab.hosts.record import RECORD, HostsRecord, hosts_dir, write_record
 from casslab.hosts.ssh import Fleet
 from casslab.lab import LabOptions
 from casslab.lab.state import DEFAULT_RUNTIME
@@ -41,37 +41,8 @@ from casslab.profiles.hardware import cassandra_default_heap_mib, resolve_profil
 from casslab.testbed.campaignlab import TrialSampler
 
 T = TypeVar("T")
-RECORD = "lab.json"
 # Cassandra's heap rule on a host whose memory casslab could not read.
 FALLBACK_MEMORY_MIB = 2048
-
-
-@dataclass(frozen=True)
-class HostsRecord:
-    """What `lab down` needs of a hosts lab, kept in the controller's casslab home."""
-
-    name: str
-    inventory: str
-    version: str
-    nodes: list[str]
-
-
-def hosts_dir(home: Path) -> Path:
-    return home / "hosts"
-
-
-def read_record(home: Path, name: str) -> HostsRecord | None:
-    path = hosts_dir(home) / name / RECORD
-    if not path.exists():
-        return None
-    return HostsRecord(**json.loads(path.read_text()))
-
-
-def list_hosts_labs(home: Path) -> list[HostsRecord]:
-    root = hosts_dir(home)
-    if not root.is_dir():
-        return []
-    return [r for d in sorted(root.iterdir()) if (r := read_record(home, d.name))]
 
 
 def default_bin_dir() -> Path:
@@ -160,13 +131,25 @@ class HostsLab:
         staging = self.directory / "staging"
         staging.mkdir(parents=True, exist_ok=True)
         self._record(dist)  # before anything starts: `lab down` must find what did
-        provision.provision(self.inventory_path, self.inventory, dist, self.bin_dir, staging,
-                            self.cache, lab_name=self.name,
-                            overrides=parse_overrides(options.overrides))
-        heap = options.heap_mib or self._heap_mib()
-        started = self._call(lambda f: cluster.start(f, self.nodes, dist, heap))
-        self._call(lambda f: cluster.wait_cql(f, started, options.timeout_s))
-        cluster.wait_all_normal(self.nodes, options.timeout_s)
+        try:
+            provision.provision(self.inventory_path, self.inventory, dist, self.bin_dir,
+                                staging, self.cache, lab_name=self.name,
+                                overrides=parse_overrides(options.overrides))
+            heap = options.heap_mib or self._heap_mib()
+        except BaseException:
+            # No node started yet: nothing runs anywhere, so nothing to record.
+            self.close()
+            shutil.rmtree(self.directory, ignore_errors=True)
+            raise
+        try:
+            started = self._call(lambda f: cluster.start(f, self.nodes, dist, heap))
+            self._call(lambda f: cluster.wait_cql(f, started, options.timeout_s))
+            cluster.wait_all_normal(self.nodes, options.timeout_s)
+        except BaseException:
+            # Leave nothing running on the other hosts; the record stays if that fails.
+            with contextlib.suppress(CasslabError):
+                self.down()
+            raise
 
     def _check(self, options: LabOptions) -> None:
         count = len(self.nodes)
@@ -202,12 +185,8 @@ class HostsLab:
         return min(heaps)
 
     def _record(self, dist: Distribution) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        record = HostsRecord(self.name, str(self.inventory_path), dist.version,
-                             [n.host.name for n in self.nodes])
-        tmp = self.directory / (RECORD + ".part")
-        tmp.write_text(json.dumps(asdict(record), indent=1))
-        tmp.replace(self.directory / RECORD)
+        write_record(self.home, HostsRecord(self.name, str(self.inventory_path), dist.version,
+                                            [n.host.name for n in self.nodes]))
 
     def down(self) -> None:
         """Stop every node, wipe its data and logs (the install root's jars stay for the

@@ -1,0 +1,80 @@
+"""A campaign spec with `lab: {backend: hosts, inventory}` runs on stand-in hosts as it
+runs on the local lab: the playbook provisions three node hosts and two client hosts, a
+3-node cluster starts over SSH, the trials run from the client hosts, and the lab comes
+down leaving no JVM, sshd or record behind."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from casslab.core.paths import default_cache, default_home
+from casslab.experiment.runner import CampaignRunner, Event
+from casslab.experiment.spec import load_spec
+from casslab.hosts.record import list_hosts_labs
+from casslab.store.db import Store
+from casslab.store.results import Results
+from casslab.system import sshhosts
+from casslab.system.sshhosts import SshHosts
+
+LAB = "hcamp"
+
+
+@pytest.fixture(scope="module")
+def five_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshHosts]:
+    if not sshhosts.SSHD.exists():
+        pytest.skip("openssh-server is installed by `make setup`")
+    made = sshhosts.start("hc", 5, tmp_path_factory.mktemp("hosts5"))
+    yield made
+    sshhosts.stop(made)
+
+
+def _jvms(hosts: SshHosts) -> list[str]:
+    out = subprocess.run(["pgrep", "-af", "CassandraDaemon"], capture_output=True, text=True,
+                         check=False).stdout
+    return [ln for ln in out.splitlines() if str(hosts.directory) in ln]
+
+
+def _write_campaign(hosts: SshHosts, tmp_path: Path) -> Path:
+    doc = hosts.ansible_inventory(nodes=3, clients=2)
+    doc["all"]["vars"]["casslab_profile"] = "rpi3"  # heap 512 MiB on this shared machine
+    (tmp_path / "hosts.yaml").write_text(yaml.safe_dump(doc))
+    spec = {
+        "name": "hosts-campaign",
+        "lab": {"backend": "hosts", "inventory": "hosts.yaml", "timeout_s": 400},
+        "workload": {"name": "stress-write", "records": 2000,
+                     "options": {"rf": 3, "in-flight": 8}},
+        "factors": [{"name": "cl", "levels": ["one", "quorum"]}],
+        "design": {"trials": 1},
+        "stop": {"ops": 3000, "timeout_s": 300},
+        "metrics": {"interval_s": 1.0},
+    }
+    path = tmp_path / "campaign.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return path
+
+
+def test_a_campaign_runs_unchanged_on_hosts_and_leaves_nothing(
+        five_hosts: SshHosts, tmp_path: Path) -> None:
+    spec = load_spec(_write_campaign(five_hosts, tmp_path))
+    assert spec.lab.nodes == 3
+    events: list[Event] = []
+    runner = CampaignRunner(spec, tmp_path / "results", home=default_home(),
+                            cache=default_cache(), lab_name=LAB, on_event=events.append)
+    outcome = runner.run()
+    assert (outcome.done, outcome.failed) == (2, 0), [e.message for e in events]
+    with Store(tmp_path / "results", create=False) as store:
+        trials = Results(store).trials()
+        commands = [str(r[0]) for r in store.conn.execute(
+            "SELECT command FROM trials ORDER BY seq").fetchall()]
+    assert [(t.status, t.ops) for t in trials] == [("done", 3000), ("done", 3000)]
+    for command in commands:
+        # The load ran on the first client host, reaching the nodes over the bridge.
+        assert command.startswith("ssh "), command
+        assert f"root@{five_hosts.hosts[3].address}" in command
+    assert not _jvms(five_hosts), "a node JVM outlived the campaign"
+    assert not [r for r in list_hosts_labs(default_home()) if r.name == LAB]
