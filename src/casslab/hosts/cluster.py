@@ -91,11 +91,14 @@ async def wait_cql(fleet: Fleet, started: list[Started], timeout_s: float) -> No
             if state == "up":
                 return
             if state == "gone" or time.monotonic() > deadline:
-                tail = (await fleet.run_on(s.node.host, f"tail -n 8 {log}", check=False)).stdout
+                # A JVM that never ran (no java, bad option) leaves only stdout.log.
+                out = shlex.quote(str(s.node.layout.stdout_log))
+                tail = (await fleet.run_on(s.node.host, f"tail -n 8 {log} {out}",
+                                           check=False)).stdout.strip()
                 what = "exited during start" if state == "gone" else "did not open CQL in time"
                 raise NodeStartError(f"{s.node.layout.name} on {s.node.host.name} "
                                      f"({s.node.host.address}) {what}; last log lines:\n"
-                                     f"{tail.strip()}")
+                                     f"{tail or '(no log)'}")
             await asyncio.sleep(1.0)
 
     await asyncio.gather(*(one(s) for s in started))

@@ -115,7 +115,8 @@ def _keygen(path: Path, comment: str) -> None:
     run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)])
 
 
-def _sshd_config(host: SshHost, host_dir: Path, authorized: Path) -> str:
+def _sshd_config(host: SshHost, host_dir: Path, authorized: Path,
+                 session_path: str | None = None) -> str:
     return "\n".join([
         f"ListenAddress {host.address}",
         "Port 22",
@@ -129,7 +130,8 @@ def _sshd_config(host: SshHost, host_dir: Path, authorized: Path) -> str:
         # The run's directory is under /tmp; sshd's ownership checks would refuse it.
         "StrictModes no",
         "Subsystem sftp internal-sftp",
-        f"SetEnv CASSLAB_INSTALL_ROOT={host.install_root}",
+        f"SetEnv CASSLAB_INSTALL_ROOT={host.install_root}" + (
+            f" PATH={session_path}" if session_path else ""),
         "LogLevel ERROR",
         "",
     ])
@@ -148,8 +150,13 @@ def _wait_listening(address: str, timeout_s: float) -> None:
             time.sleep(0.1)
 
 
-def start(name: str, count: int, directory: Path, *, timeout_s: float = 20.0) -> SshHosts:
+def start(name: str, count: int, directory: Path, *, timeout_s: float = 20.0,
+          session_path: str | None = None) -> SshHosts:
     """`count` stand-in hosts named `<name>h1..`, files under `directory` (created).
+
+    session_path: the PATH of every SSH session instead of sshd's default; a PATH without
+    /usr/bin makes hosts that have neither Java nor apt (the hosts share this machine's
+    files, so that is the way to take tools away).
 
     On failure everything made so far is removed before the error is raised.
     """
@@ -163,13 +170,14 @@ def start(name: str, count: int, directory: Path, *, timeout_s: float = 20.0) ->
                      known_hosts=directory / "known_hosts", directory=directory, hub=hub,
                      controller_if=f"{name}-c")
     try:
-        return _start(hosts, count, timeout_s)
+        return _start(hosts, count, timeout_s, session_path)
     except BaseException:
         stop(hosts, count=count)
         raise
 
 
-def _start(hosts: SshHosts, count: int, timeout_s: float) -> SshHosts:
+def _start(hosts: SshHosts, count: int, timeout_s: float,
+           session_path: str | None) -> SshHosts:
     third = _free_subnet()
     subnet = f"{PREFIX}.{third}"
     netns.add_empty(hosts.hub)
@@ -199,7 +207,7 @@ def _start(hosts: SshHosts, count: int, timeout_s: float) -> SshHosts:
         host.install_root.mkdir(parents=True, exist_ok=True)
         _keygen(host_dir / "host_key", host.name)
         config = host_dir / "sshd_config"
-        config.write_text(_sshd_config(host, host_dir, authorized))
+        config.write_text(_sshd_config(host, host_dir, authorized, session_path))
         netns.add_empty(host.namespace)
         made.append(host)
         # Not isolated: hosts talk to each other directly, as machines on one switch.
