@@ -18,7 +18,7 @@ from casslab.system import sshhosts
 from casslab.system.sshhosts import SshHosts
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
-from labtools import casslab  # noqa: E402
+from labtools import casslab
 
 LAB = "hbad"
 
