@@ -6,6 +6,7 @@ down leaving no JVM, sshd or record behind."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +21,9 @@ from casslab.store.db import Store
 from casslab.store.results import Results
 from casslab.system import sshhosts
 from casslab.system.sshhosts import SshHosts
+
+sys.path.insert(0, str(Path(__file__).parent.parent))
+from labtools import casslab
 
 LAB = "hcamp"
 
@@ -78,3 +82,25 @@ def test_a_campaign_runs_unchanged_on_hosts_and_leaves_nothing(
         assert f"root@{five_hosts.hosts[3].address}" in command
     assert not _jvms(five_hosts), "a node JVM outlived the campaign"
     assert not [r for r in list_hosts_labs(default_home()) if r.name == LAB]
+
+
+def test_lab_up_inventory_by_hand_then_list_status_and_down(five_hosts: SshHosts,
+                                                           tmp_path: Path) -> None:
+    doc = five_hosts.ansible_inventory(nodes=1, clients=1)
+    doc["all"]["vars"]["casslab_profile"] = "rpi3"
+    inventory = tmp_path / "hosts.yaml"
+    inventory.write_text(yaml.safe_dump(doc))
+    up = casslab("lab", "up", "--name", "hcli", "--inventory", str(inventory), timeout_s=600)
+    try:
+        assert up.returncode == 0, up.stderr
+        assert "up on hosts: 1 nodes (hch1)" in up.stdout
+        listed = casslab("lab", "list")
+        assert "hcli" in listed.stdout and "hosts: hch1" in listed.stdout
+        status = casslab("lab", "status", "--name", "hcli")
+        assert status.returncode == 0, status.stderr
+        assert "node1 (hch1)" in status.stdout and "UN" in status.stdout
+    finally:
+        down = casslab("lab", "down", "--name", "hcli")
+    assert down.returncode == 0, down.stderr
+    assert not _jvms(five_hosts)
+    assert "hcli" not in casslab("lab", "list").stdout

@@ -225,6 +225,26 @@ def gossip_status(row: list[object]) -> str:
     return str(row[1] or row[2] or "")
 
 
+def gossip_table(cql: CqlClient) -> dict[str, tuple[str, float | None]]:
+    """address -> (STATUS, load in MiB or None) as the connected node's gossip says.
+    Peers gossip STATUS_WITH_PORT only; a node's own row also has the legacy STATUS."""
+    def mib(load: object) -> float | None:
+        try:
+            return float(str(load)) / (1024 * 1024)
+        except (TypeError, ValueError):
+            return None
+
+    return {str(r[0]): (gossip_status(r), mib(r[3])) for r in cql.execute(GOSSIP_QUERY).rows}
+
+
+def status_code(up: bool, status: str) -> str:
+    """nodetool's two letters: U/D (the process runs), then N/J/L from gossip's STATUS
+    (`?` for a running node gossip has not described yet)."""
+    phase = {"NORMAL": "N", "BOOT": "J", "LEAVING": "L", "LEFT": "L"}.get(
+        status.split(",")[0], "N" if not up else "?")
+    return ("U" if up else "D") + phase
+
+
 def gossip_views(cql: CqlClient, addresses: list[str]) -> dict[str, dict[str, str]]:
     """For each node of `addresses`: the gossip status it holds for every endpoint."""
     return {addr: {str(r[0]): gossip_status(r)

@@ -176,8 +176,22 @@ def status(name: NameOpt = "default") -> None:
 
     Example: casslab lab status --name edge
     """
+    from casslab.hosts.record import read_record
+
     with errors_to_exit():
-        rows = open_lab(name).status()
+        record = read_record(default_home(), name)
+        if record is not None:
+            from casslab.core.paths import default_cache
+            from casslab.testbed.hostslab import HostsLab
+
+            lab = HostsLab(name, Path(record.inventory), home=default_home(),
+                           cache=default_cache())
+            try:
+                rows = lab.status()
+            finally:
+                lab.close()
+        else:
+            rows = open_lab(name).status()
     table = Table(title=f"lab {name}")
     credits = any(r.cpu_credits is not None for r in rows)
     for col in ("node", "address", "state", "load (MiB)", "profile", "pid",

@@ -72,7 +72,7 @@ async def start(fleet: Fleet, nodes: list[RemoteNode], local: Distribution,
     return list(await asyncio.gather(*(one(n) for n in nodes)))
 
 
-def _is_node(pid: str, node: RemoteNode) -> str:
+def is_node_test(pid: str, node: RemoteNode) -> str:
     """A shell test: process `pid` (a number or `$pid`) is this node's JVM still."""
     return f"grep -q -- -Dcasslab.node={node.layout.name} /proc/{pid}/cmdline 2>/dev/null"
 
@@ -85,7 +85,7 @@ async def wait_cql(fleet: Fleet, started: list[Started], timeout_s: float) -> No
     async def one(s: Started) -> None:
         log = shlex.quote(str(s.node.layout.system_log))
         probe = (f"if grep -q {shlex.quote(CQL_READY)} {log} 2>/dev/null; then echo up; "
-                 f"elif {_is_node(str(s.pid), s.node)}; then echo starting; else echo gone; fi")
+                 f"elif {is_node_test(str(s.pid), s.node)}; then echo starting; else echo gone; fi")
         while True:
             state = (await fleet.run_on(s.node.host, probe)).stdout.strip()
             if state == "up":
@@ -131,7 +131,7 @@ async def stop(fleet: Fleet, nodes: list[RemoteNode], grace_s: float = 30.0) -> 
     Nodes already gone are left alone."""
     async def one(n: RemoteNode) -> None:
         pid_file = shlex.quote(str(Path(n.layout.directory) / PID_FILE))
-        mine = _is_node("$pid", n)
+        mine = is_node_test("$pid", n)
         script = (f"pid=$(cat {pid_file} 2>/dev/null) || exit 0; {mine} || exit 0; "
                   f"kill -TERM $pid; for i in $(seq {int(grace_s * 10)}); do "
                   f"{mine} || exit 0; sleep 0.1; done; kill -KILL $pid")

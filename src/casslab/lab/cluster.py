@@ -19,7 +19,7 @@ from typing import Protocol
 
 from casslab.cassandra import cds
 from casslab.cassandra import config as cconf
-from casslab.cassandra.cql import GOSSIP_QUERY, CqlClient, gossip_status, gossip_views
+from casslab.cassandra.cql import CqlClient, gossip_table, gossip_views, status_code
 from casslab.cassandra.distribution import DEFAULT_VERSION, Distribution, check_version, resolve
 from casslab.core.errors import (
     CasslabError,
@@ -571,8 +571,7 @@ class Lab:
         if alive:
             try:
                 with CqlClient(sorted(alive), netns=state.netns) as cql:
-                    rows = cql.execute(GOSSIP_QUERY).rows
-                gossip = {str(r[0]): (gossip_status(r), _mib(r[3])) for r in rows}
+                    gossip = gossip_table(cql)
             except CqlError:
                 gossip = {}
         balances = (read_balance_file(self.directory / BALANCE_FILE) if is_same_process(
@@ -580,11 +579,9 @@ class Lab:
         out = []
         for n in state.nodes:
             status, load = gossip.get(n.address, ("", None))
-            up = "U" if n.address in alive else "D"
-            phase = {"NORMAL": "N", "BOOT": "J", "LEAVING": "L", "LEFT": "L"}.get(
-                status.split(",")[0], "N" if up == "D" else "?")
             credit = balances.get(n.name)
-            out.append(NodeStatus(n.name, n.address, up + phase, load,
+            out.append(NodeStatus(n.name, n.address, status_code(n.address in alive, status),
+                                  load,
                                   describe(state.profile_of(n), state.profile_fields),
                                   n.pid if n.address in alive else None,
                                   credit.credits if credit else None))
@@ -618,11 +615,3 @@ PARALLEL_START = True
 def _runtime(state: LabState) -> NodeRuntime:
     """The runtime a lab was built with (a state file names it; see LabState.runtime)."""
     return runtime_for(state.runtime)
-
-
-# Peers gossip STATUS_WITH_PORT only; a node's own row also has the legacy STATUS.
-def _mib(load: object) -> float | None:
-    try:
-        return float(str(load)) / (1024 * 1024)
-    except (TypeError, ValueError):
-        return None

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from casslab.cassandra.config import parse_overrides
-from casslab.cassandra.cql import NATIVE_PORT, CqlClient
+from casslab.cassandra.cql import NATIVE_PORT, CqlClient, gossip_table, status_code
 from casslab.cassandra.distribution import Distribution, resolve
-from casslab.core.errors import CasslabError, UsageError
+from casslab.core.errors import CasslabError, CqlError, UsageError
 from casslab.hosts import cluster, provision
 from casslab.hosts import inventory as inv
 from casslab.hosts.inventory import Host, Inventory
@@ -34,6 +34,7 @@ from casslab.hosts.provision import RemoteNode
 from casslab.hosts.record import RECORD, HostsRecord, hosts_dir, write_record
 from casslab.hosts.ssh import Fleet
 from casslab.lab import LabOptions
+from casslab.lab.cluster import NodeStatus
 from casslab.lab.state import DEFAULT_RUNTIME
 from casslab.load import LoadResult, LoadSpec, run_load
 from casslab.metrics.sampler import Sampler
@@ -206,6 +207,33 @@ class HostsLab:
             await fleet.run_on(n.host, f"rm -rf {dirs}")
 
         await asyncio.gather(*(one(n) for n in self.nodes))
+
+    def status(self) -> list[NodeStatus]:
+        """`lab status` rows: whether each node's JVM runs on its host (over SSH), and
+        its gossip state and load as the running nodes see them."""
+        async def running(fleet: Fleet) -> list[int | None]:
+            async def one(n: RemoteNode) -> int | None:
+                pid_file = shlex.quote(str(Path(n.layout.directory) / cluster.PID_FILE))
+                out = await fleet.run_on(n.host, f"pid=$(cat {pid_file} 2>/dev/null) && "
+                                         f"{cluster.is_node_test('$pid', n)} && echo $pid",
+                                         check=False)
+                return int(out.stdout) if out.stdout.strip().isdigit() else None
+
+            return list(await asyncio.gather(*(one(n) for n in self.nodes)))
+
+        pids = self._call(running)
+        alive = [n.layout.address for n, pid in zip(self.nodes, pids, strict=True) if pid]
+        gossip: dict[str, tuple[str, float | None]] = {}
+        if alive:
+            with contextlib.suppress(CqlError), CqlClient(alive, netns=None) as cql:
+                gossip = gossip_table(cql)
+        out = []
+        for n, pid in zip(self.nodes, pids, strict=True):
+            status, load = gossip.get(n.layout.address, ("", None))
+            out.append(NodeStatus(f"{n.layout.name} ({n.host.name})", n.layout.address,
+                                  status_code(pid is not None, status), load, n.host.profile,
+                                  pid))
+        return out
 
     def update_limits(self, fields: dict[str, float | int]) -> bool:
         return not fields
