@@ -179,3 +179,35 @@ def test_slope_findings_stay_out_of_the_holm_family() -> None:
     diff, _ = judge(Reference(findings=(finding("higher", {"nodes": (3,)}),
                                         slope(0.5, 0.1, {}))), [analysis(LAB)])
     assert diff.test == "Welch t (two-sided), Holm over 1 test, alpha 0.05"
+
+
+def test_mann_whitney_smallest_p_is_two_over_the_arrangements() -> None:
+    from casslab.analysis.findings import mann_whitney_min_p
+
+    assert mann_whitney_min_p(3, 3) == pytest.approx(0.1)
+    assert mann_whitney_min_p(5, 5) == pytest.approx(2 / 252)
+    assert mann_whitney_min_p(0, 3) == 1.0
+
+
+def _finding(test: str, expect: str = "higher") -> Finding:
+    return Finding(claim="c", response="ops_s", factor="f", low="a", high="b", expect=expect,
+                   test=test)
+
+
+def test_a_plan_too_small_for_its_findings_is_warned_about() -> None:
+    from casslab.analysis.findings import power_warnings
+
+    def cells(n: int) -> list[tuple[dict[str, Any], int]]:
+        return [({"f": "a"}, n), ({"f": "b"}, n)]
+
+    mw = Reference(findings=(_finding("mann-whitney"),))
+    assert "cannot reach p <= 0.05 (smallest possible p 0.1); it needs 4 trials per side" \
+        in power_warnings(mw, cells(3))[0]
+    assert power_warnings(mw, cells(4)) == []
+    # Holm over two tests halves what each may reach: 4 per side no longer do.
+    two = Reference(findings=(_finding("mann-whitney"), _finding("mann-whitney", "lower")))
+    assert len(power_warnings(two, cells(4))) == 2
+    welch_ref = Reference(findings=(_finding("welch"),))
+    assert "Welch's t needs 2 kept trials per side, the plan has 1 vs 1" in \
+        power_warnings(welch_ref, cells(1))[0]
+    assert power_warnings(welch_ref, cells(2)) == []

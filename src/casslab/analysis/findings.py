@@ -293,3 +293,40 @@ def decide(expect: str, lo: Sequence[float], hi: Sequence[float],
     if went == expect:
         return HOLDS, f"significantly {went} (p (Holm) = {p_holm:.3g} <= {alpha:g})"
     return FAILS, f"significantly {went}, not {expect} (p (Holm) = {p_holm:.3g})"
+
+
+def mann_whitney_min_p(n1: int, n2: int) -> float:
+    """The smallest two-sided p the exact Mann-Whitney U test can give with n1 and n2
+    values (no ties): both tails' most extreme arrangement, 2 / C(n1 + n2, n1)."""
+    if n1 < 1 or n2 < 1:
+        return 1.0
+    return min(1.0, 2 / math.comb(n1 + n2, n1))
+
+
+def power_warnings(ref: Reference, cells: Sequence[tuple[Mapping[str, Any], int]]
+                   ) -> list[str]:
+    """Findings the planned design cannot decide, whatever the lab measures: fewer than
+    2 kept trials on a side of a Welch test, or a Mann-Whitney test whose smallest
+    possible p, times the Holm family's size, exceeds alpha. `cells`: each cell's params
+    and its number of kept trials."""
+    tested = [f for f in ref.findings if f.expect != "slope"]
+    family = sum(2 if f.expect == "ratio" else 1 for f in tested)
+    out = []
+    for f in tested:
+        n_lo, n_hi = (sum(n for params, n in cells
+                          if _matches(params, {**f.where, f.factor: [level]}))
+                      for level in (f.low, f.high))
+        name = f"finding {f.claim!r}"
+        if f.test == "mann-whitney":
+            p_min = mann_whitney_min_p(n_lo, n_hi)
+            if p_min * family > ref.alpha:
+                need = next(n for n in range(2, 1000)
+                            if mann_whitney_min_p(n, n) * family <= ref.alpha)
+                out.append(f"{name}: Mann-Whitney with {n_lo} vs {n_hi} kept trials cannot "
+                           f"reach p <= {ref.alpha:g} (smallest possible p {p_min:.3g}"
+                           + (f", x {family} for Holm" if family > 1 else "")
+                           + f"); it needs {need} trials per side")
+        elif min(n_lo, n_hi) < 2:
+            out.append(f"{name}: Welch's t needs 2 kept trials per side, the plan has "
+                       f"{n_lo} vs {n_hi}")
+    return out

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import (
@@ -22,6 +22,7 @@ from casslab.core.paths import default_cache, default_home
 # The campaign modules (runner, spec, design, store) are imported inside the commands:
 # `casslab --help` and the lab commands need none of them (start-up time).
 if TYPE_CHECKING:
+    from casslab.experiment.design import PlannedTrial
     from casslab.experiment.runner import Event
     from casslab.experiment.spec import CampaignSpec
     from casslab.tune.factor import TunerBeside
@@ -79,6 +80,25 @@ def validate(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML)."
             # One line per size, never folded (paths make it long; scripts grep it).
             out.print(f"{what}: valid; {cells} cells, {len(trials)} trials "
                       f"({s.design.warmup_trials} warm-up per {per}){ref}", soft_wrap=True)
+            warnings = _power_warnings(s, trials)
+            if size == "smoke" and warnings:
+                # A smoke run checks the pipeline; one trial per cell decides nothing.
+                warnings = [f"{_n(len(warnings), 'finding')} cannot be decided at this size "
+                            "(smoke runs check the pipeline, not the findings)"]
+            for warning in warnings:
+                err.print(f"[yellow]warning:[/] {what}: {warning}", highlight=False,
+                          soft_wrap=True)
+
+
+def _power_warnings(spec: CampaignSpec, trials: list[PlannedTrial]) -> list[str]:
+    """Findings this plan cannot decide (see casslab.analysis.findings.power_warnings)."""
+    from casslab.analysis.findings import power_warnings
+
+    kept: dict[int, tuple[dict[str, Any], int]] = {}
+    for t in trials:
+        params, n = kept.get(t.cell.index, (dict(t.cell.params), 0))
+        kept[t.cell.index] = (params, n + (not t.warmup))
+    return power_warnings(spec.reference, list(kept.values()))
 
 
 def _n(count: int, noun: str) -> str:
