@@ -76,6 +76,8 @@ def test_a_campaign_runs_unchanged_on_hosts_and_leaves_nothing(
         commands = [str(r[0]) for r in store.conn.execute(
             "SELECT command FROM trials ORDER BY seq").fetchall()]
     assert [(t.status, t.ops) for t in trials] == [("done", 3000), ("done", 3000)]
+    assert (tmp_path / "results" / "inventory.yaml").read_text() == \
+        (tmp_path / "hosts.yaml").read_text()
     for command in commands:
         # The load ran on the first client host, reaching the nodes over the bridge.
         assert command.startswith("ssh "), command

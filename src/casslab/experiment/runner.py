@@ -146,6 +146,9 @@ class CampaignRunner:
                 factors=[{"name": f.name, "kind": f.kind, "label": f.label,
                           "levels": list(f.levels)} for f in self.spec.factors])
             (self.results / "spec.yaml").write_text(self.spec.text)
+            if self.spec.lab.inventory is not None:  # which hosts ran it, kept beside it
+                (self.results / "inventory.yaml").write_text(
+                    Path(self.spec.lab.inventory).read_text())
             status = store.ensure_plan(cid, [(t.seq, t.cell.index, t.cell.key, t.cell.params,
                                               t.trial_no, t.warmup, t.reset) for t in trials])
             pending = [t for t in trials if status[t.seq][1] != "done"]
