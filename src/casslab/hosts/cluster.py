@@ -180,3 +180,17 @@ async def unlimit(fleet: Fleet, node: RemoteNode) -> None:
     plan = LimitPlan.from_json(text)
     await fleet.run_on(node.host, limits.cleanup_command(plan), timeout_s=60.0)
     await fleet.run_on(node.host, f"rm -f {record}")
+
+
+async def node_log(fleet: Fleet, node: RemoteNode, lines: int | None = 200) -> str:
+    """The last `lines` lines of the node's system.log on its host (all of it when None).
+    HostError naming the host and the file when there is no log."""
+    log = shlex.quote(str(node.layout.system_log))
+    what = f"tail -n {int(lines)} {log}" if lines is not None else f"cat {log}"
+    return (await fleet.run_on(node.host, what)).stdout
+
+
+async def save_log(fleet: Fleet, node: RemoteNode, local: Path) -> Path:
+    """The node's whole system.log copied to `local` (SFTP); HostError as node_log."""
+    await fleet.fetch(node.host, str(node.layout.system_log), local)
+    return local

@@ -117,6 +117,23 @@ def parse_diskstats(text: str, is_disk: Callable[[str], bool]) -> tuple[int, int
     return rd, wr
 
 
+def parse_net_dev(text: str, interface: str) -> tuple[int, int] | None:
+    """(received, sent) bytes of `interface` in a /proc/net/dev text; None when it is
+    not there (pure)."""
+    for line in text.splitlines():
+        name, sep, rest = line.partition(":")
+        if sep and name.strip() == interface:
+            f = rest.split()
+            return int(f[0]), int(f[8])
+    return None
+
+
+def keep_final_interval(dt: float, interval_s: float, has_samples: bool) -> bool:
+    """Whether the last, shorter interval of a stopped sampler becomes a sample: only
+    when the trial has none yet, since rates over a few milliseconds are noise."""
+    return not (dt < 0.05 or (dt < 0.5 * interval_s and has_samples))
+
+
 def node_sample(t_s: float, name: str, old: ProcCounters, cur: ProcCounters, dt: float,
                 data_mib: float | None, compactions: tuple[int | None, int | None] = (None, None),
                 credits: float | None = None) -> NodeSample:
@@ -229,9 +246,8 @@ class Sampler:
             stopped = self._stop.wait(max(0.0, self.interval_s - (time.monotonic() - prev_t)))
             now = time.monotonic()
             dt = now - prev_t
-            # The last, shorter interval is kept only when the trial has no sample yet:
-            # rates over a few milliseconds are noise.
-            if stopped and (dt < 0.05 or (dt < 0.5 * self.interval_s and self.metrics.host)):
+            if stopped and not keep_final_interval(dt, self.interval_s,
+                                                   bool(self.metrics.host)):
                 break
             t_s = round(now - self._t0, 3)
             for n in self.nodes:
