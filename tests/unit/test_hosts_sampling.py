@@ -3,6 +3,7 @@ once, one per interval, a last one when its stdin closes; its lines parsed back.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -31,7 +32,7 @@ def test_the_loop_reads_this_process_its_data_dir_and_the_interface(tmp_path: Pa
     assert 3 <= len(lines) <= 5  # the baseline, ~2 intervals, the last on stdin's end
     readings = [parse_line("h1", line) for line in lines]
     assert [r.host for r in readings] == ["h1"] * len(lines)
-    assert all(b.t > a.t for a, b in zip(readings, readings[1:], strict=False))
+    assert all(b.t > a.t for a, b in itertools.pairwise(readings))
     last = readings[-1]
     node = last.nodes["node1"]
     assert last.nodes["node2"] is None
