@@ -22,7 +22,7 @@ from pathlib import Path
 from casslab.cassandra.config import jvm_command
 from casslab.cassandra.cql import CqlClient, gossip_views
 from casslab.cassandra.distribution import Distribution
-from casslab.core.errors import CqlError, NodeStartError, UsageError
+from casslab.core.errors import CgroupError, CqlError, NodeStartError, UsageError
 from casslab.hosts import limits
 from casslab.hosts.limits import NO_LIMITS, LimitPlan
 from casslab.hosts.provision import RemoteNode
@@ -82,7 +82,10 @@ async def limit(fleet: Fleet, node: RemoteNode, lab: str | None,
     data_dir = str(node.layout.directory / "data")
     probe = limits.parse_probe((await fleet.run_on(
         node.host, limits.probe_command(data_dir))).stdout)
-    plan = limits.plan_limits(probe, lab, node.layout.name, profile, data_dir)
+    try:
+        plan = limits.plan_limits(probe, lab, node.layout.name, profile, data_dir)
+    except CgroupError as exc:
+        raise CgroupError(f"host {node.host.name}: {exc}") from None
     record = str(node.layout.directory / limits.LIMITS_FILE)
     await fleet.run_on(node.host, limits.setup_command(plan, record))
     return plan
