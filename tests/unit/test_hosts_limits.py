@@ -153,3 +153,15 @@ def test_cleanup_of_a_unit_stops_and_forgets_it() -> None:
     cmd = limits.cleanup_command(LimitPlan("systemd", unit="casslab-pis-node1"))
     assert "systemctl stop casslab-pis-node1" in cmd
     assert "systemctl reset-failed casslab-pis-node1" in cmd
+
+
+def test_cleanup_kills_what_is_left_in_the_cgroup_first(tmp_path: Path) -> None:
+    node = tmp_path / "casslab" / "lab" / "node1"
+    node.mkdir(parents=True)
+    left = subprocess.Popen(["sleep", "60"])
+    (node / "cgroup.procs").write_text(f"{left.pid}\n")
+    out = sh(limits.cleanup_command(LimitPlan("cgroup-v2", dirs=(str(node),)),
+                                    timeout_s=0.2))
+    assert left.wait(timeout=5) == -9
+    # A plain directory keeps its file, so rmdir fails here as on a busy cgroup.
+    assert out.returncode != 0

@@ -200,10 +200,10 @@ def wrap_start(plan: LimitPlan, argv: list[str], directory: str, stdout_log: str
 
 
 def cleanup_command(plan: LimitPlan, *, timeout_s: float = 10.0) -> str:
-    """Shell lines that undo the plan once its process is gone: stop the unit, or remove
-    the node's cgroups (waiting while the kernel still counts exiting tasks in them) and
-    their `casslab/<lab>` and `casslab` parents once empty. Exits non-zero naming a
-    cgroup that stays."""
+    """Shell lines that undo the plan once its process is gone: stop the unit, or kill
+    what is left in the node's cgroups (as the local lab does) and remove them (waiting
+    while the kernel still counts exiting tasks in them) and their `casslab/<lab>` and
+    `casslab` parents once empty. Exits non-zero naming a cgroup that stays."""
     if plan.mode == SYSTEMD and plan.unit:
         unit = shlex.quote(plan.unit)
         return (f"systemctl stop {unit} 2>/dev/null; "
@@ -212,6 +212,9 @@ def cleanup_command(plan: LimitPlan, *, timeout_s: float = 10.0) -> str:
     lines = []
     for d in plan.dirs:
         q = shlex.quote(d)
+        procs = shlex.quote(f"{d}/cgroup.procs")
+        lines.append(f"for p in $(cat {procs} 2>/dev/null); do kill -KILL $p 2>/dev/null; "
+                     "done")
         lines.append(f"i=0; while [ -d {q} ] && ! rmdir {q} 2>/dev/null; do i=$((i+1)); "
                      f"[ $i -ge {tries} ] && {{ echo 'cannot remove cgroup {d}' >&2; "
                      "exit 1; }; sleep 0.1; done")

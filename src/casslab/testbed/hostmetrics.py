@@ -45,8 +45,8 @@ class HostSeries:
     host: str
     interval_s: float
     metrics: TrialMetrics = field(default_factory=TrialMetrics)
-    _first: RawReading | None = None
-    _prev: RawReading | None = None
+    _first: RawReading | None = field(default=None, init=False, repr=False)
+    _prev: RawReading | None = field(default=None, init=False, repr=False)
 
     def add(self, cur: RawReading, *, final: bool = False) -> None:
         """Samples from `cur` against the previous reading; the first is the baseline.
