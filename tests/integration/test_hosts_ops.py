@@ -1,6 +1,7 @@
 """Nodes on stand-in hosts under a small profile (1 core, 1536 MiB): each runs in its own
 cgroup with the profile's limits, one sampler per host reads its CPU and disk writes
-during a write load, its log comes back over SSH, and stop leaves no cgroup."""
+during a write load (and CQL its tables' latencies), its log comes back over SSH, and
+stop leaves no cgroup."""
 
 from __future__ import annotations
 
@@ -114,7 +115,9 @@ def test_sampling_a_write_load_gives_each_node_cpu_and_disk_writes(running: Runn
 
     async def sample() -> tuple[TrialMetrics, int]:
         async with running.fleet() as fleet:
-            sampling = await hostmetrics.start(fleet, running.started, interval_s=1.0)
+            sampling = await hostmetrics.start(
+                fleet, running.started, interval_s=1.0,
+                cql=lambda: CqlClient(addresses, netns=None))
             written = await asyncio.to_thread(_write_load, addresses, 6.0)
             return await sampling.stop(), written
 
@@ -134,6 +137,11 @@ def test_sampling_a_write_load_gives_each_node_cpu_and_disk_writes(running: Runn
     assert metrics.host and all(h.cpu_user_pct > 0 for h in metrics.host)
     assert {(s.node, s.table) for s in metrics.sstables if s.keyspace == "ops"} == {
         (name, "t") for name in names}
+    # Cassandra's side, over CQL as in the local lab.
+    writes = [t for t in metrics.tables if (t.keyspace, t.table, t.kind) == ("ops", "t", "write")]
+    assert sum(t.count for t in writes) > 0
+    assert {c.node for c in metrics.compactions} == set(names)
+    assert any(n.compactions_pending is not None for n in metrics.nodes)
 
 
 def test_a_nodes_log_comes_back_over_ssh(running: Running, tmp_path: Path) -> None:

@@ -241,6 +241,7 @@ class Sampler:
 
     def _loop(self, cql: Cql | None) -> None:
         prev_nodes, prev_cpu, prev_disk, prev_t = self._base
+        side = CqlSide(self.metrics, self._t0_epoch_ms)
         while True:
             # One last sample when stopped, so even a trial shorter than the interval has one.
             stopped = self._stop.wait(max(0.0, self.interval_s - (time.monotonic() - prev_t)))
@@ -256,63 +257,74 @@ class Sampler:
                 prev_nodes[n.name] = cur
                 if cur is None or old is None:
                     continue
-                compactions = self._compactions(cql, n) if cql else (None, None)
+                compactions = side.compactions(cql, n.name, n.address) if cql else (None, None)
                 self.metrics.nodes.append(node_sample(t_s, n.name, old, cur, dt,
                                                       du_mib(n.data_dir), compactions,
                                                       _credits(n)))
                 for (ks, table), count in sstable_counts(n.data_dir).items():
                     self.metrics.sstables.append(SstableSample(t_s, n.name, ks, table, count))
                 if cql:
-                    self._tables(cql, n, t_s)
-                    self._completed(cql, n, t_s)
+                    side.tables(cql, n.name, n.address, t_s)
+                    side.completed(cql, n.name, n.address, t_s)
             cpu, disk = read_host_cpu(), read_host_disk()
             self.metrics.host.append(host_sample(t_s, prev_cpu, cpu, prev_disk, disk, dt))
             prev_cpu, prev_disk, prev_t = cpu, disk, now
             if stopped:
                 break
 
-    def _compactions(self, cql: Cql, n: NodeTarget) -> tuple[int | None, int | None]:
+
+class CqlSide:
+    """Cassandra's side of each node over CQL (host=its address), appended to `metrics`:
+    coordinator latencies per table, compactions completed since `since_epoch_ms`; the
+    running and pending compactions are returned for the node's sample. Errors are
+    noted (at most 20), never raised: CQL trouble must not end a trial."""
+
+    def __init__(self, metrics: TrialMetrics, since_epoch_ms: float) -> None:
+        self.metrics = metrics
+        self.since_epoch_ms = since_epoch_ms
+
+    def compactions(self, cql: Cql, name: str, address: str) -> tuple[int | None, int | None]:
         try:
             active = len(cql.execute("SELECT kind FROM system_views.sstable_tasks",
-                                     host=n.address, timeout_s=2.0).rows)
+                                     host=address, timeout_s=2.0).rows)
             rows = cql.execute("SELECT pending_tasks FROM system_views.thread_pools WHERE "
-                               "name = 'CompactionExecutor'", host=n.address,
+                               "name = 'CompactionExecutor'", host=address,
                                timeout_s=2.0).rows
             pending = int(rows[0][0]) if rows else 0
             return active, pending
         except CasslabError as exc:
-            self._note(f"{n.name}: compactions: {exc}")
+            self.note(f"{name}: compactions: {exc}")
             return None, None
 
-    def _completed(self, cql: Cql, n: NodeTarget, t_s: float) -> None:
+    def completed(self, cql: Cql, name: str, address: str, t_s: float) -> None:
         # compaction_history is local to each node and keyed by id: counted here, not
         # filtered in CQL (a range on compacted_at would need ALLOW FILTERING anyway).
         try:
             rows = cql.execute("SELECT toUnixTimestamp(compacted_at) FROM "
-                               "system.compaction_history", host=n.address,
+                               "system.compaction_history", host=address,
                                timeout_s=2.0).rows
         except CasslabError as exc:
-            self._note(f"{n.name}: compaction_history: {exc}")
+            self.note(f"{name}: compaction_history: {exc}")
             return
-        done = sum(1 for (at,) in rows if at is not None and int(at) >= self._t0_epoch_ms)
-        self.metrics.compactions.append(CompactionSample(t_s, n.name, done))
+        done = sum(1 for (at,) in rows if at is not None and int(at) >= self.since_epoch_ms)
+        self.metrics.compactions.append(CompactionSample(t_s, name, done))
 
-    def _tables(self, cql: Cql, n: NodeTarget, t_s: float) -> None:
+    def tables(self, cql: Cql, name: str, address: str, t_s: float) -> None:
         for kind in ("read", "write"):
             try:
                 rows = cql.execute(f"SELECT keyspace_name, table_name, count, per_second, "
                                    f"p50th_ms, p99th_ms FROM system_views.coordinator_{kind}"
-                                   "_latency", host=n.address, timeout_s=2.0).rows
+                                   "_latency", host=address, timeout_s=2.0).rows
             except CasslabError as exc:
-                self._note(f"{n.name}: coordinator_{kind}_latency: {exc}")
+                self.note(f"{name}: coordinator_{kind}_latency: {exc}")
                 continue
             for ks, table, count, per_s, p50, p99 in rows:
                 if ks in SYSTEM_KEYSPACES:
                     continue
                 self.metrics.tables.append(TableSample(
-                    t_s, n.name, str(ks), str(table), kind, int(count or 0),
+                    t_s, name, str(ks), str(table), kind, int(count or 0),
                     float(per_s or 0.0), float(p50 or 0.0), float(p99 or 0.0)))
 
-    def _note(self, message: str) -> None:
+    def note(self, message: str) -> None:
         if len(self.metrics.errors) < 20:
             self.metrics.errors.append(message)

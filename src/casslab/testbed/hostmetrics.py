@@ -8,21 +8,27 @@ readings turned into the local sampler's TrialMetrics.
 The readings come from casslab.hosts.sampling and become samples through the same
 functions the local sampler uses (metrics.sampler: parse_proc, node_sample, host_sample,
 ...), so a node's CPU, disk and RSS mean the same on a host as in the local lab. Times
-are the host's own clock from its first reading. Cassandra's side over CQL (compactions,
-coordinator latencies) is not sampled on hosts yet.
+are the host's own clock from its first reading. Given a CQL client factory, Cassandra's
+side (compactions, coordinator latencies per table) is read from here as the local
+sampler reads it (metrics.sampler.CqlSide), in a thread of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
+from casslab.cassandra.cql import Cql
 from casslab.core.errors import CasslabError
 from casslab.hosts.cluster import Started
 from casslab.hosts.sampling import HostStream, RawReading, SamplerTarget, open_stream
 from casslab.hosts.ssh import Fleet
 from casslab.metrics.sampler import (
+    CqlSide,
     HostCpu,
     by_table,
     host_sample,
@@ -45,6 +51,8 @@ class HostSeries:
     host: str
     interval_s: float
     metrics: TrialMetrics = field(default_factory=TrialMetrics)
+    # Node -> (running, pending) compactions as CQL last said (see CqlPoller).
+    compactions: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)
     _first: RawReading | None = field(default=None, init=False, repr=False)
     _prev: RawReading | None = field(default=None, init=False, repr=False)
 
@@ -73,7 +81,8 @@ class HostSeries:
             a = parse_proc(old.stat, old.io, old.status, cur.clk_tck)
             b = parse_proc(node.stat, node.io, node.status, cur.clk_tck)
             data_mib = None if node.du_bytes is None else node.du_bytes / MIB
-            self.metrics.nodes.append(node_sample(t_s, name, a, b, dt, data_mib))
+            self.metrics.nodes.append(node_sample(t_s, name, a, b, dt, data_mib,
+                                                  self.compactions.get(name, (None, None))))
             for (ks, table), count in by_table(node.table_dirs).items():
                 self.metrics.sstables.append(SstableSample(t_s, name, ks, table, count))
 
@@ -101,11 +110,14 @@ def _net(r: RawReading) -> tuple[int, int] | None:
         ":")[0].strip())
 
 
-def combine(series: Sequence[HostSeries]) -> TrialMetrics:
+def combine(series: Sequence[HostSeries], cql: TrialMetrics | None = None) -> TrialMetrics:
     """One TrialMetrics from every host's: their node samples side by side, and as
     `host` the node hosts together, interval by interval: mean CPU shares, summed disk
-    rates (pure)."""
+    rates; `cql`'s tables, compactions and errors beside them (pure)."""
     out = TrialMetrics()
+    if cql is not None:
+        out.tables, out.compactions = list(cql.tables), list(cql.compactions)
+        out.errors += cql.errors
     for s in series:
         out.nodes += s.metrics.nodes
         out.sstables += s.metrics.sstables
@@ -122,11 +134,55 @@ def combine(series: Sequence[HostSeries]) -> TrialMetrics:
     return out
 
 
+class CqlPoller:
+    """Cassandra's side of every node over CQL each interval, in a thread: the client
+    blocks, and the event loop reading the hosts must not wait for it."""
+
+    def __init__(self, factory: Callable[[], AbstractContextManager[Cql]],
+                 nodes: list[tuple[str, str]], interval_s: float) -> None:
+        self.metrics = TrialMetrics()
+        self.latest: dict[str, tuple[int | None, int | None]] = {}
+        self._factory, self._nodes, self._interval_s = factory, nodes, interval_s
+        self._side = CqlSide(self.metrics, time.time() * 1000)
+        self._t0 = time.monotonic()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="casslab-host-cql",
+                                        daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            with self._factory() as cql:
+                while True:
+                    # One last poll when stopped, as the local sampler takes one.
+                    stopped = self._stop.wait(self._interval_s)
+                    t_s = round(time.monotonic() - self._t0, 3)
+                    for name, address in self._nodes:
+                        self.latest[name] = self._side.compactions(cql, name, address)
+                        self._side.tables(cql, name, address, t_s)
+                        self._side.completed(cql, name, address, t_s)
+                    if stopped:
+                        return
+        except CasslabError as exc:
+            self.metrics.errors.append(f"CQL metrics off: {exc}")
+        except Exception as exc:  # a sampler bug must not kill the trial; it is recorded
+            self.metrics.errors.append(f"CQL sampler stopped: {type(exc).__name__}: {exc}")
+
+    def stop(self) -> TrialMetrics:
+        self._stop.set()
+        self._thread.join(timeout=30.0)
+        return self.metrics
+
+
 class HostSampling:
     """Every host's remote sampler, read in the background until `stop`."""
 
-    def __init__(self, streams: list[HostStream], interval_s: float) -> None:
-        self.series = [HostSeries(s.host.name, interval_s) for s in streams]
+    def __init__(self, streams: list[HostStream], interval_s: float,
+                 cql: CqlPoller | None = None) -> None:
+        latest = cql.latest if cql is not None else {}
+        self.series = [HostSeries(s.host.name, interval_s, compactions=latest)
+                       for s in streams]
+        self._cql = cql
         self._streams = streams
         self._tasks = [asyncio.create_task(self._follow(st, se))
                        for st, se in zip(streams, self.series, strict=True)]
@@ -162,13 +218,16 @@ class HostSampling:
             if stderr.strip():
                 series.metrics.errors.append(
                     f"sampler on {stream.host.name}: {stderr.strip().splitlines()[-1]}")
-        return combine(self.series)
+        cql = await asyncio.to_thread(self._cql.stop) if self._cql is not None else None
+        return combine(self.series, cql)
 
 
-async def start(fleet: Fleet, nodes: Sequence[Started], interval_s: float = 1.0
+async def start(fleet: Fleet, nodes: Sequence[Started], interval_s: float = 1.0, *,
+                cql: Callable[[], AbstractContextManager[Cql]] | None = None
                 ) -> HostSampling:
     """Start one remote sampler per host of `nodes` (their first readings are the
-    baseline). HostError when a host refuses the channel."""
+    baseline) and, with `cql` (e.g. `lambda: CqlClient(addresses, netns=None)`), the
+    CQL side of every node. HostError when a host refuses the channel."""
     by_host: dict[str, list[Started]] = {}
     for s in nodes:
         by_host.setdefault(s.node.host.name, []).append(s)
@@ -178,4 +237,6 @@ async def start(fleet: Fleet, nodes: Sequence[Started], interval_s: float = 1.0
                                    str(s.node.layout.directory / "data")) for s in group],
                     interval_s)
         for group in by_host.values()))
-    return HostSampling(list(streams), interval_s)
+    poller = None if cql is None else CqlPoller(
+        cql, [(s.node.layout.name, s.node.layout.address) for s in nodes], interval_s)
+    return HostSampling(list(streams), interval_s, poller)
