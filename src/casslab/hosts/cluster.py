@@ -37,7 +37,7 @@ PID_FILE = "cassandra.pid"
 class Started:
     node: RemoteNode
     pid: int
-    # How the profile's limits are applied (limits.NONE, SYSTEMD, CGROUP_V1, CGROUP_V2).
+    # How the profile's limits are applied; its mode is limits.NONE, SYSTEMD, CGROUP_V1 or V2.
     limits: LimitPlan = NO_LIMITS
 
 
