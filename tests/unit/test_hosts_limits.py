@@ -165,3 +165,28 @@ def test_cleanup_kills_what_is_left_in_the_cgroup_first(tmp_path: Path) -> None:
     assert left.wait(timeout=5) == -9
     # A plain directory keeps its file, so rmdir fails here as on a busy cgroup.
     assert out.returncode != 0
+
+
+def test_without_limits_the_process_starts_detached_as_before(tmp_path: Path) -> None:
+    out = sh(limits.wrap_start(limits.NO_LIMITS, ["sh", "-c", "echo $$ > ran; echo hi"],
+                               str(tmp_path), "out.log", "pid"))
+    pid = out.stdout.split()[-1]
+    for _ in range(100):
+        if (tmp_path / "ran").exists() and (tmp_path / "out.log").read_text():
+            break
+        subprocess.run(["sleep", "0.05"], check=True)
+    assert (tmp_path / "pid").read_text().strip() == pid
+    assert (tmp_path / "ran").read_text().strip() == pid
+    assert (tmp_path / "out.log").read_text() == "hi\n"
+
+
+def test_under_systemd_the_jvm_is_the_units_main_process() -> None:
+    plan = limits.plan_limits(HostProbe(True, None, None), "pis", "node1", RPI2, "/n/data")
+    line = limits.wrap_start(plan, ["java", "-Xmx1g"], "/n", "logs/stdout.log",
+                             "cassandra.pid")
+    assert line.startswith("cd /n && systemd-run --quiet --collect --unit casslab-pis-node1 "
+                           "-p WorkingDirectory=/n -p CPUQuota=60% -p MemoryMax=1073741824 ")
+    # The shell it starts becomes the JVM (exec), so MainPID is the JVM's pid.
+    assert "'exec \"$@\" > \"$0\" 2>&1 < /dev/null' logs/stdout.log java -Xmx1g" in line
+    assert line.endswith("pid=$(systemctl show -p MainPID --value casslab-pis-node1) && "
+                         "echo $pid > cassandra.pid && echo $pid")
