@@ -6,8 +6,9 @@ NORMAL in its own gossip view, read over CQL from here. Each node's process is d
 from the SSH session (`setsid`), its pid kept in its install root, and stopping checks
 that the pid is still that node's JVM before signalling it.
 
-Where hosts run systemd, a transient unit would carry the profile's limits; this first
-version runs the JVM directly, without limits, on every host (see docs/scale-out.md).
+Each node runs under its host's hardware profile (`casslab_profile`): a systemd
+transient unit where systemd runs, casslab's own cgroup where it does not (hosts.limits);
+the way used is kept in the node's directory and in `Started.limits`, and undone by stop.
 """
 
 from __future__ import annotations
@@ -21,9 +22,12 @@ from pathlib import Path
 from casslab.cassandra.config import jvm_command
 from casslab.cassandra.cql import CqlClient, gossip_views
 from casslab.cassandra.distribution import Distribution
-from casslab.core.errors import CqlError, NodeStartError
+from casslab.core.errors import CgroupError, CqlError, NodeStartError, UsageError
+from casslab.hosts import limits
+from casslab.hosts.limits import NO_LIMITS, LimitPlan
 from casslab.hosts.provision import RemoteNode
 from casslab.hosts.ssh import Fleet
+from casslab.profiles.hardware import resolve_profile
 
 CQL_READY = "Starting listening for CQL clients"
 PID_FILE = "cassandra.pid"
@@ -33,6 +37,8 @@ PID_FILE = "cassandra.pid"
 class Started:
     node: RemoteNode
     pid: int
+    # How the profile's limits are applied; its mode is limits.NONE, SYSTEMD, CGROUP_V1 or V2.
+    limits: LimitPlan = NO_LIMITS
 
 
 def _java(node: RemoteNode) -> str:
@@ -40,8 +46,9 @@ def _java(node: RemoteNode) -> str:
     return f"{home}/bin/java" if home else "java"
 
 
-def start_command(node: RemoteNode, local: Distribution, heap_mib: int) -> str:
-    """The shell line that starts `node` detached and prints its pid.
+def start_command(node: RemoteNode, local: Distribution, heap_mib: int,
+                  plan: LimitPlan = NO_LIMITS) -> str:
+    """The shell line that starts `node` detached, under `plan`, and prints its pid.
 
     The jar names come from the controller's copy of the same version (`local`), which
     the playbook unpacked on the host.
@@ -57,17 +64,45 @@ def start_command(node: RemoteNode, local: Distribution, heap_mib: int) -> str:
     d = node.layout.directory
     dirs = " ".join(shlex.quote(str(d / s)) for s in ("logs", "data", "commitlog",
                                                       "saved_caches", "hints", "cdc_raw"))
-    return (f"mkdir -p {dirs} && cd {shlex.quote(str(d))} && "
-            f"(setsid nohup {shlex.join(argv)} > logs/stdout.log 2>&1 < /dev/null & "
-            f"echo $! > {PID_FILE}; echo $!)")
+    return f"mkdir -p {dirs} && " + limits.wrap_start(plan, argv, str(d), "logs/stdout.log",
+                                                       PID_FILE)
+
+
+async def limit(fleet: Fleet, node: RemoteNode, lab: str | None,
+                profiles_file: Path | None = None) -> LimitPlan:
+    """The limits step: probe the host, make the node's cgroup (or plan its unit) for
+    its profile, and keep the plan in the node's directory. UsageError when the profile
+    has limits but no lab name was given (cgroups and units are named by lab)."""
+    profile = resolve_profile(node.host.profile, profiles_file)
+    if not profile.has_limits:
+        return NO_LIMITS
+    if lab is None:
+        raise UsageError(f"host {node.host.name}: profile '{profile.name}' has limits: "
+                         "start needs the lab name to name its cgroup or unit")
+    data_dir = str(node.layout.directory / "data")
+    probe = limits.parse_probe((await fleet.run_on(
+        node.host, limits.probe_command(data_dir))).stdout)
+    try:
+        plan = limits.plan_limits(probe, lab, node.layout.name, profile, data_dir)
+    except CgroupError as exc:
+        raise CgroupError(f"host {node.host.name}: {exc}") from None
+    record = str(node.layout.directory / limits.LIMITS_FILE)
+    await fleet.run_on(node.host, limits.setup_command(plan, record))
+    return plan
 
 
 async def start(fleet: Fleet, nodes: list[RemoteNode], local: Distribution,
-                heap_mib: int) -> list[Started]:
-    """Start every node at once; their pids."""
+                heap_mib: int, *, lab: str | None = None,
+                profiles_file: Path | None = None) -> list[Started]:
+    """Start every node at once under its host's profile; their pids and limits.
+
+    `lab` names the nodes' cgroups or units (needed when a profile has limits);
+    `profiles_file`: user profiles the inventory's names may refer to.
+    """
     async def one(n: RemoteNode) -> Started:
-        out = await fleet.run_on(n.host, start_command(n, local, heap_mib))
-        return Started(n, int(out.stdout.split()[-1]))
+        plan = await limit(fleet, n, lab, profiles_file)
+        out = await fleet.run_on(n.host, start_command(n, local, heap_mib, plan))
+        return Started(n, int(out.stdout.split()[-1]), plan)
 
     return list(await asyncio.gather(*(one(n) for n in nodes)))
 
@@ -136,5 +171,32 @@ async def stop(fleet: Fleet, nodes: list[RemoteNode], grace_s: float = 30.0) -> 
                   f"kill -TERM $pid; for i in $(seq {int(grace_s * 10)}); do "
                   f"{mine} || exit 0; sleep 0.1; done; kill -KILL $pid")
         await fleet.run_on(n.host, script, timeout_s=grace_s + 30)
+        await unlimit(fleet, n)
 
     await asyncio.gather(*(one(n) for n in nodes))
+
+
+async def unlimit(fleet: Fleet, node: RemoteNode) -> None:
+    """Undo what the limits step made for `node` (its record in the node's directory);
+    nothing when there is no record. HostError when a cgroup cannot be removed."""
+    record = shlex.quote(str(node.layout.directory / limits.LIMITS_FILE))
+    text = (await fleet.run_on(node.host, f"cat {record} 2>/dev/null || true")).stdout
+    if not text.strip():
+        return
+    plan = LimitPlan.from_json(text)
+    await fleet.run_on(node.host, limits.cleanup_command(plan), timeout_s=60.0)
+    await fleet.run_on(node.host, f"rm -f {record}")
+
+
+async def node_log(fleet: Fleet, node: RemoteNode, lines: int | None = 200) -> str:
+    """The last `lines` lines of the node's system.log on its host (all of it when None).
+    HostError naming the host and the file when there is no log."""
+    log = shlex.quote(str(node.layout.system_log))
+    what = f"tail -n {int(lines)} {log}" if lines is not None else f"cat {log}"
+    return (await fleet.run_on(node.host, what)).stdout
+
+
+async def save_log(fleet: Fleet, node: RemoteNode, local: Path) -> Path:
+    """The node's whole system.log copied to `local` (SFTP); HostError as node_log."""
+    await fleet.fetch(node.host, str(node.layout.system_log), local)
+    return local

@@ -124,6 +124,18 @@ class Fleet:
             raise HostError(f"{_where(host)}: `{command}` exited {result.exit_status}: {last}")
         return result
 
+    async def open_process(self, host: Host, command: str) -> asyncssh.SSHClientProcess[str]:
+        """`command` on `host` on one channel of its connection, its stdin and stdout
+        left open as text streams for the caller (a sampler that prints as it goes)."""
+        import asyncssh
+
+        try:
+            proc: asyncssh.SSHClientProcess[str] = await self._conn(host).create_process(
+                command, encoding="utf-8", errors="replace")
+        except (OSError, asyncssh.Error) as exc:
+            raise HostError(f"{_where(host)}: cannot start `{command[:60]}`: {exc}") from None
+        return proc
+
     async def run(self, command: str, *, hosts: Iterable[Host] | None = None,
                   check: bool = True, timeout_s: float = 120.0) -> dict[str, Result]:
         """`command` on every host (or `hosts`) at once."""
@@ -139,6 +151,18 @@ class Fleet:
         chosen = tuple(hosts) if hosts is not None else self.hosts
         digest = hashlib.sha256(local.read_bytes()).hexdigest()
         await asyncio.gather(*(self._push_one(h, local, remote, digest, mode) for h in chosen))
+
+    async def fetch(self, host: Host, remote: str, local: Path) -> None:
+        """Copy `remote` from `host` to `local` with SFTP; HostError naming the host and
+        the file when it cannot be read."""
+        import asyncssh
+
+        try:
+            async with self._conn(host).start_sftp_client() as sftp:
+                await sftp.get(remote, str(local))
+        except (OSError, asyncssh.Error) as exc:
+            reason = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or exc
+            raise HostError(f"{_where(host)}: cannot copy {remote}: {reason}") from None
 
     async def _push_one(self, host: Host, local: Path, remote: str, digest: str,
                         mode: int | None) -> None:

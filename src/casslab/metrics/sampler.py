@@ -67,18 +67,32 @@ def read_proc(pid: int) -> ProcCounters | None:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return None
+    return parse_proc(stat, io, status)
+
+
+def parse_proc(stat: str, io: str, status: str, clk_tck: int = CLK_TCK) -> ProcCounters:
+    """ProcCounters from the texts of /proc/PID/stat, io and status (pure; `clk_tck` is
+    the jiffies per second of the machine they come from)."""
     fields = stat.rsplit(")", 1)[1].split()
     # fields[0] is field 3 (state): utime is field 14, stime field 15.
     utime, stime = int(fields[11]), int(fields[12])
     iod = dict(line.split(":", 1) for line in io.splitlines() if ":" in line)
     rss = re.search(r"^VmRSS:\s+(\d+)\s+kB", status, re.M)
-    return ProcCounters(utime / CLK_TCK, stime / CLK_TCK, int(iod.get("read_bytes", 0)),
+    return ProcCounters(utime / clk_tck, stime / clk_tck, int(iod.get("read_bytes", 0)),
                         int(iod.get("write_bytes", 0)), int(rss.group(1)) / 1024 if rss else 0.0)
 
 
-def read_host_cpu() -> tuple[float, float, float, float]:
+HostCpu = tuple[float, float, float, float]
+
+
+def read_host_cpu() -> HostCpu:
     """(user, system, iowait, total) jiffies of /proc/stat's first line."""
-    parts = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    return parse_host_cpu(Path("/proc/stat").read_text())
+
+
+def parse_host_cpu(proc_stat: str) -> HostCpu:
+    """(user, system, iowait, total) jiffies of a /proc/stat text's first line (pure)."""
+    parts = proc_stat.splitlines()[0].split()[1:]
     v = [float(x) for x in parts[:8]]
     user, nice, system, _idle, iowait, irq, softirq, _steal = (v + [0.0] * 8)[:8]
     return user + nice, system + irq + softirq, iowait, sum(v)
@@ -86,14 +100,58 @@ def read_host_cpu() -> tuple[float, float, float, float]:
 
 def read_host_disk() -> tuple[int, int]:
     """Sectors (512 B) read and written by the whole disks of this machine."""
+    return parse_diskstats(Path("/proc/diskstats").read_text(),
+                           lambda name: Path(f"/sys/block/{name}").exists())
+
+
+def parse_diskstats(text: str, is_disk: Callable[[str], bool]) -> tuple[int, int]:
+    """Sectors read and written in a /proc/diskstats text by the devices `is_disk`
+    accepts (whole disks: /sys/block/NAME exists) and that are not virtual (pure)."""
     rd = wr = 0
-    for line in Path("/proc/diskstats").read_text().splitlines():
+    for line in text.splitlines():
         f = line.split()
-        if len(f) < 10 or _SKIP_DISKS.match(f[2]) or not Path(f"/sys/block/{f[2]}").exists():
+        if len(f) < 10 or _SKIP_DISKS.match(f[2]) or not is_disk(f[2]):
             continue
         rd += int(f[5])
         wr += int(f[9])
     return rd, wr
+
+
+def parse_net_dev(text: str, interface: str) -> tuple[int, int] | None:
+    """(received, sent) bytes of `interface` in a /proc/net/dev text; None when it is
+    not there (pure)."""
+    for line in text.splitlines():
+        name, sep, rest = line.partition(":")
+        if sep and name.strip() == interface:
+            f = rest.split()
+            return int(f[0]), int(f[8])
+    return None
+
+
+def keep_final_interval(dt: float, interval_s: float, has_samples: bool) -> bool:
+    """Whether the last, shorter interval of a stopped sampler becomes a sample: only
+    when the trial has none yet, since rates over a few milliseconds are noise."""
+    return not (dt < 0.05 or (dt < 0.5 * interval_s and has_samples))
+
+
+def node_sample(t_s: float, name: str, old: ProcCounters, cur: ProcCounters, dt: float,
+                data_mib: float | None, compactions: tuple[int | None, int | None] = (None, None),
+                credits: float | None = None) -> NodeSample:
+    """A node's rates over `dt` seconds between two readings of its process (pure)."""
+    return NodeSample(t_s, name, 100 * (cur.cpu_user_s - old.cpu_user_s) / dt,
+                      100 * (cur.cpu_sys_s - old.cpu_sys_s) / dt,
+                      (cur.read_bytes - old.read_bytes) / 1024 / dt,
+                      (cur.write_bytes - old.write_bytes) / 1024 / dt, cur.rss_mib,
+                      data_mib, compactions[0], compactions[1], credits)
+
+
+def host_sample(t_s: float, old_cpu: HostCpu, cpu: HostCpu, old_disk: tuple[int, int],
+                disk: tuple[int, int], dt: float) -> HostSample:
+    """A machine's CPU shares and disk rates over `dt` seconds between two readings (pure)."""
+    total = max(cpu[3] - old_cpu[3], 1e-9)
+    return HostSample(t_s, 100 * (cpu[0] - old_cpu[0]) / total,
+                      100 * (cpu[1] - old_cpu[1]) / total, 100 * (cpu[2] - old_cpu[2]) / total,
+                      (disk[0] - old_disk[0]) / 2 / dt, (disk[1] - old_disk[1]) / 2 / dt)
 
 
 def du_mib(path: Path) -> float | None:
@@ -112,17 +170,23 @@ def du_mib(path: Path) -> float | None:
 
 def sstable_counts(data_dir: Path) -> dict[tuple[str, str], int]:
     """(keyspace, table) -> live SSTables (*-Data.db files) of the user keyspaces."""
-    out: dict[tuple[str, str], int] = {}
+    found: dict[tuple[str, str], int] = {}
     if not data_dir.exists():
-        return out
+        return found
     for ks in data_dir.iterdir():
         if ks.name in SYSTEM_KEYSPACES or not ks.is_dir():
             continue
         for tdir in ks.iterdir():
             if tdir.is_dir():
-                table = tdir.name.rsplit("-", 1)[0]
-                out[(ks.name, table)] = len(list(tdir.glob("*-Data.db")))
-    return out
+                found[(ks.name, tdir.name)] = len(list(tdir.glob("*-Data.db")))
+    return by_table(found)
+
+
+def by_table(dir_counts: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
+    """(keyspace, table) -> count from (keyspace, table directory) -> count: the user
+    keyspaces only, the table's id suffix dropped (pure)."""
+    return {(ks, tdir.rsplit("-", 1)[0]): n for (ks, tdir), n in dir_counts.items()
+            if ks not in SYSTEM_KEYSPACES}
 
 
 def _credits(n: NodeTarget) -> float | None:
@@ -145,7 +209,7 @@ class Sampler:
         self._thread = threading.Thread(target=self._run, name="casslab-sampler", daemon=True)
         self._t0 = 0.0
         self._t0_epoch_ms = 0.0
-        self._base: tuple[dict[str, ProcCounters | None], tuple[float, float, float, float],
+        self._base: tuple[dict[str, ProcCounters | None], HostCpu,
                           tuple[int, int], float] = ({}, (0.0, 0.0, 0.0, 0.0), (0, 0), 0.0)
 
     def start(self) -> None:
@@ -177,14 +241,14 @@ class Sampler:
 
     def _loop(self, cql: Cql | None) -> None:
         prev_nodes, prev_cpu, prev_disk, prev_t = self._base
+        side = CqlSide(self.metrics, self._t0_epoch_ms)
         while True:
             # One last sample when stopped, so even a trial shorter than the interval has one.
             stopped = self._stop.wait(max(0.0, self.interval_s - (time.monotonic() - prev_t)))
             now = time.monotonic()
             dt = now - prev_t
-            # The last, shorter interval is kept only when the trial has no sample yet:
-            # rates over a few milliseconds are noise.
-            if stopped and (dt < 0.05 or (dt < 0.5 * self.interval_s and self.metrics.host)):
+            if stopped and not keep_final_interval(dt, self.interval_s,
+                                                   bool(self.metrics.host)):
                 break
             t_s = round(now - self._t0, 3)
             for n in self.nodes:
@@ -193,70 +257,74 @@ class Sampler:
                 prev_nodes[n.name] = cur
                 if cur is None or old is None:
                     continue
-                active, pending = self._compactions(cql, n) if cql else (None, None)
-                self.metrics.nodes.append(NodeSample(
-                    t_s, n.name, 100 * (cur.cpu_user_s - old.cpu_user_s) / dt,
-                    100 * (cur.cpu_sys_s - old.cpu_sys_s) / dt,
-                    (cur.read_bytes - old.read_bytes) / 1024 / dt,
-                    (cur.write_bytes - old.write_bytes) / 1024 / dt, cur.rss_mib,
-                    du_mib(n.data_dir), active, pending, _credits(n)))
+                compactions = side.compactions(cql, n.name, n.address) if cql else (None, None)
+                self.metrics.nodes.append(node_sample(t_s, n.name, old, cur, dt,
+                                                      du_mib(n.data_dir), compactions,
+                                                      _credits(n)))
                 for (ks, table), count in sstable_counts(n.data_dir).items():
                     self.metrics.sstables.append(SstableSample(t_s, n.name, ks, table, count))
                 if cql:
-                    self._tables(cql, n, t_s)
-                    self._completed(cql, n, t_s)
+                    side.tables(cql, n.name, n.address, t_s)
+                    side.completed(cql, n.name, n.address, t_s)
             cpu, disk = read_host_cpu(), read_host_disk()
-            total = max(cpu[3] - prev_cpu[3], 1e-9)
-            self.metrics.host.append(HostSample(
-                t_s, 100 * (cpu[0] - prev_cpu[0]) / total, 100 * (cpu[1] - prev_cpu[1]) / total,
-                100 * (cpu[2] - prev_cpu[2]) / total, (disk[0] - prev_disk[0]) / 2 / dt,
-                (disk[1] - prev_disk[1]) / 2 / dt))
+            self.metrics.host.append(host_sample(t_s, prev_cpu, cpu, prev_disk, disk, dt))
             prev_cpu, prev_disk, prev_t = cpu, disk, now
             if stopped:
                 break
 
-    def _compactions(self, cql: Cql, n: NodeTarget) -> tuple[int | None, int | None]:
+
+class CqlSide:
+    """Cassandra's side of each node over CQL (host=its address), appended to `metrics`:
+    coordinator latencies per table, compactions completed since `since_epoch_ms`; the
+    running and pending compactions are returned for the node's sample. Errors are
+    noted (at most 20), never raised: CQL trouble must not end a trial."""
+
+    def __init__(self, metrics: TrialMetrics, since_epoch_ms: float) -> None:
+        self.metrics = metrics
+        self.since_epoch_ms = since_epoch_ms
+
+    def compactions(self, cql: Cql, name: str, address: str) -> tuple[int | None, int | None]:
         try:
             active = len(cql.execute("SELECT kind FROM system_views.sstable_tasks",
-                                     host=n.address, timeout_s=2.0).rows)
+                                     host=address, timeout_s=2.0).rows)
             rows = cql.execute("SELECT pending_tasks FROM system_views.thread_pools WHERE "
-                               "name = 'CompactionExecutor'", host=n.address,
+                               "name = 'CompactionExecutor'", host=address,
                                timeout_s=2.0).rows
             pending = int(rows[0][0]) if rows else 0
             return active, pending
         except CasslabError as exc:
-            self._note(f"{n.name}: compactions: {exc}")
+            self.note(f"{name}: compactions: {exc}")
             return None, None
 
-    def _completed(self, cql: Cql, n: NodeTarget, t_s: float) -> None:
+    def completed(self, cql: Cql, name: str, address: str, t_s: float) -> None:
         # compaction_history is local to each node and keyed by id: counted here, not
         # filtered in CQL (a range on compacted_at would need ALLOW FILTERING anyway).
         try:
             rows = cql.execute("SELECT toUnixTimestamp(compacted_at) FROM "
-                               "system.compaction_history", host=n.address,
+                               "system.compaction_history", host=address,
                                timeout_s=2.0).rows
         except CasslabError as exc:
-            self._note(f"{n.name}: compaction_history: {exc}")
+            self.note(f"{name}: compaction_history: {exc}")
             return
-        done = sum(1 for (at,) in rows if at is not None and int(at) >= self._t0_epoch_ms)
-        self.metrics.compactions.append(CompactionSample(t_s, n.name, done))
+        done = sum(1 for (at,) in rows if at is not None and int(at) >= self.since_epoch_ms)
+        self.metrics.compactions.append(CompactionSample(t_s, name, done))
 
-    def _tables(self, cql: Cql, n: NodeTarget, t_s: float) -> None:
+    def tables(self, cql: Cql, name: str, address: str, t_s: float) -> None:
         for kind in ("read", "write"):
             try:
                 rows = cql.execute(f"SELECT keyspace_name, table_name, count, per_second, "
                                    f"p50th_ms, p99th_ms FROM system_views.coordinator_{kind}"
-                                   "_latency", host=n.address, timeout_s=2.0).rows
+                                   "_latency", host=address, timeout_s=2.0).rows
             except CasslabError as exc:
-                self._note(f"{n.name}: coordinator_{kind}_latency: {exc}")
+                self.note(f"{name}: coordinator_{kind}_latency: {exc}")
                 continue
             for ks, table, count, per_s, p50, p99 in rows:
                 if ks in SYSTEM_KEYSPACES:
                     continue
                 self.metrics.tables.append(TableSample(
-                    t_s, n.name, str(ks), str(table), kind, int(count or 0),
+                    t_s, name, str(ks), str(table), kind, int(count or 0),
                     float(per_s or 0.0), float(p50 or 0.0), float(p99 or 0.0)))
 
-    def _note(self, message: str) -> None:
+    def note(self, message: str) -> None:
         if len(self.metrics.errors) < 20:
             self.metrics.errors.append(message)

@@ -36,6 +36,23 @@ class HostSample:
 
 
 @dataclass(frozen=True)
+class HostLoadSample:
+    """One real host of a hosts lab (casslab.hosts) at `t_s`: HostSample's columns for
+    that host, the data interface's traffic and the load average."""
+
+    t_s: float
+    host: str
+    cpu_user_pct: float  # of the whole host (100 % = every core busy)
+    cpu_sys_pct: float
+    cpu_iowait_pct: float
+    read_kb_s: float
+    write_kb_s: float
+    net_rx_kb_s: float | None  # None: the data interface was not found
+    net_tx_kb_s: float | None
+    load1: float
+
+
+@dataclass(frozen=True)
 class SstableSample:
     t_s: float
     node: str
@@ -76,4 +93,6 @@ class TrialMetrics:
     sstables: list[SstableSample] = field(default_factory=list)
     tables: list[TableSample] = field(default_factory=list)
     compactions: list[CompactionSample] = field(default_factory=list)
+    # Per real host (hosts labs only); `host` then holds the node hosts together.
+    hosts: list[HostLoadSample] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)

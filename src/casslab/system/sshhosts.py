@@ -213,7 +213,10 @@ def _start(hosts: SshHosts, count: int, timeout_s: float,
         # Not isolated: hosts talk to each other directly, as machines on one switch.
         netns.add_veth(hosts.hub, "br0", f"h{i}", host.namespace, "eth0",
                        f"{host.address}/24", isolated=False)
-        proc = subprocess.run([*netns.exec_prefix(host.namespace), str(SSHD), "-f", str(config),
+        # nsenter, not `ip netns exec`: the latter remounts /sys, which hides this
+        # machine's cgroup tree, where a host's nodes get their profile's limits.
+        enter = ["nsenter", f"--net={netns.NETNS_DIR / host.namespace}"]
+        proc = subprocess.run([*enter, str(SSHD), "-f", str(config),
                                "-E", str(host_dir / "sshd.log")],
                               capture_output=True, text=True, check=False)
         if proc.returncode != 0:
