@@ -21,6 +21,7 @@ SSH (every host's ansible_port) is never conditioned: its packets match first an
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -28,13 +29,14 @@ from casslab.hosts.inventory import Host, Inventory
 from casslab.net.errors import NetSpecError
 from casslab.net.profiles import LinkConditions
 from casslab.net.rules import BFIFO_LIMIT, MARK_TAG, MAX_LINKS, MEDIUM_QUEUE_BYTES
-from casslab.net.spec import CLIENT, NetSpec, media_rates
+from casslab.net.spec import CLIENT, NetSpec, endpoints, media_rates
 
 CHAIN = "CASSLAB_NET"
 FIRST_CLASS = 0x10
 UNLIMITED_RATE = "10gbit"
 NETEM_LIMIT = 10_000
 MODES = ("tc", "netem")
+_TABLE_ENDPOINT = re.compile(r"^(client|node[1-9][0-9]*|[1-9][0-9]*)$")
 
 
 @dataclass(frozen=True)
@@ -60,18 +62,27 @@ def endpoint_names(inventory: Inventory) -> dict[str, str]:
 
 
 def _translate_link(text: str, names: dict[str, str]) -> str:
-    """`pi1-pi2` -> `node1-node2` when both ends are inventory host names; anything else
-    is left to the table's own parser. Host names may contain `-`: every split is tried."""
+    """`pi1-pi2` -> `node1-node2`: each end that is an inventory host name becomes its
+    table name (`pi1-node2` mixes both); anything else is left to the table's parser.
+    Host names may contain `-`: every split is tried. NetSpecError names an end that is
+    neither a host nor a table endpoint beside one that is a host."""
     raw = text.strip()
-    if raw in names:
-        raise NetSpecError(f"link {text}: one host is not a link (use A-B, A-to-B, A->B)")
+    unknown = None
     for sep in ("<->", "->", "-to-", "-"):
         start = 0
         while (at := raw.find(sep, start)) >= 0:
-            a, b = raw[:at].strip(), raw[at + len(sep):].strip()
-            if a in names and b in names:
-                return f"{names[a]}{sep}{names[b]}"
+            ends = raw[:at].strip(), raw[at + len(sep):].strip()
             start = at + 1
+            known = [names.get(e) or (e if _TABLE_ENDPOINT.match(e.lower()) else None)
+                     for e in ends]
+            if all(known):
+                return f"{known[0]}{sep}{known[1]}"
+            if any(e in names for e in ends) and unknown is None:
+                unknown = ends[0] if known[0] is None else ends[1]
+    if unknown is not None:
+        table = endpoints(sum(1 for e in names.values() if e != CLIENT))
+        raise NetSpecError(f"link {text}: unknown host '{unknown}' (valid: "
+                           f"{', '.join(names)}; or {', '.join(table)})")
     return text
 
 
