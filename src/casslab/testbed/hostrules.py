@@ -92,6 +92,12 @@ def spec_for_hosts(spec: NetSpec, inventory: Inventory) -> NetSpec:
     return replace(spec, links=tuple((_translate_link(n, names), f) for n, f in spec.links))
 
 
+def translate_link_option(text: str, inventory: Inventory) -> str:
+    """`pi1-pi2:delay=20ms` (a `--link` option) with its link named as in the table."""
+    name, sep, rest = text.partition(":")
+    return f"{_translate_link(name, endpoint_names(inventory))}{sep}{rest}"
+
+
 def host_links(inventory: Inventory, spec: NetSpec) -> list[HostLink]:
     """Every directed link between two hosts of the inventory (clients not among each
     other), with the conditions the resolved table gives its endpoints.
