@@ -153,3 +153,10 @@ def test_the_receiver_queues_only_its_conditioned_incoming_links_and_spares_ssh(
     assert cfg == {"seed": 7, "groups": [], "links": [
         {"mark": mark, "name": "pi1->edge-b", "delay_us": 20000, "jitter_us": 0,
          "loss_pct": 0.0, "loss_burst": 1.0}]}
+
+
+def test_a_bad_field_names_the_link_as_the_user_wrote_it() -> None:
+    with pytest.raises(NetSpecError, match=r"^link pi1-edge-b: "):
+        hostrules.checked_for_hosts(NetSpec(links=(("pi1-edge-b", {"delay_ms": -1}),)), _inv())
+    ok = hostrules.checked_for_hosts(NetSpec(links=(("pi1-edge-b", {"delay_ms": 1}),)), _inv())
+    assert ok.links == (("node1-node2", {"delay_ms": 1}),)

@@ -161,10 +161,13 @@ def set_(
             from casslab.testbed.hostrules import translate_link_option
 
             hosts = load(inventory)
-            link = [translate_link_option(x, hosts) for x in link or []]
         # Everything the user gave is checked before the lab is looked up; link names
-        # against the lab's size after.
-        links = [parse_link_option(x, None) for x in link or []]
+        # against the lab's size after. Links may name hosts: their form is checked as
+        # the table's names, and they stay as given until `checked_for_hosts`.
+        links = [parse_link_option(x, None) if hosts is None else
+                 (x.partition(":")[0].strip(),
+                  parse_link_option(translate_link_option(x, hosts), None)[1])
+                 for x in link or []]
         request = NetSpec.from_yaml(spec) if spec else NetSpec()
         all_fields: dict[str, Any] = {k: v for k, v in (("delay", delay), ("jitter", jitter),
                                                          ("loss", loss), ("burst", burst),
@@ -174,9 +177,9 @@ def set_(
             client_delay_ms=client_delay, node_delay_ms=node_delay,
             links=tuple(links), cc=cc, seed=seed))
         if hosts is not None:
-            from casslab.testbed.hostrules import spec_for_hosts
+            from casslab.testbed.hostrules import checked_for_hosts
 
-            request = spec_for_hosts(request, hosts)  # a --spec file may name hosts too
+            request = checked_for_hosts(request, hosts)  # a --spec file may name hosts too
         request.check()
         if inventory is not None:
             _set_hosts(inventory, known_hosts, request)

@@ -92,6 +92,22 @@ def spec_for_hosts(spec: NetSpec, inventory: Inventory) -> NetSpec:
     return replace(spec, links=tuple((_translate_link(n, names), f) for n, f in spec.links))
 
 
+def checked_for_hosts(spec: NetSpec, inventory: Inventory) -> NetSpec:
+    """`spec_for_hosts`, checked (`NetSpec.check`); an error names the link as the user
+    wrote it (`link pi1-pi2: ...`), not as translated."""
+    translated = spec_for_hosts(spec, inventory)
+    try:
+        translated.check()
+    except NetSpecError as exc:
+        message = str(exc)
+        for (mine, _), (theirs, _) in zip(translated.links, spec.links, strict=True):
+            if message.startswith(f"link {mine}:"):
+                message = f"link {theirs}:" + message.removeprefix(f"link {mine}:")
+                break
+        raise NetSpecError(message) from None
+    return translated
+
+
 def translate_link_option(text: str, inventory: Inventory) -> str:
     """`pi1-pi2:delay=20ms` (a `--link` option) with its link named as in the table."""
     name, sep, rest = text.partition(":")
