@@ -160,3 +160,23 @@ def test_a_bad_field_names_the_link_as_the_user_wrote_it() -> None:
         hostrules.checked_for_hosts(NetSpec(links=(("pi1-edge-b", {"delay_ms": -1}),)), _inv())
     ok = hostrules.checked_for_hosts(NetSpec(links=(("pi1-edge-b", {"delay_ms": 1}),)), _inv())
     assert ok.links == (("node1-node2", {"delay_ms": 1}),)
+
+
+def test_mixed_modes_enforce_each_link_once_at_the_sender_if_tc_else_the_receiver() -> None:
+    inv = _inv()
+    hosts = {h.name: h for h in inv.hosts}
+    links = hostrules.host_links(inv, NetSpec(links=(("pi1-edge-b", {"delay_ms": 20}),)))
+    modes = {"pi1": "tc", "edge-b": "netem", "laptop": "netem", "desk": "netem"}
+
+    def plan(name: str) -> hostrules.HostPlan:
+        return hostrules.host_plan(hosts[name], links, modes, [22], seed=1, queue_num=0)
+
+    # pi1 (tc) delays pi1->edge-b on its egress; edge-b must not delay it again.
+    assert any("netem" in a for a in plan("pi1").tc)
+    assert plan("edge-b").tc == []
+    # edge-b (netem) sends without a netem qdisc: pi1, whatever its mode, holds
+    # edge-b->pi1 in its own casslab-netem.
+    daemon = plan("pi1").daemon
+    assert daemon is not None and [x["name"] for x in daemon["links"]] == ["edge-b->pi1"]
+    assert plan("edge-b").daemon is None and plan("edge-b").iptables is None
+    assert plan("laptop") == hostrules.HostPlan([], None, None)

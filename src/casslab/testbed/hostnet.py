@@ -48,8 +48,9 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class HostNet:
-    """What one host enforces: `mode` tc (its egress: htb + netem) or netem (casslab-netem
-    on its ingress, rates on its egress), on its data interface `device`."""
+    """What one host enforces on its data interface `device`: `mode` tc (its egress:
+    htb + netem) or netem (its egress: rates only); `daemon_pid`: its casslab-netem, for
+    incoming links from senders in mode netem (hostrules.host_plan)."""
 
     host: str
     mode: str
@@ -110,8 +111,10 @@ async def apply_hosts(fleet: Fleet, inventory: Inventory, spec: NetSpec, *,
         else [mode] * len(hosts)
     ports = hostrules.ssh_ports(inventory)
     try:
-        applied = await _all([_apply_one(fleet, h, m, links, ports, seed)
-                              for h, m in zip(hosts, modes, strict=True)])
+        by_name = {h.name: m for h, m in zip(hosts, modes, strict=True)}
+        applied = await _all([_apply_one(fleet, h, hostrules.host_plan(
+            h, links, by_name, ports, seed=seed, queue_num=QUEUE_NUM), by_name[h.name],
+            links, seed) for h in hosts])
     except BaseException:
         await clear_hosts(fleet, inventory)
         raise
@@ -133,40 +136,36 @@ def _write(path: str, text: str) -> str:
     return f"printf %s {shlex.quote(text)} > {shlex.quote(path)}"
 
 
-async def _apply_one(fleet: Fleet, host: Host, mode: str, links: list[HostLink],
-                     ports: list[int], seed: int) -> HostNet:
+async def _apply_one(fleet: Fleet, host: Host, plan: hostrules.HostPlan, mode: str,
+                     links: list[HostLink], seed: int) -> HostNet:
     d = _net_dir(host)
     dev = host.data_interface
-    out = [k for k in links if k.src.name == host.name]
-    into = [k for k in links if k.dst.name == host.name]
-    await _require(fleet, host, mode, dev)
-    tc = hostrules.tc_commands(out, dev, ports, with_netem=mode == "tc")
+    await _require(fleet, host, plan, dev)
     steps = [f"mkdir -p {shlex.quote(d)}",
              _write(f"{d}/state.json", _state_json(host, mode, links, seed))]
-    if tc:
+    if plan.tc:
         # Noted before the qdisc exists, so a clear after a crash knows to remove it.
         steps.append(_write(f"{d}/tc-device", dev))
-        steps += [shlex.join(argv) for argv in tc]
+        steps += [shlex.join(argv) for argv in plan.tc]
     await fleet.run_on(host, " && ".join(steps))
     pid = None
-    cfg = hostrules.daemon_config(into, seed)
-    if mode == "netem" and cfg["links"]:
-        pid = await _start_daemon(fleet, host, cfg)
-        restore = hostrules.iptables_restore(into, ports, QUEUE_NUM)
-        await fleet.run_on(host, f"printf %s {shlex.quote(restore)} | iptables-restore "
+    if plan.daemon is not None and plan.iptables is not None:
+        pid = await _start_daemon(fleet, host, plan.daemon)
+        await fleet.run_on(host, f"printf %s {shlex.quote(plan.iptables)} | iptables-restore "
                                  f"--noflush && iptables -t mangle -I PREROUTING 1 -i "
                                  f"{shlex.quote(dev)} -j {hostrules.CHAIN}")
     return HostNet(host.name, mode, dev, pid)
 
 
-async def _require(fleet: Fleet, host: Host, mode: str, dev: str) -> None:
-    """The data interface and the tools of `mode` exist; else one line naming them."""
-    tools = ["tc"] + (["iptables", "iptables-restore"] if mode == "netem" else [])
+async def _require(fleet: Fleet, host: Host, plan: hostrules.HostPlan, dev: str) -> None:
+    """The data interface and the tools `plan` needs exist; else one line naming them."""
+    tools = (["tc"] if plan.tc else []) + \
+        (["iptables", "iptables-restore"] if plan.daemon else [])
     checks = [f"ip link show dev {shlex.quote(dev)} >/dev/null 2>&1 || "
               f"{{ echo 'data interface {dev} not found (casslab_data_interface)'; exit 1; }}"]
     checks += [f"command -v {t} >/dev/null || {{ echo '{t} not found (install iproute2 and "
                f"iptables)'; exit 1; }}" for t in tools]
-    if mode == "netem":
+    if plan.daemon:
         binary = f"{host.install_root}/bin/casslab-netem"
         checks.append(f"test -x {shlex.quote(binary)} || {{ echo '{binary} missing (the "
                       "casslab playbook installs it: provision the host)'; exit 1; }")
@@ -239,7 +238,11 @@ async def load_hosts(fleet: Fleet, inventory: Inventory) -> HostsNetState | None
     by_name = {h.name: h for h in hosts}
     got = await _all([fleet.run_on(h, f"cat {shlex.quote(_net_dir(h) + '/state.json')}",
                                    check=False) for h in hosts])
-    states = {r.host: json.loads(r.stdout) for r in got if r.exit_status == 0}
+    try:
+        states = {r.host: json.loads(r.stdout) for r in got if r.exit_status == 0}
+    except ValueError as exc:
+        raise HostError(f"a link state file under an install root is unreadable ({exc}): "
+                        "clear it with `casslab net clear --inventory`") from None
     if not states:
         return None
     raw = next(iter(states.values()))

@@ -16,6 +16,8 @@ Two ways to enforce a directed link A->B, chosen per host:
   not the sender: a packet held in the sender's OUTPUT counts against its socket's TCP
   small-queue budget and throughput collapses (as in the local lab, rules.py). Rates of
   links without a shared medium shape on A's egress with htb (no netem leaf).
+Hosts of both modes mix: a link is enforced by its sender when that sender is in mode
+tc, else by its receiver's casslab-netem (`host_plan`), never twice.
 SSH (every host's ansible_port) is never conditioned: its packets match first and skip.
 """
 
@@ -250,3 +252,32 @@ def daemon_config(links: list[HostLink], seed: int) -> dict[str, Any]:
     groups = [{"id": group_ids[name], "name": name, "rate_bit_s": round(rate * 1e6),
                "queue_limit_bytes": MEDIUM_QUEUE_BYTES} for name, rate in media.items()]
     return {"seed": seed, "links": out, "groups": groups}
+
+
+# ---- one host's share -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class HostPlan:
+    """What one host installs: `tc` argv on its egress; for the daemon, its rules and
+    config (None when no incoming link needs it)."""
+
+    tc: list[list[str]]
+    iptables: str | None
+    daemon: dict[str, Any] | None
+
+
+def host_plan(host: Host, links: list[HostLink], modes: dict[str, str], ports: list[int],
+              *, seed: int, queue_num: int) -> HostPlan:
+    """`host`'s part of `links`, given every host's mode (host name -> tc | netem).
+
+    Each link is enforced once: by its sender's netem leaves when the sender is in mode
+    tc, else by the receiver's casslab-netem (whatever the receiver's own mode: a tc
+    host still receives from casslab-netem senders).
+    """
+    out = [k for k in links if k.src.name == host.name]
+    into = [k for k in links if k.dst.name == host.name and modes[k.src.name] != "tc"]
+    tc = tc_commands(out, host.data_interface, ports, with_netem=modes[host.name] == "tc")
+    cfg = daemon_config(into, seed)
+    if not cfg["links"]:
+        return HostPlan(tc, None, None)
+    return HostPlan(tc, iptables_restore(into, ports, queue_num), cfg)
