@@ -56,6 +56,8 @@ class HostNet:
     mode: str
     device: str
     daemon_pid: int | None = None
+    # False: chrt -f 50 was not permitted, the daemon runs at normal priority.
+    daemon_realtime: bool = True
 
 
 @dataclass
@@ -119,6 +121,9 @@ async def apply_hosts(fleet: Fleet, inventory: Inventory, spec: NetSpec, *,
         await clear_hosts(fleet, inventory)
         raise
     state = HostsNetState(links=links, hosts={a.host: a for a in applied}, seed=seed)
+    state.warnings += [f"{a.host}: chrt -f 50 not permitted: casslab-netem runs at normal "
+                       "priority (delays less precise under load)"
+                       for a in applied if a.daemon_pid is not None and not a.daemon_realtime]
     if spec.cc:
         state.warnings.append(f"cc {spec.cc}: congestion control is left as each host has "
                               "it (set net.ipv4.tcp_congestion_control there)")
@@ -148,13 +153,13 @@ async def _apply_one(fleet: Fleet, host: Host, plan: hostrules.HostPlan, mode: s
         steps.append(_write(f"{d}/tc-device", dev))
         steps += [shlex.join(argv) for argv in plan.tc]
     await fleet.run_on(host, " && ".join(steps))
-    pid = None
+    pid, realtime = None, True
     if plan.daemon is not None and plan.iptables is not None:
-        pid = await _start_daemon(fleet, host, plan.daemon)
+        pid, realtime = await _start_daemon(fleet, host, plan.daemon)
         await fleet.run_on(host, f"printf %s {shlex.quote(plan.iptables)} | iptables-restore "
                                  f"--noflush && iptables -t mangle -I PREROUTING 1 -i "
                                  f"{shlex.quote(dev)} -j {hostrules.CHAIN}")
-    return HostNet(host.name, mode, dev, pid)
+    return HostNet(host.name, mode, dev, pid, realtime)
 
 
 async def _require(fleet: Fleet, host: Host, plan: hostrules.HostPlan, dev: str) -> None:
@@ -174,7 +179,9 @@ async def _require(fleet: Fleet, host: Host, plan: hostrules.HostPlan, dev: str)
         raise HostError(f"{host.name}: {r.stdout.strip() or r.stderr.strip()}")
 
 
-async def _start_daemon(fleet: Fleet, host: Host, cfg: dict[str, Any]) -> int:
+async def _start_daemon(fleet: Fleet, host: Host, cfg: dict[str, Any]) -> tuple[int, bool]:
+    """Start casslab-netem detached (SCHED_FIFO 50 when allowed), wait until it is bound;
+    its pid and whether it runs at real-time priority."""
     d = _net_dir(host)
     binary = shlex.quote(f"{host.install_root}/bin/casslab-netem")
     q = shlex.quote
@@ -188,8 +195,8 @@ async def _start_daemon(fleet: Fleet, host: Host, cfg: dict[str, Any]) -> int:
         f">> {q(d + '/netem.log')} 2>&1 < /dev/null &",
         f"echo $! > {q(d + '/netem.pid')}",
         f"i=0; while [ $i -lt {int(READY_TIMEOUT_S * 10)} ]; do",
-        f"  grep -q '\"event\":\"ready\"' {q(d + '/netem.log')} && {{ cat {q(d + '/netem.pid')}; "
-        "exit 0; }",
+        f"  grep -q '\"event\":\"ready\"' {q(d + '/netem.log')} && "
+        f"{{ echo \"${{RT:-normal}}\"; cat {q(d + '/netem.pid')}; exit 0; }}",
         f"  kill -0 $(cat {q(d + '/netem.pid')}) 2>/dev/null || break",
         "  sleep 0.1; i=$((i+1)); done",
         f"tail -3 {q(d + '/netem.log')} | tr '\\n' ' '; exit 1"])
@@ -198,7 +205,7 @@ async def _start_daemon(fleet: Fleet, host: Host, cfg: dict[str, Any]) -> int:
         raise HostError(f"{host.name}: casslab-netem did not start within "
                         f"{READY_TIMEOUT_S:g} s; log {d}/netem.log: "
                         f"{r.stdout.strip() or r.stderr.strip() or '(empty)'}")
-    return int(r.stdout.split()[-1])
+    return int(r.stdout.split()[-1]), "chrt" in r.stdout
 
 
 def clear_script(host: Host) -> str:
