@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.table import Table
 
 from casslab import net
 from casslab.cli.common import err, errors_to_exit, open_lab, out
-from casslab.core.errors import LabStateError
+from casslab.core.errors import LabStateError, UsageError
 from casslab.core.units import parse_duration_s, parse_fraction, parse_rate_bit_s
 from casslab.net.profiles import (
     BUILTIN_PROFILES,
@@ -21,7 +22,11 @@ from casslab.net.profiles import (
 from casslab.net.spec import CONGESTION_CONTROLS, NetSpec, link_label, parse_link_option
 
 if TYPE_CHECKING:
+    from casslab.hosts.inventory import Inventory
+    from casslab.hosts.ssh import Fleet
     from casslab.lab.state import LabState
+
+T = TypeVar("T")
 
 app = typer.Typer(
     help="Network emulation of a lab: link profiles and per-link delay, jitter, loss and "
@@ -30,6 +35,28 @@ app = typer.Typer(
 )
 
 NameOpt = Annotated[str, typer.Option("--name", "-n", help="Lab name.")]
+InventoryOpt = Annotated[Path | None, typer.Option(
+    help="Ansible inventory: the links between its hosts (over SSH) instead of a lab's.")]
+KnownHostsOpt = Annotated[Path | None, typer.Option(
+    help="known_hosts file of the inventory's hosts (default: ~/.ssh/known_hosts).")]
+
+
+def _on_hosts(path: Path, known_hosts: Path | None,
+              work: Callable[[Fleet, Inventory], Awaitable[T]]) -> T:
+    """`work` with one SSH connection to each host of the inventory that has a role."""
+    import asyncio
+
+    from casslab.hosts import inventory as inv
+    from casslab.hosts.ssh import Fleet
+
+    hosts = inv.load(path)
+
+    async def go() -> T:
+        async with Fleet([h for h in hosts.hosts if h.roles],
+                         known_hosts=known_hosts) as fleet:
+            return await work(fleet, hosts)
+
+    return asyncio.run(go())
 
 
 def _lab_state(name: str) -> LabState:
@@ -111,6 +138,10 @@ def set_(
     seed: Annotated[int | None, typer.Option(help="Seed of loss and jitter draws.")] = None,
     replace: Annotated[bool, typer.Option(help="Start from clean links instead of changing "
                                           "the current ones.")] = False,
+    inventory: Annotated[Path | None, typer.Option(
+        help="Ansible inventory: set the links between its hosts (over SSH) instead of a "
+        "lab's; links may name hosts (pi1-pi2). Always starts from clean links.")] = None,
+    known_hosts: KnownHostsOpt = None,
 ) -> None:
     """Set link conditions of a running lab; only what you name changes.
 
@@ -119,13 +150,24 @@ def set_(
       casslab net set --name edge --client-delay 10ms,20ms,30ms --node-delay 5ms,5ms,10ms
       casslab net set --name edge --link node1-node2:delay=20ms,loss=1%,burst=3 --cc bbr
       casslab net set --name edge --link client-to-node3:profile=4g
+      casslab net set --inventory hosts.yaml --link pi1-pi2:delay=20ms
     """
     with errors_to_exit():
         _check_units(delay=delay, jitter=jitter, loss=loss, rate=rate, burst=burst,
                      client_delay=client_delay, node_delay=node_delay)
+        hosts = None
+        if inventory is not None:
+            from casslab.hosts.inventory import load
+            from casslab.testbed.hostrules import translate_link_option
+
+            hosts = load(inventory)
         # Everything the user gave is checked before the lab is looked up; link names
-        # against the lab's size after.
-        links = [parse_link_option(x, None) for x in link or []]
+        # against the lab's size after. Links may name hosts: their form is checked as
+        # the table's names, and they stay as given until `checked_for_hosts`.
+        links = [parse_link_option(x, None) if hosts is None else
+                 (x.partition(":")[0].strip(),
+                  parse_link_option(translate_link_option(x, hosts), None)[1])
+                 for x in link or []]
         request = NetSpec.from_yaml(spec) if spec else NetSpec()
         all_fields: dict[str, Any] = {k: v for k, v in (("delay", delay), ("jitter", jitter),
                                                          ("loss", loss), ("burst", burst),
@@ -134,7 +176,14 @@ def set_(
             profile=profile, profiles_file=profiles_file, all=all_fields,
             client_delay_ms=client_delay, node_delay_ms=node_delay,
             links=tuple(links), cc=cc, seed=seed))
+        if hosts is not None:
+            from casslab.testbed.hostrules import checked_for_hosts
+
+            request = checked_for_hosts(request, hosts)  # a --spec file may name hosts too
         request.check()
+        if inventory is not None:
+            _set_hosts(inventory, known_hosts, request)
+            return
         lab = _lab_state(name)
         n = len(lab.nodes)
         for x in link or []:
@@ -145,6 +194,25 @@ def set_(
     for w in state.warnings:
         err.print(f"[yellow]warning:[/] {w}", highlight=False)
     _print_table(name, state)
+
+
+def _set_hosts(path: Path, known_hosts: Path | None, request: NetSpec) -> None:
+    from casslab.testbed import hostnet
+
+    async def work(fleet: Fleet, hosts: Inventory) -> hostnet.HostsNetState:
+        return await hostnet.apply_hosts(fleet, hosts, request)
+
+    state = _on_hosts(path, known_hosts, work)
+    for w in state.warnings:
+        err.print(f"[yellow]warning:[/] {w}", highlight=False)
+    table = Table(title=f"hosts of {path}: link conditions")
+    for col in ("link", "addresses", "delay ms", "jitter ms", "loss %", "rate Mbit/s"):
+        table.add_column(col, justify="right")
+    for k in state.links:
+        table.add_row(k.label, f"{k.src.address} -> {k.dst.address}", *_fmt_cond(k.conditions))
+    out.print(table)
+    modes = ", ".join(f"{h.host}: {h.mode} on {h.device}" for h in state.hosts.values())
+    out.print(f"enforced by {modes}")
 
 
 def _check_units(**options: str | None) -> None:
@@ -210,12 +278,21 @@ def check(
                                             "links.")] = True,
     bandwidth_seconds: Annotated[float, typer.Option(help="Seconds per bandwidth probe.")]
     = 2.0,
+    inventory: InventoryOpt = None,
+    known_hosts: KnownHostsOpt = None,
 ) -> None:
     """Measure every link (round trip p50/p99, one-way delay, loss, bandwidth) and print
-    it next to the configured values.
+    it next to the configured values. With --inventory: the links between real hosts
+    (round trip and loss per direction; one-way delay and bandwidth are not measured).
 
-    Example: casslab net check --name edge --link client-node1 --loss-packets 10000
+    Examples:
+      casslab net check --name edge --link client-node1 --loss-packets 10000
+      casslab net check --inventory hosts.yaml
     """
+    if inventory is not None:
+        _print_checks(f"hosts of {inventory}", _check_hosts(inventory, known_hosts, link,
+                                                             pings))
+        return
     with errors_to_exit():
         # the prober: only this command. Importing the submodule casslab.net.check
         # rebinds the package's lazy `net.check` to the module, so call it from here.
@@ -234,7 +311,29 @@ def check(
             rows = check(state, links=link, pings=pings, loss_packets=loss_packets,
                          bandwidth=bandwidth, bandwidth_s=bandwidth_seconds,
                          endpoints=probe_endpoints(lab))
-    table = Table(title=f"lab {name}: configured vs measured")
+    _print_checks(f"lab {name}", rows)
+
+
+def _check_hosts(path: Path, known_hosts: Path | None, link: list[str] | None,
+                 pings: int) -> list[net.LinkCheck]:
+    with errors_to_exit():
+        if link:
+            raise UsageError("--link: not with --inventory (every link between the hosts "
+                             "is checked)")
+        from casslab.testbed import hostnet
+
+        async def work(fleet: Fleet, hosts: Inventory) -> list[net.LinkCheck]:
+            state = await hostnet.load_hosts(fleet, hosts)
+            if state is None:
+                raise LabStateError(f"no link conditions on the hosts of {path}")
+            return await hostnet.check_hosts(fleet, state, pings=pings)
+
+        with err.status("probing links between the hosts"):
+            return _on_hosts(path, known_hosts, work)
+
+
+def _print_checks(what: str, rows: list[net.LinkCheck]) -> None:
+    table = Table(title=f"{what}: configured vs measured")
     for col in ("link", "one-way ms\nset / p50", "RTT ms set", "RTT p50", "RTT p99",
                 "loss %\nset / measured", "reordered", "rate Mbit/s\nset / wire",
                 "TCP goodput\nMbit/s"):
@@ -255,11 +354,22 @@ def check(
 
 
 @app.command()
-def clear(name: NameOpt = "default") -> None:
-    """Remove every link condition of a lab (stops casslab-netem, drops rules and queues).
+def clear(name: NameOpt = "default", inventory: InventoryOpt = None,
+          known_hosts: KnownHostsOpt = None) -> None:
+    """Remove every link condition of a lab (stops casslab-netem, drops rules and queues),
+    or with --inventory of every host in an inventory.
 
-    Example: casslab net clear --name edge
+    Examples:
+      casslab net clear --name edge
+      casslab net clear --inventory hosts.yaml
     """
+    if inventory is not None:
+        with errors_to_exit():
+            from casslab.testbed import hostnet
+
+            _on_hosts(inventory, known_hosts, hostnet.clear_hosts)
+        out.print(f"hosts of {inventory}: link conditions removed")
+        return
     with errors_to_exit():
         lab = _lab_state(name)
         from casslab.testbed import net_target
