@@ -28,6 +28,7 @@ from casslab.lab.state import (
 
 if TYPE_CHECKING:
     from casslab.lab import LabOptions
+    from casslab.testbed.hostslab import HostsLab
 
 app = typer.Typer(help="Local Cassandra labs: real nodes on this machine.", no_args_is_help=True)
 
@@ -131,6 +132,17 @@ def _up_hosts(name: str, inventory: Path, options: LabOptions, *, nodes_given: b
               f"{options.cassandra_version}, ready in {time.monotonic() - started:.1f} s")
 
 
+def _hosts_lab(name: str) -> HostsLab:
+    """The lab on hosts called `name` (its record names the inventory)."""
+    from casslab.core.paths import default_cache
+    from casslab.hosts.record import read_record
+    from casslab.testbed.hostslab import HostsLab
+
+    record = read_record(default_home(), name)
+    assert record is not None
+    return HostsLab(name, Path(record.inventory), home=default_home(), cache=default_cache())
+
+
 def _hosts_record(name: str) -> object | None:
     from casslab.hosts.record import read_record
 
@@ -157,12 +169,8 @@ def down(
     with errors_to_exit():
         record = read_record(default_home(), name)
         if record is not None:
-            from casslab.core.paths import default_cache
-            from casslab.testbed.hostslab import HostsLab
-
             # On hosts a lab always comes down wiped: its next `up` provisions afresh.
-            HostsLab(name, Path(record.inventory), home=default_home(),
-                     cache=default_cache()).down()
+            _hosts_lab(name).down()
             out.print(f"lab {name} down on its hosts ({', '.join(record.nodes)}) and wiped")
             return
         open_lab(name).down(wipe=wipe)
@@ -179,13 +187,8 @@ def status(name: NameOpt = "default") -> None:
     from casslab.hosts.record import read_record
 
     with errors_to_exit():
-        record = read_record(default_home(), name)
-        if record is not None:
-            from casslab.core.paths import default_cache
-            from casslab.testbed.hostslab import HostsLab
-
-            lab = HostsLab(name, Path(record.inventory), home=default_home(),
-                           cache=default_cache())
+        if read_record(default_home(), name) is not None:
+            lab = _hosts_lab(name)
             try:
                 rows = lab.status()
             finally:
@@ -329,6 +332,13 @@ def logs(
     with errors_to_exit():
         if lines < 0:
             raise UsageError(f"--lines: {lines} is negative (valid: >= 0 lines from the end)")
+        if _hosts_record(name) is not None:
+            if follow:
+                raise UsageError("--follow: not for a lab on hosts (its log is read over SSH; "
+                                 "run `tail -F` on the host)")
+            out.print(_hosts_lab(name).log(node, lines), end="", markup=False,
+                      highlight=False, soft_wrap=True)
+            return
         check_node_ref(node)
         path = open_lab(name).log_path(node)
     if not path.exists():

@@ -23,6 +23,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, TypeVar
 
+from casslab import net
 from casslab.cassandra.config import parse_overrides
 from casslab.cassandra.cql import NATIVE_PORT, CqlClient, gossip_table, status_code
 from casslab.cassandra.distribution import Distribution, resolve
@@ -37,8 +38,9 @@ from casslab.lab import LabOptions
 from casslab.lab.cluster import NodeStatus
 from casslab.lab.state import DEFAULT_RUNTIME
 from casslab.load import LoadResult, LoadSpec, run_load
-from casslab.metrics.sampler import Sampler
+from casslab.metrics.samples import TrialMetrics
 from casslab.profiles.hardware import cassandra_default_heap_mib, resolve_profile
+from casslab.testbed import hostmetrics, hostnet
 from casslab.testbed.campaignlab import TrialSampler
 
 T = TypeVar("T")
@@ -92,8 +94,10 @@ class HostsLab:
         self.bin_dir = bin_dir or default_bin_dir()
         self.directory = hosts_dir(home) / name
         self.nodes: list[RemoteNode] = provision.remote_nodes(self.inventory)
+        self.profiles_file = profiles_file
         self._loop: _Loop | None = None
         self._fleet: Fleet | None = None
+        self._started: list[cluster.Started] | None = None
 
     # ---- the SSH side -----------------------------------------------------------------
 
@@ -143,7 +147,9 @@ class HostsLab:
             shutil.rmtree(self.directory, ignore_errors=True)
             raise
         try:
-            started = self._call(lambda f: cluster.start(f, self.nodes, dist, heap))
+            started = self._call(lambda f: cluster.start(
+                f, self.nodes, dist, heap, lab=self.name, profiles_file=self.profiles_file))
+            self._started = started
             self._call(lambda f: cluster.wait_cql(f, started, options.timeout_s))
             cluster.wait_all_normal(self.nodes, options.timeout_s)
         except BaseException:
@@ -193,7 +199,11 @@ class HostsLab:
         """Stop every node, wipe its data and logs (the install root's jars stay for the
         next run), forget the lab."""
         try:
-            self._call(lambda f: cluster.stop(f, self.nodes))
+            try:
+                self._call(lambda f: hostnet.clear_hosts(f, self.inventory))
+            finally:
+                self._call(lambda f: cluster.stop(f, self.nodes))
+                self._started = None
             self._call(self._wipe)
         finally:
             self.close()
@@ -239,8 +249,13 @@ class HostsLab:
         return not fields
 
     def set_links(self, mapping: Mapping[str, Any] | None) -> None:
-        if mapping is not None:
-            raise UsageError("network: link conditions on hosts are not built yet")
+        """The campaign's link table between the hosts (node1..N in inventory order, the
+        client hosts as `client`), shaped on each host's data interface over SSH."""
+        if mapping is None:
+            self._call(lambda f: hostnet.clear_hosts(f, self.inventory))
+            return
+        spec = net.NetSpec.from_mapping(dict(mapping), "network")
+        self._call(lambda f: hostnet.apply_hosts(f, self.inventory, spec))
 
     def cql(self) -> CqlClient:
         return CqlClient(list(self.addresses()), netns=None)
@@ -272,5 +287,54 @@ class HostsLab:
 
     def sampler(self, interval_s: float,
                 cql: Callable[[], AbstractContextManager[Any]] | None) -> TrialSampler:
-        # Per-host /proc sampling over SSH is not wired yet: CQL-side samples only.
-        return Sampler([], interval_s=interval_s, cql=cql)
+        return _HostsSampler(self, interval_s, cql)
+
+    def started(self) -> list[cluster.Started]:
+        """The running nodes' pids: from this run's start, else from their pid files."""
+        if self._started is None:
+            async def read(fleet: Fleet) -> list[cluster.Started]:
+                async def one(n: RemoteNode) -> cluster.Started | None:
+                    pid_file = shlex.quote(str(Path(n.layout.directory) / cluster.PID_FILE))
+                    out = await fleet.run_on(n.host, f"cat {pid_file} 2>/dev/null",
+                                             check=False)
+                    text = out.stdout.strip()
+                    return cluster.Started(n, int(text)) if text.isdigit() else None
+
+                found = await asyncio.gather(*(one(n) for n in self.nodes))
+                return [s for s in found if s is not None]
+
+            self._started = self._call(read)
+        return self._started
+
+    def log(self, ref: str, lines: int | None) -> str:
+        """A node's system.log (its last `lines`, all with None); ref: node1 or a host."""
+        node = next((n for n in self.nodes if ref in (n.layout.name, n.host.name,
+                                                     n.layout.name.removeprefix("node"))),
+                    None)
+        if node is None:
+            valid = ", ".join(f"{n.layout.name} ({n.host.name})" for n in self.nodes)
+            raise UsageError(f"node {ref!r} is not in lab '{self.name}' (valid: {valid})")
+        return self._call(lambda f: cluster.node_log(f, node, lines))
+
+
+class _HostsSampler:
+    """The hosts' remote samplers (casslab.testbed.hostmetrics) as a TrialSampler: they
+    run on the lab's event loop while the trial's load runs in the caller's thread."""
+
+    def __init__(self, lab: HostsLab, interval_s: float,
+                 cql: Callable[[], AbstractContextManager[Any]] | None) -> None:
+        self.lab = lab
+        self.interval_s = interval_s
+        self.cql = cql
+        self._sampling: hostmetrics.HostSampling | None = None
+
+    def start(self) -> None:
+        started = self.lab.started()
+        self._sampling = self.lab._call(
+            lambda f: hostmetrics.start(f, started, self.interval_s, cql=self.cql))
+
+    def stop(self) -> TrialMetrics:
+        if self._sampling is None:
+            return TrialMetrics()
+        sampling, self._sampling = self._sampling, None
+        return self.lab._call(lambda _f: sampling.stop())
