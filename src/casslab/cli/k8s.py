@@ -45,19 +45,19 @@ def render(
 ) -> None:
     """Write cass-operator, Chaos Mesh and casslab-load Job manifests of one cell.
 
-    A CassandraDatacenter (pod resources from the hardware profile, heap, cassandra.yaml
-    overrides, racks), one NetworkChaos per conditioned link (or group of alike links),
-    a Job for the load phase and an Indexed Job of K casslab-load clients (pod I runs
-    --client I/K). Every object is validated offline first (Kubernetes schemas, casslab's CRD
-    schemas); nothing is applied to a cluster.
+    A CassandraDatacenter (pod resources from the hardware profile, heap,
+    cassandra.yaml overrides, racks), one NetworkChaos per conditioned link
+    (or group of alike links), a Job for the load phase and an Indexed Job of
+    K casslab-load clients (pod I runs --client I/K). Every object is checked
+    offline first (Kubernetes schemas, casslab's CRD schemas); nothing is
+    applied to a cluster.
 
-    Example: casslab k8s render examples/000-rpi-iot/links.yaml -o k8s/ --clients 2
+    Example: casslab k8s render examples/000-rpi-iot/links.yaml --clients 2
     """
     # The spec and the renderer import the campaign modules: only this command pays.
     from casslab.experiment.spec import load_spec
-    from casslab.k8s import RenderOptions
+    from casslab.k8s import RenderOptions, write
     from casslab.k8s import render as render_cell
-    from casslab.k8s import write
     from casslab.k8s.render import DEFAULT_LOAD_IMAGE
 
     with errors_to_exit():
