@@ -34,12 +34,14 @@ def test_a_pi_profile_is_a_guaranteed_pod_of_its_quota_and_memory() -> None:
 
 def test_an_unlimited_profile_sets_neither_resources_nor_heap() -> None:
     spec = render("{nodes: 1, profile: host}")["spec"]
-    assert "resources" not in spec and "config" not in spec
+    assert "resources" not in spec and "jvm-server-options" not in spec["config"]
 
 
-def test_overrides_go_to_cassandra_yaml() -> None:
-    spec = render("{nodes: 1, set: {concurrent_reads: 4, num_tokens: 8}}")["spec"]
-    assert spec["config"]["cassandra-yaml"] == {"concurrent_reads": 4, "num_tokens": 8}
+def test_overrides_go_to_cassandra_yaml_over_open_access() -> None:
+    spec = render("{nodes: 1, set: {concurrent_reads: 4, authorizer: CassandraAuthorizer}}")
+    assert spec["spec"]["config"]["cassandra-yaml"] == {
+        "authenticator": "AllowAllAuthenticator", "authorizer": "CassandraAuthorizer",
+        "concurrent_reads": 4}
 
 
 def test_what_a_pod_cannot_enforce_is_annotated() -> None:

@@ -68,10 +68,13 @@ def pod_resources(profile: HardwareProfile) -> dict[str, str]:
     return out
 
 
+# casslab-load connects without credentials, as to a local lab: the server must not ask
+# for any whatever the operator's or the image's default (lab.set may still change it).
+OPEN_ACCESS = {"authenticator": "AllowAllAuthenticator", "authorizer": "AllowAllAuthorizer"}
+
+
 def _config(cell: CellLab) -> dict[str, Any]:
-    config: dict[str, Any] = {}
-    if cell.overrides:
-        config["cassandra-yaml"] = dict(cell.overrides)
+    config: dict[str, Any] = {"cassandra-yaml": {**OPEN_ACCESS, **cell.overrides}}
     heap = _heap_mib(cell.profile)
     if heap is not None:
         config["jvm-server-options"] = {"initial_heap_size": f"{heap}M",
