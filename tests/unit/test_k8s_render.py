@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from casslab.experiment.spec import load_spec
+from casslab.core.errors import UsageError
+from casslab.experiment.spec import load_spec, parse_spec
 from casslab.k8s import RenderOptions, render, write
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,3 +54,15 @@ def test_every_file_is_a_yaml_stream_of_objects(tmp_path: Path) -> None:
     for path in write(render(load_spec(ROOT / spec_path), options), tmp_path):
         docs = list(yaml.safe_load_all(path.read_text()))
         assert docs and all({"apiVersion", "kind", "metadata"} <= set(d) for d in docs)
+
+
+def test_a_namespace_kubernetes_refuses_is_named() -> None:
+    spec = parse_spec("name: t\nworkload: {name: ycsb-a}\n")
+    with pytest.raises(UsageError, match=r"^--namespace 'My_NS': not a Kubernetes namespace"):
+        render(spec, RenderOptions(namespace="My_NS"))
+
+
+def test_the_cluster_is_the_campaign_name_as_a_dns_label() -> None:
+    m = render(parse_spec("name: Edge_Study.2\nworkload: {name: ycsb-a}\n"))
+    assert m.datacenter["spec"]["clusterName"] == "edge-study-2"
+    assert m.run["metadata"]["name"] == "edge-study-2-load"

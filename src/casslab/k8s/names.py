@@ -33,6 +33,14 @@ def dns_label(text: str, what: str) -> str:
     return name
 
 
+def check_namespace(name: str) -> str:
+    """A namespace as given, if Kubernetes takes it (a DNS-1123 label); else UsageError."""
+    if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", name):
+        raise UsageError(f"--namespace {name!r}: not a Kubernetes namespace (lowercase "
+                         "letters, digits and '-', at most 63, e.g. casslab)")
+    return name
+
+
 @dataclass(frozen=True)
 class Naming:
     """Where the objects of one cell live and what they are called."""

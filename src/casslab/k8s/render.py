@@ -18,7 +18,7 @@ from casslab.k8s.cell import CellLab, pick_cell
 from casslab.k8s.chaos import network_chaos
 from casslab.k8s.datacenter import datacenter
 from casslab.k8s.job import load_job, run_job
-from casslab.k8s.names import Naming, dns_label
+from casslab.k8s.names import Naming, check_namespace, dns_label
 from casslab.k8s.validate import validate
 
 # No registry publishes casslab-load: build the image from the repository (docs/scale-out.md)
@@ -81,7 +81,7 @@ def render(spec: CampaignSpec, options: RenderOptions | None = None) -> Manifest
     o = options or RenderOptions()
     cell = pick_cell(spec, o.cell, clients=o.clients)
     naming = Naming(cluster=dns_label(spec.name, "campaign name"),
-                    namespace=dns_label(o.namespace, "--namespace"), racks=o.racks)
+                    namespace=check_namespace(o.namespace), racks=o.racks)
     m = Manifests(
         campaign=spec.name, cell=cell,
         datacenter=datacenter(cell, naming, server_version=o.server_version,
