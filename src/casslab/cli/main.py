@@ -133,6 +133,9 @@ class CasslabGroup(LazyGroup):
         "plan": LazyCommand("casslab.cli.plan", "plan",
                             "Plan VM types, node counts and host placement of Cassandra "
                             "tenants."),
+        "k8s": LazyCommand("casslab.cli.k8s", "app",
+                           "Kubernetes manifests of a campaign cell: cass-operator, Chaos "
+                           "Mesh, casslab-load Jobs."),
         "schema": LazyCommand("casslab.cli.schema", "schema",
                               "Print the JSON Schema of a YAML input (experiment spec, plan "
                               "spec, tune rules, link spec, hardware profiles) for editors' "

@@ -1,0 +1,80 @@
+"""The offline validation refuses broken manifests, naming the object and the field
+(so it cannot pass everything), and passes what render emits."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from casslab.experiment.spec import load_spec
+from casslab.k8s import ManifestError, render, validate
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "002-edge" / "2-edge-steps.yaml"
+
+
+@pytest.fixture(scope="module")
+def objects() -> dict[str, dict[str, Any]]:
+    m = render(load_spec(EXAMPLE))
+    assert m.chaos and m.prepare is not None
+    return {"dc": m.datacenter, "chaos": m.chaos[0], "job": m.run}
+
+
+def broken(obj: dict[str, Any], path: list[Any], value: Any) -> dict[str, Any]:
+    out = copy.deepcopy(obj)
+    at = out
+    for p in path[:-1]:
+        at = at[p]
+    at[path[-1]] = value
+    return out
+
+
+def test_rendered_objects_pass(objects: dict[str, dict[str, Any]]) -> None:
+    for obj in objects.values():
+        validate(obj)
+
+
+@pytest.mark.parametrize(("which", "path", "value", "message"), [
+    ("dc", ["spec", "size"], 0,
+     r"^CassandraDatacenter/dc1: spec.size: 0 is less than the minimum of 1"),
+    ("dc", ["spec", "serverVersion"], "5.0",
+     r"^CassandraDatacenter/dc1: spec.serverVersion: '5.0' does not match"),
+    ("dc", ["spec", "storageConfig", "cassandraDataVolumeClaimSpec", "resources", "requests",
+            "storage"], "lots",
+     r"^CassandraDatacenter/dc1: spec.storageConfig.cassandraDataVolumeClaimSpec.resources."
+     r"requests.storage: 'lots' does not match"),
+    ("dc", ["spec", "racks", 0, "zone_typo"], "a",
+     r"^CassandraDatacenter/dc1: spec.racks\[0\]: Additional properties are not allowed"),
+    ("chaos", ["spec", "action"], "slow",
+     r"^NetworkChaos/\S+: spec.action: 'slow' is not one of"),
+    ("chaos", ["spec", "delay", "latency"], "5 ms",
+     r"^NetworkChaos/\S+: spec.delay.latency: '5 ms' does not match"),
+    ("chaos", ["spec", "direction"], "sideways",
+     r"^NetworkChaos/\S+: spec.direction: 'sideways' is not one of"),
+    ("job", ["spec", "completionMode"], 3,
+     r"^Job/edge-edge-steps-load: spec.completionMode: 3 is not of type 'string'"),
+    ("job", ["spec", "template", "spec", "containers", 0, "argz"], ["x"],
+     r"^Job/edge-edge-steps-load: spec.template.spec.containers\[0\]: Additional "
+     r"properties are not allowed"),
+    ("job", ["spec", "completions"], "4",
+     r"^Job/edge-edge-steps-load: spec.completions: '4' is not of type 'integer'"),
+])
+def test_a_broken_object_fails_naming_object_and_field(
+        objects: dict[str, dict[str, Any]], which: str, path: list[Any], value: Any,
+        message: str) -> None:
+    with pytest.raises(ManifestError, match=message):
+        validate(broken(objects[which], path, value))
+
+
+def test_a_bandwidth_action_needs_its_bucket(objects: dict[str, dict[str, Any]]) -> None:
+    obj = broken(objects["chaos"], ["spec", "action"], "bandwidth")
+    with pytest.raises(ManifestError, match=r"'bandwidth' is a required property"):
+        validate(obj)
+
+
+def test_a_kind_kubernetes_does_not_know_is_refused() -> None:
+    with pytest.raises(ManifestError, match=r"^Widget/w: no Kubernetes 1.31 schema for "
+                       r"example.com/v1 Widget"):
+        validate({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}})
