@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent))
 from labtools import casslab
 
 LAB = "hcamp"
+DELAY_MS = 10
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +50,9 @@ def _write_campaign(hosts: SshHosts, tmp_path: Path) -> Path:
     (tmp_path / "hosts.yaml").write_text(yaml.safe_dump(doc))
     spec = {
         "name": "hosts-campaign",
-        "lab": {"backend": "hosts", "inventory": "hosts.yaml", "timeout_s": 400},
+        "lab": {"backend": "hosts", "inventory": "hosts.yaml", "timeout_s": 400,
+                # 10 ms each way between the client hosts and every node
+                "network": {"client": {"delay_ms": DELAY_MS}}},
         "workload": {"name": "stress-write", "records": 2000,
                      "options": {"rf": 3, "in-flight": 8}},
         "factors": [{"name": "cl", "levels": ["one", "quorum"]}],
@@ -76,13 +79,25 @@ def test_a_campaign_runs_unchanged_on_hosts_and_leaves_nothing(
         commands = [str(r[0]) for r in store.conn.execute(
             "SELECT command FROM trials ORDER BY seq").fetchall()]
     assert [(t.status, t.ops) for t in trials] == [("done", 3000), ("done", 3000)]
+    for t in trials:
+        # Every request crosses the conditioned link both ways.
+        assert t.p50_ms is not None and t.p50_ms >= 2 * DELAY_MS, t
     assert (tmp_path / "results" / "inventory.yaml").read_text() == \
         (tmp_path / "hosts.yaml").read_text()
     for command in commands:
         # The load ran on the first client host, reaching the nodes over the bridge.
         assert command.startswith("ssh "), command
         assert f"root@{five_hosts.hosts[3].address}" in command
+    with Store(tmp_path / "results", create=False) as store:
+        cpu = store.conn.execute(
+            "SELECT COUNT(DISTINCT node), MAX(cpu_user_pct + cpu_sys_pct) FROM node_metrics"
+        ).fetchone()
+    assert cpu[0] == 3 and cpu[1] > 0, "each node host's sampler reported CPU"
     assert not _jvms(five_hosts), "a node JVM outlived the campaign"
+    for host in five_hosts.hosts:  # link conditions cleared on every host
+        rules = subprocess.run(["ip", "netns", "exec", host.namespace, "iptables-save"],
+                               capture_output=True, text=True, check=False).stdout
+        assert "NFQUEUE" not in rules, host.name
     assert not [r for r in list_hosts_labs(default_home()) if r.name == LAB]
 
 
