@@ -17,7 +17,7 @@ def test_plan_of_example_000_shows_blocks_warmups_and_why() -> None:
     res = casslab("experiment", "plan", str(EXAMPLE_000), env=None)
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
-    assert lines[-1] == ("4 blocks, 8 warm-ups, 32 kept trials; resets: 2 recreate, "
+    assert lines[-1] == ("4 blocks, 8 warm-ups, 40 kept trials; resets: 2 recreate, "
                          "2 rebuild")
     header = next(line for line in lines if "seq" in line)
     for col in ("block", "warm-up", "reset before", "why"):
