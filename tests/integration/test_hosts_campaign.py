@@ -86,7 +86,7 @@ def test_a_campaign_runs_unchanged_on_hosts_and_leaves_nothing(
         (tmp_path / "hosts.yaml").read_text()
     for command in commands:
         # The load ran on the first client host, reaching the nodes over the bridge.
-        assert command.startswith("ssh "), command
+        assert "-m casslab.hosts.sshrun ssh " in command, command
         assert f"root@{five_hosts.hosts[3].address}" in command
     with Store(tmp_path / "results", create=False) as store:
         cpu = store.conn.execute(

@@ -136,21 +136,18 @@ class _JsonLines:
 def run_load(spec: LoadSpec, *, hosts: list[str], prefix: list[str],
              on_interval: Callable[[dict[str, Any]], None] | None = None,
              raw_out: Path | None = None, text_format: str = "json",
-             on_text: Callable[[str], None] | None = None, binary: str | None = None,
-             wrap: Callable[[list[str]], list[str]] | None = None) -> LoadResult:
+             on_text: Callable[[str], None] | None = None,
+             binary: str | None = None) -> LoadResult:
     """Run casslab-load to the end and return its summary.
 
     prefix: e.g. `ip netns exec casslab-LAB` to run inside a lab.
     text_format: json or ycsb, what casslab-load prints on stdout; `on_text` gets each
     stdout line as printed (to pass it through). raw_out receives the JSON lines.
-    binary: casslab-load's path where it runs (default: find_binary() here); wrap: turns
-    the whole command into the one that runs it elsewhere (e.g. over ssh, which needs the
-    command quoted as one word).
+    binary: casslab-load's path where it runs (default: find_binary() here; the prefix
+    may run it elsewhere, e.g. casslab.hosts.sshrun's over ssh).
     Raises LoadError with the tool's last stderr lines when it gives no summary.
     """
     cmd = [*prefix, *build_command(spec, hosts, binary or find_binary(), text_format)]
-    if wrap is not None:
-        cmd = wrap(cmd)
     sink = raw_out.open("w") if raw_out else None
     reader = _JsonLines(on_interval, sink)
     try:

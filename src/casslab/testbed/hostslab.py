@@ -28,7 +28,7 @@ from casslab.cassandra.config import parse_overrides
 from casslab.cassandra.cql import NATIVE_PORT, CqlClient, gossip_table, status_code
 from casslab.cassandra.distribution import Distribution, resolve
 from casslab.core.errors import CasslabError, CqlError, UsageError
-from casslab.hosts import cluster, provision
+from casslab.hosts import cluster, provision, sshrun
 from casslab.hosts import inventory as inv
 from casslab.hosts.inventory import Host, Inventory
 from casslab.hosts.provision import RemoteNode
@@ -281,9 +281,8 @@ class HostsLab:
             raise UsageError(f"workload {spec.workload}: user profiles are not pushed to "
                              "client hosts yet (valid on hosts: the built-in workloads)")
         binary = str(Path(host.install_root) / "bin" / "casslab-load")
-        base = ssh_argv(host)
-        return run_load(spec, hosts=self.contact_points(), prefix=guard, binary=binary,
-                        wrap=lambda argv: [*base, shlex.join(argv)])
+        return run_load(spec, hosts=self.contact_points(),
+                        prefix=[*sshrun.prefix(ssh_argv(host)), *guard], binary=binary)
 
     def sampler(self, interval_s: float,
                 cql: Callable[[], AbstractContextManager[Any]] | None) -> TrialSampler:
