@@ -352,3 +352,13 @@ def test_a_bad_ycsb_property_in_a_spec_names_its_line() -> None:
     with pytest.raises(SpecError, match=r"workload\.ycsb: operationcount/maxexecutiontime "
                                         r"set ops: a campaign stops trials with `stop:`"):
         parse_spec("workload:\n  ycsb:\n    props: {operationcount: 10}\n")
+
+
+def test_workload_clients_defaults_to_one_and_takes_up_to_64() -> None:
+    assert parse_spec("workload: ycsb-a\n").workload.clients == 1
+    assert parse_spec("workload: {name: ycsb-a, clients: 4}\n").workload.clients == 4
+    for bad in ("0", "65", "2.5"):
+        with pytest.raises(SpecError) as info:
+            parse_spec(f"workload: {{name: ycsb-a, clients: {bad}}}\n", source="s.yaml")
+        msg = str(info.value)
+        assert "workload.clients" in msg and "\n" not in msg, msg

@@ -43,6 +43,7 @@ from casslab.experiment.search import PeakResult, PeakSearch, Step, resolve_rela
 from casslab.experiment.spec import CampaignSpec, StopRule, is_relative
 from casslab.lab import LabOptions
 from casslab.load import LoadResult, LoadSpec, run_load
+from casslab.load.multi import local_places, run_clients
 from casslab.load.options import LoadOptions, SchemaOptions, family_of
 from casslab.metrics.sampler import NodeTarget, Sampler
 from casslab.metrics.samples import TrialMetrics
@@ -375,8 +376,7 @@ class CampaignRunner:
         if isinstance(load_opts, SchemaOptions):  # a user profile has no --drop
             load_opts = replace(load_opts, drop=drop)
         self.emit(Event("prepare", f"loading the data of {workload}", done, total))
-        result = run_load(LoadSpec(workload, load_opts),
-                          hosts=self._hosts(), prefix=self.lab.exec_prefix())
+        result = self._run_load(LoadSpec(workload, load_opts), self.lab.exec_prefix())
         if result.summary.ended_by != "completed" or result.summary.errors:
             raise CasslabError(f"prepare ({workload} load phase) ended by "
                                f"{result.summary.ended_by} with {result.summary.errors} "
@@ -447,12 +447,20 @@ class CampaignRunner:
         running: Running | None = None
         try:
             running = self._start_beside(params, label) if label is not None else None
-            result = run_load(LoadSpec(workload, opts), hosts=self._hosts(),
-                              prefix=[*self.lab.exec_prefix(), *guard])
+            result = self._run_load(LoadSpec(workload, opts), [*self.lab.exec_prefix(), *guard])
         finally:
             beside = running.stop() if running is not None else BesideResult()
             metrics = sampler.stop()
         return result, metrics, beside
+
+    def _run_load(self, spec: LoadSpec, prefix: list[str]) -> LoadResult:
+        """One run of the load: workload.clients processes in the lab's namespace, merged."""
+        k = self.spec.workload.clients
+        if k == 1:
+            return run_load(spec, hosts=self._hosts(), prefix=prefix)
+        work = self.results / "load-clients"
+        return run_clients(spec, hosts=self._hosts(), places=local_places(k, prefix, work),
+                           work_dir=work)
 
     def _start_beside(self, params: dict[str, Any], label: str) -> Running | None:
         if self.beside is None:
