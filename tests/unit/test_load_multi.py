@@ -92,7 +92,7 @@ def test_the_summary_sums_counts_takes_merged_percentiles_and_keeps_each_client(
            "max_us": 900}
     block = {"ops": 280, "latency": lat, "service": lat, "hist": {"latency": "h"}}
     merged = {"by_op": {"write": block}, "all": block, "logs": 2, "start_s": 5.0,
-              "interval_s": 1.0, "intervals": 10}
+              "interval_s": 1.0, "intervals": 10, "ops": 280}
     clients = [_client(100, 100, 0, 300), _client(200, 180, 20, 700, "cluster_lost")]
     s = RunSummary.from_json(merged_summary(clients, merged))
     assert (s.ops, s.errors, s.ended_by, s.ops_s) == (300, 20, "cluster_lost", 30.0)

@@ -231,7 +231,8 @@ def merged_summary(clients: list[RunSummary], merged: dict[str, Any]) -> dict[st
                         "clients": sum(int(r.get("concurrency", {}).get("clients", 0))
                                        for r in raws),
                         "load_clients": len(raws)},
-        "merged": {k: merged[k] for k in ("logs", "start_s", "interval_s", "intervals")},
+        "merged": {k: merged[k]
+                   for k in ("logs", "start_s", "interval_s", "intervals", "ops")},
         "clients": raws,
     }
 
