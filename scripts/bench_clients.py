@@ -125,7 +125,11 @@ def report(runs: list[Measure], args: argparse.Namespace,
         ops_s, cpu, p99 = med[k]
         lines.append(f"| {k} | {ops_s:,.0f} | {ops_s / base_ops:.2f}x | {cpu:.2f} | "
                      f"{cpu / base_cpu:.2f}x | {p99:.2f} |")
-    lines += ["", "Each run:", "", "| clients | ops | ops/s | CPU per op (us) | p99 (ms) |",
+    rates = {k: [m.ops_s for m in runs if m.clients == k] for k in COUNTS}
+    spread = ", ".join(f"K={k} {max(r) / min(r):.2f}x" for k, r in rates.items())
+    lines += ["", f"Spread of ops/s between rounds of one K (max / min): {spread}. Where it is "
+              "large next to the ratios above, the machine was busy with other work (load "
+              "average) and the ratios are indicative only.", "", "Each run:", "", "| clients | ops | ops/s | CPU per op (us) | p99 (ms) |",
               "|---|---|---|---|---|"]
     lines += [f"| {m.clients} | {m.ops:,} | {m.ops_s:,.0f} | {m.us_per_op:.2f} | "
               f"{m.p99_ms:.2f} |" for m in runs]

@@ -38,7 +38,7 @@ def test_each_client_gets_its_slice_log_and_the_shared_start() -> None:
     for i, argv in enumerate(cmds):
         assert argv[:5] == ["ip", "netns", "exec", "ns1", "/opt/casslab-load"]
         assert _value(argv, "--client") == f"{i}/3"
-        assert _value(argv, "--start-at") == "1700000000.250"
+        assert _value(argv, "--start-at") == "1700000000.25"
         assert _value(argv, "--hdr-log") == f"/tmp/w/c{i}.hlog"
         # Totals go to every client (casslab-load takes its share); one data seed.
         assert (_value(argv, "--ops"), _value(argv, "--rate"), _value(argv, "--seed")) == \

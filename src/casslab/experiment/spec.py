@@ -413,7 +413,7 @@ def _workload(v: _V, raw: Any, base_dir: Path | None) -> WorkloadSpec:
         raise v.doc.error(("workload", "options"), "must be a mapping of casslab-load options "
                           "(e.g. {in-flight: 8, field-length: 100})")
     for key in options:
-        if key in ("hosts", "format", "phase", "drop"):
+        if key in ("hosts", "format", "phase", "drop", "client", "start-at"):
             raise v.doc.error(("workload", "options", key), "is set by the runner; remove it")
         if key in ("ops", "duration"):
             raise v.doc.error(("workload", "options", key), "belongs in `stop:` (ops, "

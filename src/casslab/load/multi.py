@@ -79,20 +79,15 @@ def check_count(k: int, name: str) -> None:
         raise UsageError(f"{name}: {k} is not a client count (valid: 1..{MAX_CLIENTS})")
 
 
-def client_args(index: int, count: int, start_at_s: float) -> list[str]:
-    """casslab-load's arguments that make a process client `index` of `count`."""
-    return ["--client", f"{index}/{count}", "--start-at", f"{start_at_s:.3f}"]
-
-
 def client_command(spec: LoadSpec, place: ClientPlace, index: int, count: int,
                    hosts: list[str], start_at_s: float) -> list[str]:
     """The full command of one client: its place's prefix, its log, its slice."""
     log = f"{place.workdir.rstrip('/')}/{place.name}.hlog"
-    options = replace(spec.options, hdr_log=Path(log))
+    options = replace(spec.options, hdr_log=Path(log), client=f"{index}/{count}",
+                      start_at_s=round(start_at_s, 3))
     if isinstance(options, SchemaOptions):
-        options = replace(options, drop=None)  # dropped once before (schema_first)
-    one = LoadSpec(spec.workload, options,
-                   [*spec.extra, *client_args(index, count, start_at_s)])
+        options = replace(options, drop=None)  # dropped once before (schema_spec)
+    one = LoadSpec(spec.workload, options, list(spec.extra))
     return [*place.prefix, *build_command(one, hosts, place.binary)]
 
 
