@@ -129,7 +129,8 @@ def report(runs: list[Measure], args: argparse.Namespace,
     spread = ", ".join(f"K={k} {max(r) / min(r):.2f}x" for k, r in rates.items())
     lines += ["", f"Spread of ops/s between rounds of one K (max / min): {spread}. Where it is "
               "large next to the ratios above, the machine was busy with other work (load "
-              "average) and the ratios are indicative only.", "", "Each run:", "", "| clients | ops | ops/s | CPU per op (us) | p99 (ms) |",
+              "average) and the ratios are indicative only.", "", "Each run:", "",
+              "| clients | ops | ops/s | CPU per op (us) | p99 (ms) |",
               "|---|---|---|---|---|"]
     lines += [f"| {m.clients} | {m.ops:,} | {m.ops_s:,.0f} | {m.us_per_op:.2f} | "
               f"{m.p99_ms:.2f} |" for m in runs]
