@@ -84,6 +84,7 @@ demo: setup
 bench: setup
 	$(PY) scripts/bench_lab.py
 	$(PY) scripts/bench_load.py
+	$(PY) scripts/bench_clients.py
 	$(PY) scripts/bench_net.py
 	$(PY) scripts/bench_plan.py
 	$(PY) scripts/bench_startup.py

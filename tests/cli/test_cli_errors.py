@@ -104,3 +104,15 @@ def test_bad_run_options_fail_before_connecting(args: list[str], message: str) -
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1, res.stderr
     assert message in lines[0]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--clients", "0"], "error: --clients: 0 is not a client count (valid: 1..64)"),
+    (["--clients", "65"], "error: --clients: 65 is not a client count (valid: 1..64)"),
+    (["--clients", "2", "--format", "ycsb"], "error: --format ycsb prints one client's text"),
+])
+def test_run_clients_outside_1_to_64_is_one_line(args: list[str], message: str) -> None:
+    res = casslab("run", "stress-write", "--name", "clibadclients", *args)
+    assert res.returncode != 0
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], res.stderr

@@ -408,3 +408,11 @@ def test_backend_and_inventory_errors_name_the_field(tmp_path: Path, lab: str,
     (tmp_path / "hosts.yaml").write_text(HOSTS_INVENTORY)
     with pytest.raises(SpecError, match=message):
         parse_spec(f"name: h\nlab: {lab}\nworkload: stress-write\n", base_dir=tmp_path)
+def test_workload_clients_defaults_to_one_and_takes_up_to_64() -> None:
+    assert parse_spec("workload: ycsb-a\n").workload.clients == 1
+    assert parse_spec("workload: {name: ycsb-a, clients: 4}\n").workload.clients == 4
+    for bad in ("0", "65", "2.5"):
+        with pytest.raises(SpecError) as info:
+            parse_spec(f"workload: {{name: ycsb-a, clients: {bad}}}\n", source="s.yaml")
+        msg = str(info.value)
+        assert "workload.clients" in msg and "\n" not in msg, msg

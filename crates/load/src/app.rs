@@ -7,7 +7,7 @@ use crate::db;
 use crate::error::{LoadError, Result};
 use crate::exec::runner::{self, EndReason, Sink};
 use crate::exec::stages::{parse_stages, StageDefaults};
-use crate::exec::{Concurrency, Converge, OpMix, Phase, RunPlan, StagePlan, Workload};
+use crate::exec::{ClientSlice, Concurrency, Converge, OpMix, Phase, RunPlan, StagePlan, Workload};
 use crate::stats::hdrlog::HdrLog;
 use crate::stats::prometheus::{self, Live};
 use crate::stats::report::{
@@ -123,12 +123,19 @@ fn plan(run: &RunArgs, shape: &Shape, io_threads: usize) -> Result<RunPlan> {
             }),
         }
     }
+    // With --client I/K the counts and rates above are the K clients' totals.
+    let client = run.client.unwrap_or(ClientSlice::ALONE);
+    for s in &mut stages {
+        s.ops = s.ops.map(|n| client.share(n));
+        s.rate_ops_s = s.rate_ops_s.map(|r| r / client.count as f64);
+    }
     let p = RunPlan {
         concurrency: concurrency(run, io_threads),
         think_time: run.think_time.as_ref().map(|d| d.0),
         interval: run.interval.0,
         stages,
         seed: run.seed,
+        client,
         unreachable_after: run.unreachable_after.0,
         op_timeout: None,
         tick: run.tick.0,
@@ -198,6 +205,44 @@ impl Sink for Output {
     }
 }
 
+/// How far in the past `--start-at` may be (clients started a little late still
+/// start at once; a stale time is a mistake).
+const START_AT_SLACK_S: f64 = 5.0;
+
+fn now_unix_s() -> f64 {
+    SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// Refuses a `--start-at` more than [`START_AT_SLACK_S`] in the past.
+fn check_start_at(run: &RunArgs, now_s: f64) -> Result<()> {
+    match run.start_at {
+        Some(t) if !t.is_finite() || t < now_s - START_AT_SLACK_S => Err(LoadError::option(
+            "--start-at",
+            format!(
+                "{t} is {:.1} s in the past: give a time (seconds since the epoch) at most \
+                 {START_AT_SLACK_S} s ago, e.g. now + 10",
+                now_s - t
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Several clients share one data set: only a drop before they start is safe.
+fn check_client_drop(run: &RunArgs, drop: bool) -> Result<()> {
+    match run.client {
+        Some(c) if drop && c.count > 1 => Err(LoadError::option(
+            "--drop",
+            "cannot be used with --client I/K, K > 1 (each client would drop the others' \
+             data): drop once before the clients start",
+        )),
+        _ => Ok(()),
+    }
+}
+
 async fn drive<W: Workload>(
     w: W,
     plan: RunPlan,
@@ -207,6 +252,14 @@ async fn drive<W: Workload>(
     abort: Arc<AtomicBool>,
     listener: Option<std::net::TcpListener>,
 ) -> Result<EndReason> {
+    if let Some(t) = run.start_at {
+        let wait_s = t - now_unix_s();
+        if wait_s > 0.0 {
+            tokio::time::sleep(std::time::Duration::from_secs_f64(wait_s)).await;
+        }
+    }
+    // Created after the wait: the log's StartTime is the run's start, which is
+    // what `merge` places the clients' intervals by.
     let hdr = match &run.hdr_log {
         Some(p) => Some(HdrLog::create(p, SystemTime::now())?),
         None => None,
@@ -266,6 +319,9 @@ async fn drive<W: Workload>(
 /// Runs the command `cli`. `abort` stops the run early (set on Ctrl-C).
 pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
     let config = serde_json::to_value(&cli).unwrap_or(serde_json::Value::Null);
+    if let Some(r) = run_args(&cli.command) {
+        check_start_at(r, now_unix_s())?;
+    }
     // Bound before connecting, so a busy port fails at once.
     let listener = match run_args(&cli.command).and_then(|r| r.prometheus.as_ref()) {
         Some(addr) => Some(prometheus::bind(addr)?),
@@ -280,18 +336,21 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
                 load_count: c.records,
                 default_ops: 1000,
             };
+            check_client_drop(&c.run, c.schema.drop)?;
             let mut p = plan(&c.run, &shape, c.conn.io_threads)?;
             // The runner enforces --timeout per operation (cheaper than the
             // driver's timer per request, see db::connect).
             p.op_timeout = Some(c.conn.timeout.0);
             let session = db::connect(&c.conn).await?;
             ycsb::Ycsb::create_schema(&session, c).await?;
+            // All clients' run-phase operations: the keys they may insert.
             let expected: u64 = p
                 .stages
                 .iter()
                 .filter(|s| s.phase == Phase::Run)
                 .filter_map(|s| s.ops)
-                .sum();
+                .sum::<u64>()
+                * p.client.count;
             let w = ycsb::Ycsb::new(session, c, &ttls(&p), expected).await?;
             let label = format!("ycsb-{}", format!("{:?}", c.workload).to_lowercase());
             drive(w, p, &c.run, &label, config, abort, listener).await
@@ -304,6 +363,7 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
                 load_count: stress::population_size(c),
                 default_ops: stress::population_size(c),
             };
+            check_client_drop(&c.run, c.schema.drop)?;
             let mut p = plan(&c.run, &shape, c.conn.io_threads)?;
             // The runner enforces --timeout per operation (cheaper than the
             // driver's timer per request, see db::connect).
@@ -323,6 +383,7 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
                 load_count: c.devices * c.series,
                 default_ops: 10_000,
             };
+            check_client_drop(&c.run, c.schema.drop)?;
             let mut p = plan(&c.run, &shape, c.conn.io_threads)?;
             // The runner enforces --timeout per operation (cheaper than the
             // driver's timer per request, see db::connect).
@@ -433,6 +494,47 @@ mod tests {
         assert_eq!(p.stages[0].mix.weights(), &[0.5, 0.5, 0.0, 0.0, 0.0]);
         assert!(plan(&run_args(&["--mix", "read=1,nope=2"]), &shape(), 1).is_err());
         assert!(plan(&run_args(&["--workers", "0"]), &shape(), 1).is_err());
+    }
+
+    #[test]
+    fn a_client_of_k_runs_its_share_of_the_counts_and_rate() {
+        let args = [
+            "--phase", "both", "--ops", "1001", "--rate", "300", "--client",
+        ];
+        let shares: Vec<(u64, u64, f64)> = (0..3)
+            .map(|i| {
+                let slice = format!("{i}/3");
+                let mut a = args.to_vec();
+                a.push(&slice);
+                let p = plan(&run_args(&a), &shape(), 1).unwrap();
+                assert_eq!(p.client.index, i);
+                (
+                    p.stages[0].ops.unwrap(),
+                    p.stages[1].ops.unwrap(),
+                    p.stages[1].rate_ops_s.unwrap(),
+                )
+            })
+            .collect();
+        // 500 records and 1001 operations in all, at 100 ops/s each.
+        assert_eq!(shares.iter().map(|s| s.0).sum::<u64>(), 500);
+        assert_eq!(shares.iter().map(|s| s.1).sum::<u64>(), 1001);
+        assert!(shares.iter().all(|s| (s.2 - 100.0).abs() < 1e-9));
+        let drop = check_client_drop(&run_args(&["--client", "1/2"]), true).unwrap_err();
+        assert!(drop.to_string().contains("--drop"), "{drop}");
+        assert!(check_client_drop(&run_args(&["--client", "0/1"]), true).is_ok());
+    }
+
+    #[test]
+    fn a_start_time_long_past_is_refused_in_one_line() {
+        let run = run_args(&["--start-at", "1000.5"]);
+        let e = check_start_at(&run, 1010.0).unwrap_err().to_string();
+        assert!(
+            e.contains("--start-at") && e.contains("9.5 s in the past"),
+            "{e}"
+        );
+        assert!(!e.contains('\n'));
+        assert!(check_start_at(&run, 1003.0).is_ok());
+        assert!(check_start_at(&run_args(&[]), 1e9).is_ok());
     }
 
     #[test]

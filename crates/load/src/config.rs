@@ -2,6 +2,7 @@
 //! Everything here is `Serialize` so the full configuration goes into the
 //! summary line (the password comes from the environment and never appears).
 
+use crate::exec::ClientSlice;
 use crate::units::Dur;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde::Serialize;
@@ -43,6 +44,10 @@ pub struct MergeCommand {
     /// Write the merged interval log here.
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
+    /// Before the summary, print one JSON line per merged interval (the shape of a
+    /// run's interval lines, without ok / not found / errors, which logs do not hold).
+    #[arg(long)]
+    pub intervals: bool,
 }
 
 /// A count of operations: a whole number >= 0, a negative one named as such.
@@ -271,6 +276,27 @@ pub struct RunArgs {
     /// Seed of all key, value and op choices.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// This process is client I of K (0 <= I < K) of one run: every client gets the
+    /// same options and --seed (keys and values derive from the seed, so all see one
+    /// data set), and takes the cycles I, I+K, I+2K, ... of the run one client would
+    /// do. --ops, --rate, --warmup ops, the stages' ops and rates, and the load
+    /// phase's records are the totals of the K clients; each does its share, so
+    /// together they do exactly the one-client run. Per family: the load phase
+    /// writes an interleaved slice of the records (ycsb keys, stress population
+    /// seeds, iot device-series, user partitions), disjoint from the others';
+    /// reads and updates of the run phase draw from the whole population; inserts
+    /// of the run phase (ycsb d, e, i) take new keys records+I, records+I+K, ...;
+    /// stress `seq(...)` populations follow the cycles, so a K-client `stress
+    /// write` writes each key once. --drop is refused: drop once before the
+    /// clients start.
+    #[arg(long, value_name = "I/K")]
+    pub client: Option<ClientSlice>,
+    /// Wait until this time (seconds since the epoch, fractional) before the first
+    /// operation, after connecting and preparing, so K clients start together; the
+    /// HdrHistogram log's StartTime is then this time. A time more than 5 s in the
+    /// past is refused.
+    #[arg(long, value_name = "UNIX_S")]
+    pub start_at: Option<f64>,
     /// End the run when no operation succeeded for this long while errors occur.
     #[arg(long, default_value = "20s")]
     pub unreachable_after: Dur,

@@ -80,8 +80,9 @@ fn parse_cli() -> config::Cli {
 
 fn real_main(cli: config::Cli, io_threads: usize) -> anyhow::Result<EndReason> {
     if let config::Command::Merge(m) = &cli.command {
-        let summary = merge::run(&m.logs, m.output.as_deref())?;
-        println!("{summary}");
+        for line in merge::run_lines(&m.logs, m.output.as_deref(), m.intervals)? {
+            println!("{line}");
+        }
         return Ok(EndReason::Completed);
     }
     let rt = if io_threads <= 1 {

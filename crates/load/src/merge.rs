@@ -219,7 +219,11 @@ pub fn summary(m: &Merged, logs: usize) -> Value {
         );
     }
     let slots: std::collections::BTreeSet<u64> = m.slots.keys().map(|(s, _)| *s).collect();
+    let span_s = slots.len() as f64 * m.slot_s;
+    let (by_op, all, _) = blocks(m.totals.iter(), span_s);
     json!({
+        "by_op": by_op,
+        "all": all,
         "type": "merged",
         "tool": "casslab-load",
         "logs": logs,
@@ -231,8 +235,98 @@ pub fn summary(m: &Merged, logs: usize) -> Value {
     })
 }
 
+/// Percentiles of one histogram, as the summary's `latency` / `service` blocks (us).
+fn percentiles(h: &Histogram<u64>) -> Value {
+    let q = |p: f64| {
+        if h.is_empty() {
+            0
+        } else {
+            h.value_at_quantile(p)
+        }
+    };
+    json!({
+        "mean_us": (h.mean() * 1000.0).round() / 1000.0,
+        "p50_us": q(0.5),
+        "p95_us": q(0.95),
+        "p99_us": q(0.99),
+        "p999_us": q(0.999),
+        "max_us": h.max(),
+    })
+}
+
+/// One operation block in the shape of a run's summary and interval lines:
+/// count, rate over `len_s`, latency and service percentiles and both
+/// histograms (so the merged result can itself be merged or re-read).
+fn op_block(lat: &Histogram<u64>, svc: &Histogram<u64>, len_s: f64) -> Value {
+    let n = lat.len();
+    json!({
+        "ops": n,
+        "ops_s": if len_s > 0.0 { (n as f64 / len_s * 1000.0).round() / 1000.0 } else { 0.0 },
+        "latency": percentiles(lat),
+        "service": percentiles(svc),
+        "hist": {
+            "encoding": "hdrhistogram-v2-deflate-base64",
+            "unit": "us",
+            "latency": histogram_base64(lat),
+            "service": histogram_base64(svc),
+        },
+    })
+}
+
+/// Per operation (tags without `-svc`) and over all operations, from histograms by tag.
+fn blocks<'a>(
+    tags: impl Iterator<Item = (&'a String, &'a Histogram<u64>)>,
+    len_s: f64,
+) -> (Map<String, Value>, Value, u64) {
+    let by_tag: BTreeMap<&String, &Histogram<u64>> = tags.collect();
+    let (mut all_lat, mut all_svc) = (new_hist(), new_hist());
+    let mut by_op = Map::new();
+    let empty = new_hist();
+    for (tag, lat) in by_tag.iter().filter(|(t, _)| !t.ends_with("-svc")) {
+        let svc = by_tag.get(&format!("{tag}-svc")).copied().unwrap_or(&empty);
+        let _ = all_lat.add(*lat);
+        let _ = all_svc.add(svc);
+        by_op.insert((*tag).clone(), op_block(lat, svc, len_s));
+    }
+    let ops = all_lat.len();
+    (by_op, op_block(&all_lat, &all_svc, len_s), ops)
+}
+
+/// The merged intervals, one JSON line each in the shape of a run's interval
+/// lines (`t_s` is the slot's end in seconds after the earliest start), without
+/// the counts a log does not hold (ok, not found, errors, retries).
+pub fn interval_lines(m: &Merged) -> Vec<Value> {
+    let slots: std::collections::BTreeSet<u64> = m.slots.keys().map(|(s, _)| *s).collect();
+    slots
+        .into_iter()
+        .map(|slot| {
+            let tags = m
+                .slots
+                .range((slot, String::new())..(slot + 1, String::new()))
+                .map(|((_, tag), h)| (tag, h));
+            let (by_op, all, ops) = blocks(tags, m.slot_s);
+            json!({
+                "type": "interval",
+                "t_s": ((slot + 1) as f64 * m.slot_s * 1000.0).round() / 1000.0,
+                "interval_s": m.slot_s,
+                "ops": ops,
+                "ops_s": ((ops as f64 / m.slot_s) * 1000.0).round() / 1000.0,
+                "by_op": by_op,
+                "all": all,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
 /// Reads `logs`, writes the merged log to `output` (if given) and returns the summary.
 pub fn run(logs: &[PathBuf], output: Option<&Path>) -> Result<Value> {
+    run_lines(logs, output, false).map(|mut v| v.pop().unwrap_or(Value::Null))
+}
+
+/// Reads `logs`, writes the merged log to `output` (if given) and returns the
+/// merged interval lines (with `intervals`) followed by the summary.
+pub fn run_lines(logs: &[PathBuf], output: Option<&Path>, intervals: bool) -> Result<Vec<Value>> {
     let mut entries = Vec::new();
     for p in logs {
         entries.extend(read_log(p)?);
@@ -241,7 +335,13 @@ pub fn run(logs: &[PathBuf], output: Option<&Path>) -> Result<Value> {
     if let Some(out) = output {
         write_log(&m, out)?;
     }
-    Ok(summary(&m, logs.len()))
+    let mut lines = if intervals {
+        interval_lines(&m)
+    } else {
+        Vec::new()
+    };
+    lines.push(summary(&m, logs.len()));
+    Ok(lines)
 }
 
 #[cfg(test)]
@@ -278,6 +378,20 @@ mod tests {
         assert_eq!(s["by_tag"]["read"]["count"], 72);
         assert_eq!(s["by_tag"]["read-svc"]["count"], 72);
         assert_eq!(s["intervals"], 4);
+        // The summary's `all` block adds every operation; p99 of 72 ops of which
+        // 12 at 9 ms: 9 ms.
+        assert_eq!(s["all"]["ops"], 72);
+        assert_eq!(s["by_op"]["read"]["ops"], 72);
+        let p99 = s["all"]["latency"]["p99_us"].as_u64().unwrap();
+        assert!((8990..=9010).contains(&p99), "{p99}");
+        let lines = run_lines(&[dir.join("a.hlog"), dir.join("b.hlog")], None, true).unwrap();
+        let counts: Vec<u64> = lines[..4]
+            .iter()
+            .map(|l| l["all"]["ops"].as_u64().unwrap())
+            .collect();
+        assert_eq!(counts, vec![10, 20, 35, 7]);
+        assert_eq!(lines[2]["t_s"], 3.0);
+        assert_eq!(lines[4]["type"], "merged");
         let merged = read_log(&out).unwrap();
         let reads: Vec<(f64, u64)> = merged
             .iter()

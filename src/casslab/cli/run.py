@@ -57,6 +57,9 @@ def run(
                                                "status lines and [OVERALL]/[READ]... "
                                                "sections); json and ycsb go to stdout, "
                                                "progress to stderr.")] = "table",
+    clients: Annotated[int, typer.Option(help="casslab-load processes sharing the run "
+                                         "(interleaved key slices, one start time, "
+                                         "histograms merged by time); 1..64.")] = 1,
     property_files: Annotated[list[Path] | None, typer.Option(
         "-P", help="YCSB workload property file (e.g. workloads/workloada); repeatable.")]
     = None,
@@ -76,6 +79,8 @@ def run(
     Example: casslab run ycsb -P workloads/workloada -p recordcount=100000 --phase both
 
     Example: casslab run ycsb-b -p requestdistribution=uniform --format ycsb > run.txt
+
+    Example: casslab run stress-write --name edge --duration 30s --clients 2
     """
     options: dict[str, Any] = {"phase": phase, "records": records, "ops": ops,
                                "duration": duration, "warmup": warmup, "rate": rate,
@@ -89,8 +94,49 @@ def run(
                                                   properties or [])
         # Checked by casslab-load's rules before the lab is touched; errors name the flag.
         spec = LoadSpec.of(workload, options, list(ctx.args), where="")
+        if clients != 1:
+            _check_clients(clients, output_format)
         targets, prefix = _targets(name, hosts)
+    if clients != 1:
+        execute_clients(spec, targets, prefix, clients, out_file, output_format)
+        return
     execute(spec, targets, prefix, out_file, output_format)
+
+
+def _check_clients(clients: int, output_format: str) -> None:
+    from casslab.load.multi import check_count
+
+    check_count(clients, "--clients")
+    if output_format == "ycsb":
+        raise UsageError("--format ycsb prints one client's text: with --clients give "
+                         "table or json")
+
+
+def execute_clients(spec: LoadSpec, targets: list[str], prefix: list[str], clients: int,
+                    out_file: Path | None, output_format: str) -> None:
+    """Run `spec` as `clients` processes here; print the merged result and each client's
+    rate (a saturated client shows); exit 1 unless every client completed."""
+    import json
+    import tempfile
+
+    from casslab.load.multi import local_places, run_clients
+
+    with errors_to_exit(), tempfile.TemporaryDirectory(prefix="casslab-clients-") as tmp:
+        work = Path(tmp)
+        result = run_clients(spec, hosts=targets, places=local_places(clients, prefix, work),
+                             work_dir=work)
+    lines = [json.dumps(x) for x in [*result.intervals, result.summary.raw]]
+    if out_file is not None:
+        out_file.write_text("\n".join(lines) + "\n")
+    if output_format == "json":
+        sys.stdout.write("\n".join(lines) + "\n")
+    else:
+        print_summary(result.summary)
+        for i, c in enumerate(result.clients):
+            out.print(f"client {i + 1}: {c.ops:,} ops, {c.ops_s:,.1f} ops/s, {c.errors} "
+                      f"errors ({c.ended_by})", highlight=False)
+    if result.summary.ended_by != "completed":
+        raise typer.Exit(1)
 
 
 def execute(spec: LoadSpec, targets: list[str], prefix: list[str], out_file: Path | None,

@@ -382,7 +382,7 @@ class CampaignRunner:
         if isinstance(load_opts, SchemaOptions):  # a user profile has no --drop
             load_opts = replace(load_opts, drop=drop)
         self.emit(Event("prepare", f"loading the data of {workload}", done, total))
-        result = self.lab.load(LoadSpec(workload, load_opts), guard=[])
+        result = self._load_run(LoadSpec(workload, load_opts), guard=[])
         if result.summary.ended_by != "completed" or result.summary.errors:
             raise CasslabError(f"prepare ({workload} load phase) ended by "
                                f"{result.summary.ended_by} with {result.summary.errors} "
@@ -444,11 +444,17 @@ class CampaignRunner:
         running: Running | None = None
         try:
             running = self._start_beside(params, label) if label is not None else None
-            result = self.lab.load(LoadSpec(workload, opts), guard=guard)
+            result = self._load_run(LoadSpec(workload, opts), guard=guard)
         finally:
             beside = running.stop() if running is not None else BesideResult()
             metrics = sampler.stop()
         return result, metrics, beside
+
+    def _load_run(self, spec: LoadSpec, guard: list[str]) -> LoadResult:
+        """One run of the load: workload.clients processes where the lab's clients are,
+        their histograms merged."""
+        return self.lab.load(spec, guard=guard, clients=self.spec.workload.clients,
+                             work_dir=self.results / "load-clients")
 
     def _start_beside(self, params: dict[str, Any], label: str) -> Running | None:
         if self.beside is None:

@@ -25,6 +25,7 @@ from casslab.experiment.figures import DesignFactor, FigureDecl, figures_schema,
 from casslab.experiment.labels import parse_labels
 from casslab.experiment.reference import Reference, parse_reference, reference_schema
 from casslab.lab.state import DEFAULT_RUNTIME, DEFAULT_TIMEOUT_S, RUNTIME_NAMES
+from casslab.load.multi import MAX_CLIENTS
 from casslab.load.options import (
     CONSISTENCY_LEVELS,
     OptionError,
@@ -62,7 +63,7 @@ TOP_KEYS = ("name", "description", "lab", "workload", "factors", "design", "stop
 LAB_KEYS = ("nodes", "profile", "node_profiles", "runtime", "network", "set", "timeout_s",
             "backend", "inventory")
 BACKENDS = ("local", "hosts")
-WORKLOAD_KEYS = ("name", "records", "prepare", "options", "ycsb")
+WORKLOAD_KEYS = ("name", "records", "prepare", "options", "ycsb", "clients")
 YCSB_KEYS = ("file", "props")
 FACTOR_KEYS = ("name", "levels", "label", "labels")
 DESIGN_KEYS = ("trials", "warmup_trials", "randomize", "seed", "reset")
@@ -106,6 +107,8 @@ class WorkloadSpec:
     records: int = 1000
     prepare: bool = True  # load `records` before the first trial and after every data reset
     options: dict[str, Any] = field(default_factory=dict)
+    # casslab-load processes per run (casslab.load.multi), results merged by absolute time.
+    clients: int = 1
 
 
 @dataclass(frozen=True)
@@ -446,12 +449,13 @@ def _workload(v: _V, raw: Any, base_dir: Path | None) -> WorkloadSpec:
         raise v.doc.error(("workload", "options"), "must be a mapping of casslab-load options "
                           "(e.g. {in-flight: 8, field-length: 100})")
     for key in options:
-        if key in ("hosts", "format", "phase", "drop"):
+        if key in ("hosts", "format", "phase", "drop", "client", "start-at"):
             raise v.doc.error(("workload", "options", key), "is set by the runner; remove it")
         if key in ("ops", "duration"):
             raise v.doc.error(("workload", "options", key), "belongs in `stop:` (ops, "
                               "duration_s) so every trial stops the same way")
-    return WorkloadSpec(name, records, prepare, dict(options))
+    clients = v.integer(m.get("clients", 1), ("workload", "clients"), 1, MAX_CLIENTS)
+    return WorkloadSpec(name, records, prepare, dict(options), clients)
 
 
 def _ycsb_workload(v: _V, m: dict[str, Any], base_dir: Path | None) -> dict[str, Any]:
@@ -845,6 +849,7 @@ def json_schema() -> specio.JsonSchema:
     workload = obj({"name": {"type": "string", "description": ", ".join(WORKLOADS) +
                              ", or a cassandra-stress user profile .yaml"},
                     "records": integer(1), "prepare": {"type": "boolean"},
+                    "clients": integer(1, MAX_CLIENTS),
                     "options": {"type": "object", "description": "casslab-load options"},
                     "ycsb": obj({"file": {"type": "string", "description": "YCSB workload "
                                           "property file (e.g. workloads/workloada)"},

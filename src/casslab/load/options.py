@@ -171,6 +171,14 @@ def _path(value: Any) -> Path:
     return Path(value)
 
 
+def _client_slice(value: Any) -> str:
+    text = str(value).strip()
+    i, _, k = text.partition("/")
+    if not (i.isdigit() and k.isdigit() and int(i) < int(k)):
+        raise _Invalid("is not I/K with 0 <= I < K (e.g. 0/2, the first of two clients)")
+    return text
+
+
 def _hosts(value: Any) -> tuple[str, ...]:
     items = value.split(",") if isinstance(value, str) else value
     if not isinstance(items, list | tuple) or not items or not all(
@@ -317,6 +325,11 @@ class LoadOptions:
     prometheus_linger_s: float | None = _opt("prometheus-linger", _duration(), run_only=True,
                                              argv=duration_arg)
     seed: int | None = _opt("seed", _integer())
+    # Client I of K of one run, and the shared start (seconds since the epoch): set by
+    # casslab.load.multi for each of the K processes.
+    client: str | None = _opt("client", _client_slice, run_only=True)
+    start_at_s: float | None = _opt("start-at", _number(positive=True), run_only=True,
+                                    argv=_float_arg)
     unreachable_after_s: float | None = _opt("unreachable-after", _duration(), run_only=True,
                                              argv=duration_arg)
 

@@ -56,9 +56,13 @@ class LoadSpec:
 
 @dataclass(frozen=True)
 class LoadResult:
+    """A run's summary and interval lines; with several clients (casslab.load.multi) the
+    merged ones, and each client's own summary in `clients` (empty for one client)."""
+
     summary: RunSummary
     intervals: list[dict[str, Any]]
     command: list[str]
+    clients: tuple[RunSummary, ...] = ()
 
 
 def find_binary() -> str:
@@ -143,11 +147,19 @@ def run_load(spec: LoadSpec, *, hosts: list[str], prefix: list[str],
     prefix: e.g. `ip netns exec casslab-LAB` to run inside a lab.
     text_format: json or ycsb, what casslab-load prints on stdout; `on_text` gets each
     stdout line as printed (to pass it through). raw_out receives the JSON lines.
-    binary: casslab-load's path where it runs (default: find_binary() here; the prefix
+    binary: casslab-load's path where `prefix` runs it (default: find_binary(); the prefix
     may run it elsewhere, e.g. casslab.hosts.sshrun's over ssh).
     Raises LoadError with the tool's last stderr lines when it gives no summary.
     """
     cmd = [*prefix, *build_command(spec, hosts, binary or find_binary(), text_format)]
+    return run_command(cmd, on_interval=on_interval, raw_out=raw_out,
+                       text_format=text_format, on_text=on_text)
+
+
+def run_command(cmd: list[str], *, on_interval: Callable[[dict[str, Any]], None] | None = None,
+                raw_out: Path | None = None, text_format: str = "json",
+                on_text: Callable[[str], None] | None = None) -> LoadResult:
+    """Run a built casslab-load command line (see run_load) and return its summary."""
     sink = raw_out.open("w") if raw_out else None
     reader = _JsonLines(on_interval, sink)
     try:

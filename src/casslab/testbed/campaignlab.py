@@ -16,6 +16,7 @@ from casslab import net
 from casslab.cassandra.cql import NATIVE_PORT, CqlClient
 from casslab.lab import Lab, LabOptions
 from casslab.load import LoadResult, LoadSpec, run_load
+from casslab.load.multi import local_places, run_clients
 from casslab.metrics.sampler import NodeTarget, Sampler
 from casslab.metrics.samples import TrialMetrics
 from casslab.profiles.credits import BALANCE_FILE
@@ -60,9 +61,11 @@ class CampaignLab(Protocol):
     def netns(self) -> str | None:
         """Where a CQL client reaches the nodes from (None: this namespace)."""
 
-    def load(self, spec: LoadSpec, *, guard: list[str]) -> LoadResult:
-        """Run casslab-load against the nodes (`guard` prefixes its command, e.g.
-        `timeout`), from where the lab's clients are."""
+    def load(self, spec: LoadSpec, *, guard: list[str], clients: int = 1,
+             work_dir: Path | None = None) -> LoadResult:
+        """Run casslab-load against the nodes from where the lab's clients are: `clients`
+        processes (casslab.load.multi; their logs fetched to `work_dir` and merged);
+        `guard` prefixes each command (e.g. `timeout`)."""
 
     def sampler(self, interval_s: float,
                 cql: Callable[[], AbstractContextManager[Any]] | None) -> TrialSampler:
@@ -109,9 +112,14 @@ class LocalCampaignLab:
     def contact_points(self) -> list[str]:
         return [f"{a}:{NATIVE_PORT}" for a in self.addresses()]
 
-    def load(self, spec: LoadSpec, *, guard: list[str]) -> LoadResult:
-        return run_load(spec, hosts=self.contact_points(),
-                        prefix=[*self.lab.exec_prefix(), *guard])
+    def load(self, spec: LoadSpec, *, guard: list[str], clients: int = 1,
+             work_dir: Path | None = None) -> LoadResult:
+        prefix = [*self.lab.exec_prefix(), *guard]
+        if clients == 1:
+            return run_load(spec, hosts=self.contact_points(), prefix=prefix)
+        work = work_dir or Path(self.lab.directory) / "load-clients"
+        return run_clients(spec, hosts=self.contact_points(),
+                           places=local_places(clients, prefix, work), work_dir=work)
 
     def sampler(self, interval_s: float,
                 cql: Callable[[], AbstractContextManager[Any]] | None) -> TrialSampler:

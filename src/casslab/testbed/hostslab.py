@@ -38,6 +38,7 @@ from casslab.lab import LabOptions
 from casslab.lab.cluster import NodeStatus
 from casslab.lab.state import DEFAULT_RUNTIME
 from casslab.load import LoadResult, LoadSpec, run_load
+from casslab.load.multi import ClientPlace, check_count, local_places, run_clients
 from casslab.metrics.samples import TrialMetrics
 from casslab.profiles.hardware import cassandra_default_heap_mib, resolve_profile
 from casslab.testbed import hostmetrics, hostnet
@@ -269,20 +270,53 @@ class HostsLab:
     def contact_points(self) -> list[str]:
         return [f"{a}:{NATIVE_PORT}" for a in self.addresses()]
 
-    def client(self) -> Host | None:
-        """Where the load runs: the first client host (None: this machine)."""
-        return self.inventory.clients[0] if self.inventory.clients else None
+    def client_hosts(self) -> list[Host]:
+        """Where the load runs: the inventory's clients (none: this machine)."""
+        return list(self.inventory.clients)
 
-    def load(self, spec: LoadSpec, *, guard: list[str]) -> LoadResult:
-        host = self.client()
-        if host is None:
-            return run_load(spec, hosts=self.contact_points(), prefix=guard)
+    def load(self, spec: LoadSpec, *, guard: list[str], clients: int = 1,
+             work_dir: Path | None = None) -> LoadResult:
+        """`clients` casslab-load processes on the client hosts, dealt round-robin (on
+        this machine when the inventory has no client), started together, their logs
+        fetched over SFTP and merged (casslab.load.multi)."""
+        hosts = self.client_hosts()
+        if not hosts:
+            if clients == 1:
+                return run_load(spec, hosts=self.contact_points(), prefix=guard)
+            work = work_dir or self.directory / "load-clients"
+            return run_clients(spec, hosts=self.contact_points(),
+                               places=local_places(clients, guard, work), work_dir=work)
         if spec.workload.endswith((".yaml", ".yml")):
             raise UsageError(f"workload {spec.workload}: user profiles are not pushed to "
                              "client hosts yet (valid on hosts: the built-in workloads)")
-        binary = str(Path(host.install_root) / "bin" / "casslab-load")
-        return run_load(spec, hosts=self.contact_points(),
-                        prefix=[*sshrun.prefix(ssh_argv(host)), *guard], binary=binary)
+        places = self._places(hosts, clients, guard)
+        if clients == 1:
+            p = places[0]
+            return run_load(spec, hosts=self.contact_points(), prefix=list(p.prefix),
+                            binary=p.binary)
+        work = work_dir or self.directory / "load-clients"
+        work.mkdir(parents=True, exist_ok=True)
+        return run_clients(spec, hosts=self.contact_points(), places=places, work_dir=work)
+
+    def _places(self, hosts: list[Host], clients: int, guard: list[str]) -> list[ClientPlace]:
+        check_count(clients, "workload.clients")
+        used = [hosts[i % len(hosts)] for i in range(clients)]
+
+        async def workdirs(fleet: Fleet) -> None:
+            await asyncio.gather(*(fleet.run_on(h, "mkdir -p " + shlex.quote(
+                str(Path(h.install_root) / "run"))) for h in {h.name: h for h in used}.values()))
+
+        self._call(workdirs)
+        return [ClientPlace(f"client{i + 1}", (*sshrun.prefix(ssh_argv(h)), *guard),
+                            str(Path(h.install_root) / "bin" / "casslab-load"),
+                            str(Path(h.install_root) / "run"), self._fetcher(h))
+                for i, h in enumerate(used)]
+
+    def _fetcher(self, host: Host) -> Callable[[str, Path], None]:
+        def fetch(remote: str, local: Path) -> None:
+            self._call(lambda f: f.fetch(host, remote, local))
+
+        return fetch
 
     def sampler(self, interval_s: float,
                 cql: Callable[[], AbstractContextManager[Any]] | None) -> TrialSampler:

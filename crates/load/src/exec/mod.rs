@@ -249,6 +249,56 @@ impl Concurrency {
     }
 }
 
+/// Client `index` of `count` clients of one run (`--client I/K`, I from 0).
+///
+/// Slices are interleaved: client I takes cycles I, I+K, I+2K, ... of the run
+/// one client would do, so the K clients together do exactly that run's
+/// operations (the same keys loaded, the same draws), each cycle once. An
+/// interleaved slice of a stage of N operations has N/K of them, give or take one,
+/// whether the stage counts records (load) or operations (run).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ClientSlice {
+    /// This client, 0-based.
+    pub index: u64,
+    /// Clients of the run.
+    pub count: u64,
+}
+
+impl ClientSlice {
+    /// The only client of a run.
+    pub const ALONE: ClientSlice = ClientSlice { index: 0, count: 1 };
+
+    /// The run-wide cycle of this client's `i`-th operation of a stage starting at `base`.
+    #[inline]
+    pub fn cycle(&self, base: u64, i: u64) -> u64 {
+        base + self.index + self.count * i
+    }
+
+    /// This client's share of a stage of `total` operations: the cycles below
+    /// `total` that are its own.
+    pub fn share(&self, total: u64) -> u64 {
+        if total <= self.index {
+            0
+        } else {
+            (total - self.index).div_ceil(self.count)
+        }
+    }
+}
+
+impl std::str::FromStr for ClientSlice {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let usage = || format!("{s:?}: give I/K with 0 <= I < K, e.g. 0/2 (the first of two)");
+        let (i, k) = s.trim().split_once('/').ok_or_else(usage)?;
+        let index: u64 = i.trim().parse().map_err(|_| usage())?;
+        let count: u64 = k.trim().parse().map_err(|_| usage())?;
+        if count == 0 || index >= count {
+            return Err(usage());
+        }
+        Ok(ClientSlice { index, count })
+    }
+}
+
 /// A whole run.
 #[derive(Clone, Debug)]
 pub struct RunPlan {
@@ -262,6 +312,8 @@ pub struct RunPlan {
     pub stages: Vec<StagePlan>,
     /// Seed for op choice (workloads hold their own seed for keys and values).
     pub seed: u64,
+    /// Which cycles of the run are this process's (all of them when alone).
+    pub client: ClientSlice,
     /// End the run when no operation succeeded for this long while errors occur.
     pub unreachable_after: Duration,
     /// Client-side timeout of one operation (retries included); `None` = none.
@@ -351,6 +403,44 @@ impl RunPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn client_slices_cover_every_cycle_once() {
+        for total in [0u64, 1, 5, 100, 1001] {
+            for count in 1..=7u64 {
+                let mut seen = vec![0u32; total as usize];
+                let mut shares = 0;
+                for index in 0..count {
+                    let c = ClientSlice { index, count };
+                    shares += c.share(total);
+                    for i in 0..c.share(total) {
+                        seen[c.cycle(0, i) as usize] += 1;
+                    }
+                }
+                assert_eq!(shares, total, "{total} over {count}");
+                assert!(seen.iter().all(|n| *n == 1), "{total} over {count}");
+            }
+        }
+        // Later stages start at a multiple of K, so slices stay disjoint there too.
+        let (a, b) = (
+            ClientSlice { index: 0, count: 2 },
+            ClientSlice { index: 1, count: 2 },
+        );
+        assert_ne!(a.cycle(10, 3), b.cycle(10, 3));
+        assert_eq!(ClientSlice::ALONE.cycle(7, 3), 10);
+    }
+
+    #[test]
+    fn client_slices_parse_and_name_bad_forms() {
+        assert_eq!(
+            "1/4".parse::<ClientSlice>().unwrap(),
+            ClientSlice { index: 1, count: 4 }
+        );
+        for bad in ["4/4", "0/0", "1", "a/2", "-1/2"] {
+            let e = bad.parse::<ClientSlice>().unwrap_err();
+            assert!(e.contains("0 <= I < K"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn convergence_waits_for_the_minimum_then_the_relative_standard_error() {

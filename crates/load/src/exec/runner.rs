@@ -15,7 +15,7 @@
 //! (never less than service time); one sent at or after it, from the
 //! intended start, exactly.
 
-use super::{OpCtx, RunPlan, StagePlan, Workload};
+use super::{ClientSlice, OpCtx, RunPlan, StagePlan, Workload};
 use crate::generator::{hash3, unit};
 use crate::stats::report::{IntervalInfo, StageSummary};
 use crate::stats::{ErrorKind, Outcome, Part, StatsSet};
@@ -92,6 +92,7 @@ struct StageRt {
     ns_per_op: Option<f64>,
     next: AtomicU64,
     base: u64,
+    client: ClientSlice,
     plan: StagePlan,
     ctx: OpCtx,
     seed: u64,
@@ -115,7 +116,7 @@ impl StageRt {
         if self.end.is_some_and(|end| intended >= end) {
             return None;
         }
-        Some((self.base + i, intended))
+        Some((self.client.cycle(self.base, i), intended))
     }
 
     fn used(&self) -> u64 {
@@ -449,6 +450,7 @@ pub async fn run<W: Workload>(
             ns_per_op: plan_stage.rate_ops_s.map(|r| 1e9 / r),
             next: AtomicU64::new(0),
             base,
+            client: plan.client,
             ctx: OpCtx {
                 phase: plan_stage.phase,
                 ttl_s: plan_stage.ttl_s,
@@ -550,7 +552,9 @@ pub async fn run<W: Workload>(
             ops: stage_ops,
             errors: stage_errors,
         });
-        base += st.used();
+        // A multiple of the client count, so every client's next stage starts on
+        // its own residue and the slices stay disjoint.
+        base += st.used() * plan.client.count;
     }
     if ended == EndReason::Completed && abort.load(Ordering::Relaxed) {
         ended = EndReason::Interrupted;
@@ -651,6 +655,7 @@ mod tests {
             interval: Duration::from_secs(1),
             stages,
             seed: 1,
+            client: ClientSlice::ALONE,
             unreachable_after: Duration::from_secs(3),
             op_timeout: None,
             tick: Duration::from_millis(1),

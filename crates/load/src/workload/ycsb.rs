@@ -13,7 +13,7 @@ use super::{ttl_clause, ttl_set, ByTtl, Cls};
 use crate::config::{Cl, KeyDist, YcsbCommand, YcsbWorkload};
 use crate::db::{self, read_outcome, write_outcome, RetryCounters};
 use crate::error::{LoadError, Result};
-use crate::exec::{OpCtx, Phase, Workload};
+use crate::exec::{ClientSlice, OpCtx, Phase, Workload};
 use crate::generator::{
     fnvhash64, hash3, write_key, BytePool, Hotspot, Latest, Rng, ScrambledZipfian,
 };
@@ -77,16 +77,26 @@ struct Writes {
 /// YCSB's AcknowledgedCounterGenerator: the highest key such that it and every key
 /// below it have been inserted, so reads never pick a key whose insert is still in
 /// flight (inserts finish out of order with many requests in flight).
+///
+/// This client inserts keys `first`, `first + stride`, ... (`stride` = the client
+/// count of `--client I/K`); the others' keys in between are taken as inserted
+/// when this client's own are (they start together at the same rate), so with
+/// K > 1 a read may rarely find a key not yet inserted (counted as not found).
 struct AckCounter {
     limit: AtomicU64,
-    pending: std::sync::Mutex<std::collections::BTreeSet<u64>>,
+    first: u64,
+    stride: u64,
+    /// This client's next key index not yet acknowledged, and those acknowledged above it.
+    pending: std::sync::Mutex<(u64, std::collections::BTreeSet<u64>)>,
 }
 
 impl AckCounter {
-    fn new(limit: u64) -> Self {
+    fn new(first: u64, stride: u64) -> Self {
         AckCounter {
-            limit: AtomicU64::new(limit),
-            pending: std::sync::Mutex::new(std::collections::BTreeSet::new()),
+            limit: AtomicU64::new(first.saturating_sub(1)),
+            first,
+            stride: stride.max(1),
+            pending: std::sync::Mutex::new((0, std::collections::BTreeSet::new())),
         }
     }
 
@@ -95,13 +105,14 @@ impl AckCounter {
     }
 
     fn acknowledge(&self, key: u64) {
-        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        pending.insert(key);
-        let mut limit = self.limit.load(Ordering::Relaxed);
-        while pending.remove(&(limit + 1)) {
-            limit += 1;
+        let mut guard = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        let (next, done) = &mut *guard;
+        done.insert(key.saturating_sub(self.first) / self.stride);
+        while done.remove(next) {
+            *next += 1;
         }
-        self.limit.store(limit, Ordering::Release);
+        let limit = (self.first + self.stride * *next).saturating_sub(1);
+        self.limit.fetch_max(limit, Ordering::Release);
     }
 }
 
@@ -114,6 +125,8 @@ pub struct Ycsb {
     writes: ByTtl<Writes>,
     chooser: Chooser,
     insert_next: AtomicU64,
+    /// Run-phase inserts of this client are every `insert_stride`-th new key.
+    insert_stride: u64,
     acked: AckCounter,
     pool: BytePool,
     field_count: usize,
@@ -249,6 +262,7 @@ impl Ycsb {
             writes.push(ttl, Writes { insert, updates });
         }
         let dist = cmd.distribution.unwrap_or(distribution_for(cmd.workload));
+        let client = cmd.run.client.unwrap_or(ClientSlice::ALONE);
         Ok(Ycsb {
             session,
             names,
@@ -256,8 +270,9 @@ impl Ycsb {
             scan,
             writes,
             chooser: chooser(cmd, dist, expected_ops),
-            insert_next: AtomicU64::new(cmd.records),
-            acked: AckCounter::new(cmd.records - 1),
+            insert_next: AtomicU64::new(cmd.records + client.index),
+            acked: AckCounter::new(cmd.records + client.index, client.count),
+            insert_stride: client.count,
             pool: BytePool::new(cmd.seed_for_values(), 1 << 16),
             field_count: cmd.field_count,
             field_length: cmd.field_length,
@@ -359,7 +374,8 @@ impl Ycsb {
                 let keynum = if ctx.phase == Phase::Load {
                     cycle
                 } else {
-                    self.insert_next.fetch_add(1, Ordering::Relaxed)
+                    self.insert_next
+                        .fetch_add(self.insert_stride, Ordering::Relaxed)
                 };
                 let out = self.insert(keynum, ctx.ttl_s).await;
                 if ctx.phase == Phase::Run {
@@ -418,7 +434,7 @@ mod ack_tests {
 
     #[test]
     fn limit_advances_only_over_contiguous_acknowledgements() {
-        let c = AckCounter::new(9); // keys 0..=9 loaded
+        let c = AckCounter::new(10, 1); // keys 0..=9 loaded
         c.acknowledge(11);
         assert_eq!(c.limit(), 9, "10 is still in flight");
         c.acknowledge(12);
@@ -426,6 +442,17 @@ mod ack_tests {
         assert_eq!(c.limit(), 12);
         c.acknowledge(13);
         assert_eq!(c.limit(), 13);
+    }
+
+    #[test]
+    fn a_client_of_k_advances_over_its_own_keys() {
+        // Client 1 of 3 after 10 records inserts 11, 14, 17, ...
+        let c = AckCounter::new(11, 3);
+        assert_eq!(c.limit(), 10);
+        c.acknowledge(14);
+        assert_eq!(c.limit(), 10, "11 is still in flight");
+        c.acknowledge(11);
+        assert_eq!(c.limit(), 16);
     }
 }
 

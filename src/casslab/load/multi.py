@@ -1,0 +1,272 @@
+"""Several casslab-load clients of one run, their histograms merged by absolute time.
+
+K clients run the same LoadSpec, each with `--client I/K` (casslab-load then does its
+interleaved share: the run's ops, rate and load-phase records are the K clients' totals)
+and one `--start-at` a few seconds ahead, so they start together after connecting. All
+get the same --seed: keys and values derive from it, so every client reads the data any
+client loaded; their op choices still differ, because each draws from its own cycles
+(I, I+K, ...), which is what a per-client seed would give without splitting the data.
+Each writes an HdrHistogram interval log; `casslab-load merge` adds the logs by absolute
+time into the merged summary and intervals, and each client's own summary is kept (a
+saturated client shows as the one with the low rate or the high tail).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from casslab.core.errors import UsageError
+from casslab.load.options import SchemaOptions
+from casslab.load.runner import (
+    LoadError,
+    LoadResult,
+    LoadSpec,
+    build_command,
+    find_binary,
+    run_command,
+    run_load,
+)
+from casslab.load.summary import RunSummary
+
+MAX_CLIENTS = 64
+# Time the clients get to start, connect and prepare before the shared start.
+START_MARGIN_S = 5.0
+
+
+@dataclass(frozen=True)
+class ClientPlace:
+    """Where one client runs.
+
+    prefix: argv that runs a command there (`ip netns exec NS` for the local lab, an ssh
+    argv for a host). binary: casslab-load's path there. workdir: a directory there for
+    the client's HdrHistogram log. fetch(path_there, local_path): brings a file from there
+    to the controller.
+    """
+
+    name: str
+    prefix: tuple[str, ...]
+    binary: str
+    workdir: str
+    fetch: Callable[[str, Path], None]
+
+
+def copy_file(path: str, dest: Path) -> None:
+    """fetch for a place on this machine (a namespace shares the file system)."""
+    shutil.copyfile(path, dest)
+
+
+def local_places(k: int, prefix: Sequence[str], workdir: Path,
+                 binary: str | None = None) -> list[ClientPlace]:
+    """K clients on this machine, each run with `prefix` (e.g. the lab's exec prefix)."""
+    check_count(k, "clients")
+    workdir.mkdir(parents=True, exist_ok=True)
+    exe = binary or find_binary()
+    return [ClientPlace(f"client{i + 1}", tuple(prefix), exe, str(workdir), copy_file)
+            for i in range(k)]
+
+
+def check_count(k: int, name: str) -> None:
+    """Raises UsageError unless 1 <= k <= MAX_CLIENTS."""
+    if not 1 <= k <= MAX_CLIENTS:
+        raise UsageError(f"{name}: {k} is not a client count (valid: 1..{MAX_CLIENTS})")
+
+
+def client_command(spec: LoadSpec, place: ClientPlace, index: int, count: int,
+                   hosts: list[str], start_at_s: float) -> list[str]:
+    """The full command of one client: its place's prefix, its log, its slice."""
+    log = f"{place.workdir.rstrip('/')}/{place.name}.hlog"
+    options = replace(spec.options, hdr_log=Path(log), client=f"{index}/{count}",
+                      start_at_s=round(start_at_s, 3))
+    if isinstance(options, SchemaOptions):
+        options = replace(options, drop=None)  # dropped once before (schema_spec)
+    one = LoadSpec(spec.workload, options, list(spec.extra))
+    return [*place.prefix, *build_command(one, hosts, place.binary)]
+
+
+def schema_spec(spec: LoadSpec) -> LoadSpec:
+    """A run of no operations that creates (and with --drop first drops) the schema, so
+    K clients never race on DDL."""
+    options = replace(spec.options.for_load_phase(), phase="run", ops=0)
+    return LoadSpec(spec.workload, options, list(spec.extra))
+
+
+def run_clients(spec: LoadSpec, *, hosts: list[str], places: Sequence[ClientPlace],
+                work_dir: Path, start_margin_s: float = START_MARGIN_S) -> LoadResult:
+    """Run K = len(places) clients of `spec` together and merge their results.
+
+    work_dir: a directory on the controller for the fetched logs and the merged log.
+    One place runs exactly as run_load. Raises LoadError naming the first client that
+    failed (after all have ended), UsageError for a client count outside 1..64.
+    """
+    k = len(places)
+    check_count(k, "clients")
+    if k == 1:
+        p = places[0]
+        return run_load(spec, hosts=hosts, prefix=list(p.prefix), binary=p.binary)
+    first = places[0]
+    run_load(schema_spec(spec), hosts=hosts, prefix=list(first.prefix), binary=first.binary)
+    start_at = time.time() + start_margin_s
+    cmds = [client_command(spec, p, i, k, hosts, start_at) for i, p in enumerate(places)]
+    results = _run_all(cmds, [p.name for p in places])
+    work_dir.mkdir(parents=True, exist_ok=True)
+    logs = []
+    for p in places:
+        local = work_dir / f"{p.name}.hlog"
+        p.fetch(f"{p.workdir.rstrip('/')}/{p.name}.hlog", local)
+        logs.append(local)
+    merged = merge_logs(logs, work_dir / "merged.hlog")
+    summaries = [r.summary for r in results]
+    starts = [log_start_s(log) for log in logs]
+    summary = merged_summary(summaries, merged[-1])
+    intervals = merged_intervals(merged[:-1], merged[-1], [r.intervals for r in results],
+                                 starts)
+    return LoadResult(RunSummary.from_json(summary), intervals, cmds[0], tuple(summaries))
+
+
+def _run_all(cmds: list[list[str]], names: list[str]) -> list[LoadResult]:
+    """Runs the commands at once; all end before the first failure is raised."""
+    out: list[LoadResult | None] = [None] * len(cmds)
+    errors: list[tuple[int, str]] = []
+
+    def one(i: int) -> None:
+        try:
+            out[i] = run_command(cmds[i])
+        except LoadError as exc:
+            errors.append((i, str(exc)))
+
+    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(len(cmds))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        i, msg = min(errors)
+        raise LoadError(f"load client {names[i]} ({i + 1} of {len(cmds)}): {msg}")
+    return [r for r in out if r is not None]
+
+
+def merge_logs(logs: list[Path], output: Path) -> list[dict[str, Any]]:
+    """`casslab-load merge --intervals`: the merged interval lines, then its summary."""
+    cmd = [find_binary(), "merge", "--intervals", "--output", str(output),
+           *map(str, logs)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        tail = proc.stderr.strip().splitlines()[-1:] or ["(no output)"]
+        raise LoadError(f"casslab-load merge exited {proc.returncode}: "
+                        f"{tail[0].removeprefix('error: ')}")
+    return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+
+
+def log_start_s(log: Path) -> float:
+    """The StartTime (seconds since the epoch) of an interval log casslab-load wrote."""
+    with log.open() as f:
+        for line in f:
+            if line.startswith("#[StartTime:"):
+                return float(line.split()[1])
+            if not line.startswith("#"):
+                break
+    raise LoadError(f"{log}: no #[StartTime: ...] line (not a casslab-load interval log)")
+
+
+_COUNTS = ("ok", "not_found", "errors", "retries")
+
+
+def _rate(n: float, seconds: float) -> float:
+    return round(n / seconds, 3) if seconds > 0 else 0.0
+
+
+def merged_summary(clients: list[RunSummary], merged: dict[str, Any]) -> dict[str, Any]:
+    """The run's summary in casslab-load's summary shape: counts summed over the clients,
+    percentiles and histograms from the merged logs, each client's summary under
+    `clients`. Run time is the longest client's (they start together)."""
+    raws = [c.raw for c in clients]
+    elapsed = max(float(r["elapsed_s"]) for r in raws)
+    by_op: dict[str, Any] = {}
+    for name in raws[0]["by_op"]:
+        ops = [r["by_op"].get(name, {}) for r in raws]
+        block = dict(merged.get("by_op", {}).get(name) or raws[0]["by_op"][name])
+        block["ops"] = sum(int(o.get("ops", 0)) for o in ops)
+        block["ops_s"] = _rate(block["ops"], elapsed)
+        for key in _COUNTS:
+            block[key] = sum(int(o.get(key, 0)) for o in ops)
+        kinds: dict[str, int] = {}
+        for o in ops:
+            for kind, n in o.get("error_kinds", {}).items():
+                kinds[kind] = kinds.get(kind, 0) + int(n)
+        block["error_kinds"] = kinds
+        block["first_errors"] = [e for o in ops for e in o.get("first_errors", [])][:5]
+        by_op[name] = block
+    total = sum(int(r["ops"]) for r in raws)
+    counts = {key: sum(int(r.get(key, 0)) for r in raws) for key in _COUNTS}
+    all_block = dict(merged["all"])
+    all_block.update(ops=total, ops_s=_rate(total, elapsed), **counts)
+    ended = [r["ended_by"] for r in raws if r["ended_by"] != "completed"]
+    return {
+        **raws[0],
+        "ended_by": ended[0] if ended else "completed",
+        "elapsed_s": elapsed,
+        "wall_s": max(float(r.get("wall_s", 0.0)) for r in raws),
+        "ops": total,
+        "ops_s": _rate(total, elapsed),
+        **counts,
+        "by_op": by_op,
+        "all": all_block,
+        # A log holds no parts (the read and update of a YCSB rmw): the clients' have them.
+        "parts": {},
+        "stages": _stages(raws),
+        "concurrency": {**raws[0].get("concurrency", {}),
+                        "clients": sum(int(r.get("concurrency", {}).get("clients", 0))
+                                       for r in raws),
+                        "load_clients": len(raws)},
+        "merged": {k: merged[k]
+                   for k in ("logs", "start_s", "interval_s", "intervals", "ops")},
+        "clients": raws,
+    }
+
+
+def _stages(raws: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for i, stage in enumerate(raws[0].get("stages", [])):
+        same = [r["stages"][i] for r in raws if len(r.get("stages", [])) > i]
+        out.append({**stage, "ops": sum(int(s["ops"]) for s in same),
+                    "errors": sum(int(s.get("errors", 0)) for s in same),
+                    "elapsed_s": max(float(s["elapsed_s"]) for s in same)})
+    return out
+
+
+def merged_intervals(lines: list[dict[str, Any]], merged: dict[str, Any],
+                     clients: list[list[dict[str, Any]]], starts: list[float]
+                     ) -> list[dict[str, Any]]:
+    """The merged interval lines with the counts a log does not hold (ok, not found,
+    errors, retries) added from the clients' interval lines of the same time slot."""
+    slot_s = float(merged["interval_s"]) or 1.0
+    t0 = float(merged["start_s"])
+    by_slot = {round(float(iv["t_s"]) / slot_s) - 1: {**iv, "stage": None, "recorded": True,
+                                                      **dict.fromkeys(_COUNTS, 0)}
+               for iv in lines}
+    for ivs, start in zip(clients, starts, strict=True):
+        for iv in ivs:
+            if not iv.get("recorded", True):
+                continue  # warm-up: not in the logs
+            mid = start + float(iv["t_s"]) - float(iv["interval_s"]) / 2 - t0
+            slot = max(0, int(mid // slot_s))
+            line = by_slot.setdefault(slot, {
+                "type": "interval", "t_s": round((slot + 1) * slot_s, 3),
+                "interval_s": slot_s, "ops": 0, "ops_s": 0.0, "by_op": {},
+                "stage": None, "recorded": True, **dict.fromkeys(_COUNTS, 0)})
+            line["stage"] = line["stage"] or iv.get("stage")
+            for key in _COUNTS:
+                line[key] += int(iv.get(key, 0))
+    for line in by_slot.values():
+        # Operations that ended in an error are counted, not timed (as in one client).
+        line["ops"] = int(line["ops"]) + int(line["errors"])
+        line["ops_s"] = _rate(line["ops"], slot_s)
+    return [by_slot[s] for s in sorted(by_slot)]
