@@ -53,7 +53,7 @@ def _write_campaign(hosts: SshHosts, tmp_path: Path) -> Path:
         "lab": {"backend": "hosts", "inventory": "hosts.yaml", "timeout_s": 400,
                 # 10 ms each way between the client hosts and every node
                 "network": {"client": {"delay_ms": DELAY_MS}}},
-        "workload": {"name": "stress-write", "records": 2000,
+        "workload": {"name": "stress-write", "records": 2000, "clients": 2,
                      "options": {"rf": 3, "in-flight": 8}},
         "factors": [{"name": "cl", "levels": ["one", "quorum"]}],
         "design": {"trials": 1},
@@ -85,10 +85,22 @@ def test_a_campaign_runs_unchanged_on_hosts_and_leaves_nothing(
     assert (tmp_path / "results" / "inventory.yaml").read_text() == \
         (tmp_path / "hosts.yaml").read_text()
     for command in commands:
-        # The load ran on the first client host, reaching the nodes over the bridge.
+        # The load ran on the client hosts (the first one's command is kept), reaching
+        # the nodes over the bridge.
         assert "-m casslab.hosts.sshrun ssh " in command, command
         assert f"root@{five_hosts.hosts[3].address}" in command
+        assert "--client 0/2" in command
     with Store(tmp_path / "results", create=False) as store:
+        for t in trials:
+            clients = store.conn.execute(
+                "SELECT ops, p99_ms FROM client_summaries WHERE trial_id=? AND op='ALL' "
+                "ORDER BY client", (t.trial_id,)).fetchall()
+            # One summary per client host; the merged run is their sum, its p99 between
+            # theirs (percentiles of the histograms added by absolute time).
+            assert len(clients) == 2 and all(ops > 0 for ops, _ in clients), clients
+            assert t.ops == sum(ops for ops, _ in clients)
+            low, high = sorted(p99 for _, p99 in clients)
+            assert t.p99_ms is not None and low <= t.p99_ms <= high
         cpu = store.conn.execute(
             "SELECT COUNT(DISTINCT node), MAX(cpu_user_pct + cpu_sys_pct) FROM node_metrics"
         ).fetchone()

@@ -283,3 +283,21 @@ def test_a_trials_tuner_audit_is_stored_with_it_and_replaced_on_recommit(
                        metrics=fake_metrics(1), command=["casslab-load"], audit=audit[1:])
     assert results.tuner_audit(tid) == audit[1:]
     store.close()
+
+
+def test_each_load_clients_summary_is_kept_beside_the_merged_one(tmp_path: Path) -> None:
+    store, cid = open_store(tmp_path)
+    tid = store.ensure_plan(cid, PLAN)[2][0]
+    store.mark_running(tid, {"nodes": 1}, "none")
+    merged = {**fake_summary(900, 2.0),
+              "clients": [fake_summary(500, 2.0), fake_summary(400, 2.0)]}
+    store.commit_trial(tid, summary=merged, intervals=[], metrics=fake_metrics(1),
+                       command=["casslab-load"])
+    rows = store.conn.execute("SELECT client, ops_s FROM client_summaries WHERE trial_id=? "
+                              "AND op='ALL' ORDER BY client", (tid,)).fetchall()
+    assert [tuple(r) for r in rows] == [(1, 500.0), (2, 400.0)]
+    # Committed again by one client (a rerun): no client rows are left from before.
+    store.commit_trial(tid, summary=fake_summary(500, 2.0), intervals=[],
+                       metrics=fake_metrics(1), command=["casslab-load"])
+    assert store.conn.execute("SELECT COUNT(*) FROM client_summaries").fetchone()[0] == 0
+    store.close()

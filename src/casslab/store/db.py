@@ -27,7 +27,7 @@ DB_NAME = "results.db"
 # Tables exported by `experiment export`, in that order.
 TABLES = ("campaigns", "cells", "trials", "summaries", "intervals", "node_metrics",
           "host_metrics", "sstables", "table_metrics", "compactions", "search_steps",
-          "tuner_audit")
+          "tuner_audit", "client_summaries")
 
 
 class StoreError(CasslabError):
@@ -210,6 +210,10 @@ class Store:
                                    for s in metrics.compactions])
             self.conn.executemany("INSERT INTO tuner_audit VALUES (?, ?, ?, ?, ?, ?)",
                                   audit_rows(trial_id, audit or []))
+            self.conn.executemany(
+                "INSERT INTO client_summaries VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                client_rows(trial_id, summary))
             self.conn.execute(
                 "UPDATE trials SET status=?, ended_at=?, error=?, ended_by=?, command=? "
                 "WHERE id=?", (status, time.time(), error, summary.get("ended_by"),
@@ -217,7 +221,7 @@ class Store:
 
     def _clear(self, trial_id: int) -> None:
         for table in ("summaries", "intervals", "node_metrics", "host_metrics", "sstables",
-                      "table_metrics", "compactions", "tuner_audit"):
+                      "table_metrics", "compactions", "tuner_audit", "client_summaries"):
             self.conn.execute(f"DELETE FROM {table} WHERE trial_id=?", (trial_id,))
 
     # ---- search -----------------------------------------------------------------------
@@ -284,6 +288,13 @@ def summary_rows(trial_id: int, s: dict[str, Any]) -> list[tuple[Any, ...]]:
                  *_pct_ms(a["latency"]), a["service"]["p50_us"] / 1000,
                  a["service"]["p99_us"] / 1000, FROM_HISTOGRAM, *_hists(a)))
     return rows
+
+
+def client_rows(trial_id: int, s: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """Each load client's own summary rows (casslab.load.multi keeps them under
+    `clients`; client numbers from 1); none for a trial run by one client."""
+    return [(row[0], i, *row[1:]) for i, raw in enumerate(s.get("clients") or [], start=1)
+            for row in summary_rows(trial_id, raw)]
 
 
 def interval_rows(trial_id: int, intervals: list[dict[str, Any]]) -> list[tuple[Any, ...]]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # How a summary or interval row's percentiles were computed (column pct_source).
 FROM_HISTOGRAM = "histogram"  # percentiles of the row's own (for ALL: merged) histogram
@@ -67,6 +67,14 @@ CREATE TABLE IF NOT EXISTS search_steps (
 CREATE TABLE IF NOT EXISTS tuner_audit (
   trial_id INTEGER NOT NULL REFERENCES trials(id), n INTEGER NOT NULL, ts REAL,
   action TEXT, tbl TEXT, record_json TEXT NOT NULL, PRIMARY KEY (trial_id, n));
+CREATE TABLE IF NOT EXISTS client_summaries (
+  trial_id INTEGER NOT NULL REFERENCES trials(id), client INTEGER NOT NULL,
+  op TEXT NOT NULL, runtime_s REAL NOT NULL,
+  ops INTEGER NOT NULL, ops_s REAL NOT NULL, errors INTEGER NOT NULL, mean_ms REAL NOT NULL,
+  p50_ms REAL NOT NULL, p95_ms REAL NOT NULL, p99_ms REAL NOT NULL, p999_ms REAL NOT NULL,
+  max_ms REAL NOT NULL, service_p50_ms REAL NOT NULL, service_p99_ms REAL NOT NULL,
+  pct_source TEXT NOT NULL DEFAULT 'histogram', latency_hist TEXT, service_hist TEXT,
+  PRIMARY KEY (trial_id, client, op));
 CREATE INDEX IF NOT EXISTS intervals_trial ON intervals(trial_id);
 CREATE INDEX IF NOT EXISTS node_metrics_trial ON node_metrics(trial_id);
 CREATE INDEX IF NOT EXISTS host_metrics_trial ON host_metrics(trial_id);
@@ -89,6 +97,9 @@ _V1_TO_V2 = (
 # and table tuner_audit (the audit log of a tuner run beside a trial), made by SCHEMA's
 # CREATE TABLE IF NOT EXISTS; no existing row changes.
 _V2_TO_V3 = ("ALTER TABLE node_metrics ADD COLUMN cpu_credits REAL",)
+# Schema 3 -> 4: table client_summaries (each load client's own summary of a trial run by
+# several clients; `summaries` holds their merge), made by SCHEMA's CREATE TABLE IF NOT
+# EXISTS; no existing row changes.
 
 
 def _version(conn: sqlite3.Connection) -> int | None:
