@@ -72,7 +72,10 @@ def measure(k: int, prefix: list[str], hosts: list[str], duration_s: float,
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--warmup-s", type=float, default=30.0,
+                    help="a first run (one client), not counted: the node warms up (JIT, "
+                         "memtables), which would favour whichever K ran later")
     ap.add_argument("--duration-s", type=float, default=15.0)
     args = ap.parse_args()
     load_before = os.getloadavg()
@@ -86,8 +89,11 @@ def main() -> None:
         hosts = [f"{n.address}:9042" for n in lab.state().nodes]
         prefix = [*lab.exec_prefix(), "taskset", "-c", "1"]
         with tempfile.TemporaryDirectory(prefix="bench-clients-") as tmp:
+            warm = measure(1, prefix, hosts, args.warmup_s, Path(tmp) / "warm")
+            print(f"warm-up (not counted): {warm.ops_s:,.0f} ops/s", flush=True)
             for rep in range(args.reps):
-                for k in COUNTS:
+                # Rotated each round: with 3 rounds every K runs first, second and third.
+                for k in COUNTS[rep % len(COUNTS):] + COUNTS[:rep % len(COUNTS)]:
                     m = measure(k, prefix, hosts, args.duration_s, Path(tmp) / f"r{rep}")
                     print(f"rep {rep + 1} clients {k}: {m.ops_s:,.0f} ops/s, "
                           f"{m.us_per_op:.2f} us/op, p99 {m.p99_ms:.2f} ms", flush=True)
@@ -112,7 +118,8 @@ def report(runs: list[Measure], args: argparse.Namespace,
         f"{' '.join(f'{x:.2f}' for x in load_after)} after (the machine is shared). One "
         "node (profile `host`, Cassandra 5.0.6) pinned to core 0, all clients pinned to "
         f"core 1; stress write for {args.duration_s:g} s per run, {IN_FLIGHT} requests in "
-        "flight in all (split over the clients), K = 1, 2, 4 alternating, "
+        f"flight in all (split over the clients); a {args.warmup_s:g} s warm-up run first "
+        "(not counted), then K = 1, 2, 4 in an order that rotates each round, "
         f"{args.reps} rounds, medians. Client CPU per op = user + system CPU s of every "
         "process of the run (clients, schema step, merge; wait4) / ops. "
         "`scripts/bench_clients.py`.",
