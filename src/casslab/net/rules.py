@@ -200,19 +200,26 @@ def daemon_config(table: Table, addresses: dict[str, str], seed: int) -> dict[st
     """The JSON casslab-netem reads: one entry per link that needs the daemon, named by
     its packet mark."""
     marks = link_marks(len(addresses) - 1)
-    media = media_rates(table)
+    links = [(marks[link], link_label(link), c) for link, c in table.items()
+             if c.needs_daemon]
+    return daemon_document(links, media_rates(table), seed)
+
+
+def daemon_document(links: list[tuple[int, str, LinkConditions]], media: dict[str, float],
+                    seed: int) -> dict[str, Any]:
+    """casslab-netem's configuration: each (mark, name, conditions) as a link entry, each
+    shared medium (name -> rate in Mbit/s) as a group its links queue in."""
     group_ids = {name: n for n, name in enumerate(media, start=1)}
-    links = []
-    for link, c in table.items():
-        if c.needs_daemon:
-            entry: dict[str, Any] = {"mark": marks[link], "name": link_label(link),
-                                     "delay_us": round(c.delay_ms * 1000),
-                                     "jitter_us": round(c.jitter_ms * 1000),
-                                     "loss_pct": c.loss_pct, "loss_burst": c.loss_burst}
-            if c.shared and c.medium is not None:
-                entry["group"] = group_ids[c.medium]
-            links.append(entry)
+    entries = []
+    for mark, name, c in links:
+        entry: dict[str, Any] = {"mark": mark, "name": name,
+                                 "delay_us": round(c.delay_ms * 1000),
+                                 "jitter_us": round(c.jitter_ms * 1000),
+                                 "loss_pct": c.loss_pct, "loss_burst": c.loss_burst}
+        if c.shared and c.medium is not None:
+            entry["group"] = group_ids[c.medium]
+        entries.append(entry)
     # The medium's buffer per link is the htb leaf's (BFIFO_LIMIT): same bufferbloat.
     groups = [{"id": group_ids[name], "name": name, "rate_bit_s": round(rate * 1e6),
                "queue_limit_bytes": MEDIUM_QUEUE_BYTES} for name, rate in media.items()]
-    return {"seed": seed, "links": links, "groups": groups}
+    return {"seed": seed, "links": entries, "groups": groups}

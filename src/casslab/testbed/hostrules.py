@@ -30,7 +30,7 @@ from typing import Any
 from casslab.hosts.inventory import Host, Inventory
 from casslab.net.errors import NetSpecError
 from casslab.net.profiles import LinkConditions
-from casslab.net.rules import BFIFO_LIMIT, MARK_TAG, MAX_LINKS, MEDIUM_QUEUE_BYTES
+from casslab.net.rules import BFIFO_LIMIT, MARK_TAG, MAX_LINKS, daemon_document
 from casslab.net.spec import CLIENT, NetSpec, endpoints, media_rates
 
 CHAIN = "CASSLAB_NET"
@@ -238,20 +238,7 @@ def daemon_config(links: list[HostLink], seed: int) -> dict[str, Any]:
     lab's: one entry per link that needs the daemon, named by its mark)."""
     need = [k for k in links if k.conditions.needs_daemon]
     media = media_rates({(k.src.name, k.dst.name): k.conditions for k in need})
-    group_ids = {name: n for n, name in enumerate(media, start=1)}
-    out = []
-    for k in need:
-        c = k.conditions
-        entry: dict[str, Any] = {"mark": k.mark, "name": k.label,
-                                 "delay_us": round(c.delay_ms * 1000),
-                                 "jitter_us": round(c.jitter_ms * 1000),
-                                 "loss_pct": c.loss_pct, "loss_burst": c.loss_burst}
-        if c.shared and c.medium is not None:
-            entry["group"] = group_ids[c.medium]
-        out.append(entry)
-    groups = [{"id": group_ids[name], "name": name, "rate_bit_s": round(rate * 1e6),
-               "queue_limit_bytes": MEDIUM_QUEUE_BYTES} for name, rate in media.items()]
-    return {"seed": seed, "links": out, "groups": groups}
+    return daemon_document([(k.mark, k.label, k.conditions) for k in need], media, seed)
 
 
 # ---- one host's share -----------------------------------------------------------------
