@@ -10,6 +10,7 @@ from pathlib import Path
 
 from casslab.core.paths import default_home
 from casslab.lab.state import system_name
+from casslab.system.sshhosts import SshHosts
 
 CASSLAB = str(Path(sys.executable).parent / "casslab")
 
@@ -97,3 +98,15 @@ def make_tls_files(directory: Path, ip: str = "127.0.1.1") -> TlsFiles:
         keytool("-exportcert", "-rfc", "-alias", alias, "-keystore", str(store),
                 "-file", str(pem))
     return files
+
+
+def wipe_node_data(hosts: SshHosts) -> None:
+    """Remove what a node left in each stand-in host's install root (data, commit log,
+    logs): the hosts outlive a test module, and the next cluster started there (another
+    cluster name) would refuse that data. The configuration stays."""
+    import shutil
+
+    for h in hosts.hosts:
+        for sub in ("data", "commitlog", "saved_caches", "hints", "cdc_raw", "logs"):
+            shutil.rmtree(h.install_root / "node" / sub, ignore_errors=True)
+

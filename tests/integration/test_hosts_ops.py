@@ -6,6 +6,7 @@ stop leaves no cgroup."""
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +24,11 @@ from casslab.hosts.ssh import Fleet
 from casslab.metrics.samples import TrialMetrics
 from casslab.profiles.cgroups import detect_layout
 from casslab.system.sshhosts import SshHosts
+
+sys.path.insert(0, str(Path(__file__).parent.parent))
 from casslab.testbed import hostmetrics
+
+from labtools import wipe_node_data
 
 BIN = Path(__file__).resolve().parents[2] / "target" / "release"
 LAB = "ops"
@@ -75,6 +80,7 @@ def running(ssh_hosts: SshHosts, tmp_path_factory: pytest.TempPathFactory
         yield run
     finally:
         run.stop()
+        wipe_node_data(ssh_hosts)
 
 
 def test_each_node_runs_in_its_labs_cgroup_with_the_profiles_limits(running: Running) -> None:

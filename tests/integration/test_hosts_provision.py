@@ -6,6 +6,7 @@ cluster, take writes at RF 2, and stop leaving no JVM."""
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,9 @@ from casslab.hosts import inventory as inv
 from casslab.hosts.provision import RemoteNode, provision
 from casslab.hosts.ssh import Fleet, HostError
 from casslab.system.sshhosts import SshHosts
+
+sys.path.insert(0, str(Path(__file__).parent.parent))
+from labtools import wipe_node_data
 
 BIN = Path(__file__).resolve().parents[2] / "target" / "release"
 
@@ -100,6 +104,7 @@ def test_nodes_start_over_ssh_form_one_cluster_and_stop(
         assert rows == [["x"]]
     finally:
         asyncio.run(down())
+        wipe_node_data(ssh_hosts)
     assert all(not Path(f"/proc/{s.pid}/cmdline").exists()
                or b"casslab.node" not in Path(f"/proc/{s.pid}/cmdline").read_bytes()
                for s in started)

@@ -39,6 +39,9 @@ class Started:
     pid: int
     # How the profile's limits are applied; its mode is limits.NONE, SYSTEMD, CGROUP_V1 or V2.
     limits: LimitPlan = NO_LIMITS
+    # system.log's size before this start: readiness counts only lines after it (a log
+    # kept from an earlier run of the node says CQL is up long before this JVM is).
+    log_mark: int = 0
 
 
 def _java(node: RemoteNode) -> str:
@@ -101,8 +104,10 @@ async def start(fleet: Fleet, nodes: list[RemoteNode], local: Distribution,
     """
     async def one(n: RemoteNode) -> Started:
         plan = await limit(fleet, n, lab, profiles_file)
+        log = shlex.quote(str(n.layout.system_log))
+        size = (await fleet.run_on(n.host, f"stat -c %s {log} 2>/dev/null || echo 0")).stdout
         out = await fleet.run_on(n.host, start_command(n, local, heap_mib, plan))
-        return Started(n, int(out.stdout.split()[-1]), plan)
+        return Started(n, int(out.stdout.split()[-1]), plan, int(size.split()[-1]))
 
     return list(await asyncio.gather(*(one(n) for n in nodes)))
 
@@ -119,7 +124,8 @@ async def wait_cql(fleet: Fleet, started: list[Started], timeout_s: float) -> No
 
     async def one(s: Started) -> None:
         log = shlex.quote(str(s.node.layout.system_log))
-        probe = (f"if grep -q {shlex.quote(CQL_READY)} {log} 2>/dev/null; then echo up; "
+        probe = (f"if tail -c +{s.log_mark + 1} {log} 2>/dev/null | "
+                 f"grep -q {shlex.quote(CQL_READY)}; then echo up; "
                  f"elif {is_node_test(str(s.pid), s.node)}; then echo starting; else echo gone; fi")
         while True:
             state = (await fleet.run_on(s.node.host, probe)).stdout.strip()
