@@ -198,25 +198,9 @@ pub fn summary(m: &Merged, logs: usize) -> Value {
         if !tag.ends_with("-svc") {
             ops += h.len();
         }
-        let q = |p: f64| {
-            if h.is_empty() {
-                0
-            } else {
-                h.value_at_quantile(p)
-            }
-        };
-        by_tag.insert(
-            tag.clone(),
-            json!({
-                "count": h.len(),
-                "mean_us": (h.mean() * 1000.0).round() / 1000.0,
-                "p50_us": q(0.5),
-                "p95_us": q(0.95),
-                "p99_us": q(0.99),
-                "p999_us": q(0.999),
-                "max_us": h.max(),
-            }),
-        );
+        let mut block = percentiles(h);
+        block["count"] = json!(h.len());
+        by_tag.insert(tag.clone(), block);
     }
     let slots: std::collections::BTreeSet<u64> = m.slots.keys().map(|(s, _)| *s).collect();
     let span_s = slots.len() as f64 * m.slot_s;
