@@ -67,7 +67,8 @@ def local_places(k: int, prefix: Sequence[str], workdir: Path,
                  binary: str | None = None) -> list[ClientPlace]:
     """K clients on this machine, each run with `prefix` (e.g. the lab's exec prefix)."""
     check_count(k, "clients")
-    workdir.mkdir(parents=True, exist_ok=True)
+    if k > 1:  # one client runs as run_load does and writes no log (see run_clients)
+        workdir.mkdir(parents=True, exist_ok=True)
     exe = binary or find_binary()
     return [ClientPlace(f"client{i + 1}", tuple(prefix), exe, str(workdir), copy_file)
             for i in range(k)]

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from casslab import net
 from casslab.cassandra.cql import NATIVE_PORT, CqlClient
 from casslab.lab import Lab, LabOptions
-from casslab.load import LoadResult, LoadSpec, run_load
+from casslab.load import LoadResult, LoadSpec
 from casslab.load.multi import local_places, run_clients
 from casslab.metrics.sampler import NodeTarget, Sampler
 from casslab.metrics.samples import TrialMetrics
@@ -114,12 +114,9 @@ class LocalCampaignLab:
 
     def load(self, spec: LoadSpec, *, guard: list[str], clients: int = 1,
              work_dir: Path | None = None) -> LoadResult:
-        prefix = [*self.lab.exec_prefix(), *guard]
-        if clients == 1:
-            return run_load(spec, hosts=self.contact_points(), prefix=prefix)
         work = work_dir or Path(self.lab.directory) / "load-clients"
-        return run_clients(spec, hosts=self.contact_points(),
-                           places=local_places(clients, prefix, work), work_dir=work)
+        places = local_places(clients, [*self.lab.exec_prefix(), *guard], work)
+        return run_clients(spec, hosts=self.contact_points(), places=places, work_dir=work)
 
     def sampler(self, interval_s: float,
                 cql: Callable[[], AbstractContextManager[Any]] | None) -> TrialSampler:
