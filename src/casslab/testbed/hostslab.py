@@ -37,10 +37,10 @@ from casslab.hosts.ssh import Fleet
 from casslab.lab import LabOptions
 from casslab.lab.cluster import NodeStatus
 from casslab.lab.state import DEFAULT_RUNTIME
-from casslab.load import LoadResult, LoadSpec, run_load
+from casslab.load import LoadResult, LoadSpec
 from casslab.load.multi import ClientPlace, check_count, local_places, run_clients
 from casslab.metrics.samples import TrialMetrics
-from casslab.profiles.hardware import cassandra_default_heap_mib, resolve_profile
+from casslab.profiles.hardware import resolve_profile
 from casslab.testbed import hostmetrics, hostnet
 from casslab.testbed.campaignlab import TrialSampler
 
@@ -185,12 +185,8 @@ class HostsLab:
             return [int(o.stdout.strip() or FALLBACK_MEMORY_MIB) for o in outs]
 
         mems = self._call(memory)
-        heaps = []
-        for n, mem in zip(self.nodes, mems, strict=True):
-            p = resolve_profile(n.host.profile)
-            heaps.append(p.effective_heap_mib(mem) if p.memory_mib or p.heap_mib
-                         else cassandra_default_heap_mib(mem))
-        return min(heaps)
+        return min(resolve_profile(n.host.profile, self.profiles_file).effective_heap_mib(mem)
+                   for n, mem in zip(self.nodes, mems, strict=True))
 
     def _record(self, dist: Distribution) -> None:
         write_record(self.home, HostsRecord(self.name, str(self.inventory_path), dist.version,
@@ -280,22 +276,12 @@ class HostsLab:
         this machine when the inventory has no client), started together, their logs
         fetched over SFTP and merged (casslab.load.multi)."""
         hosts = self.client_hosts()
-        if not hosts:
-            if clients == 1:
-                return run_load(spec, hosts=self.contact_points(), prefix=guard)
-            work = work_dir or self.directory / "load-clients"
-            return run_clients(spec, hosts=self.contact_points(),
-                               places=local_places(clients, guard, work), work_dir=work)
-        if spec.workload.endswith((".yaml", ".yml")):
+        work = work_dir or self.directory / "load-clients"
+        if hosts and spec.workload.endswith((".yaml", ".yml")):
             raise UsageError(f"workload {spec.workload}: user profiles are not pushed to "
                              "client hosts yet (valid on hosts: the built-in workloads)")
-        places = self._places(hosts, clients, guard)
-        if clients == 1:
-            p = places[0]
-            return run_load(spec, hosts=self.contact_points(), prefix=list(p.prefix),
-                            binary=p.binary)
-        work = work_dir or self.directory / "load-clients"
-        work.mkdir(parents=True, exist_ok=True)
+        places = (self._places(hosts, clients, guard) if hosts
+                  else local_places(clients, guard, work))
         return run_clients(spec, hosts=self.contact_points(), places=places, work_dir=work)
 
     def _places(self, hosts: list[Host], clients: int, guard: list[str]) -> list[ClientPlace]:
