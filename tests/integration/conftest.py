@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Iterator
@@ -26,6 +27,18 @@ LAB1 = "it1"
 
 def make_lab(name: str) -> Lab:
     return open_lab(name, home=default_home(), cache=default_cache())
+
+
+@contextlib.contextmanager
+def lab_up(name: str, options: LabOptions) -> Iterator[Lab]:
+    """A lab for a test module's fixture: up, then down and wiped with nothing left."""
+    lab = make_lab(name)
+    lab.up(options)
+    try:
+        yield lab
+    finally:
+        lab.down(wipe=True)
+        assert not leftovers(name), f"lab down left: {leftovers(name)}"
 
 
 @pytest.fixture(scope="session")

@@ -13,8 +13,7 @@ from casslab.lab import Lab, LabOptions
 from casslab.load import LoadSpec
 from casslab.load.multi import local_places, run_clients
 
-from conftest import make_lab
-from labtools import leftovers
+from conftest import lab_up
 
 LAB = "cvbclients"  # its own name: other labs run side by side
 RECORDS = 3000
@@ -22,13 +21,9 @@ RECORDS = 3000
 
 @pytest.fixture(scope="module")
 def lab() -> Iterator[Lab]:
-    lab = make_lab(LAB)
-    lab.up(LabOptions(nodes=1))  # no CPU quota: the machine is shared, start fast
-    try:
+    # no CPU quota: the machine is shared, start fast
+    with lab_up(LAB, LabOptions(nodes=1)) as lab:
         yield lab
-    finally:
-        lab.down(wipe=True)
-        assert not leftovers(LAB), f"lab down left: {leftovers(LAB)}"
 
 
 def _hosts(lab: Lab) -> list[str]:

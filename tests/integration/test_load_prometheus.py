@@ -16,8 +16,7 @@ import pytest
 from casslab.lab import Lab, LabOptions
 from casslab.load import LoadSpec, run_load
 
-from conftest import make_lab
-from labtools import leftovers
+from conftest import lab_up
 
 LAB = "cvbprom"  # its own name: other labs run side by side
 LOAD_ADDR = "127.0.0.1:19470"
@@ -26,13 +25,9 @@ PROM_ADDR = "127.0.0.1:19090"
 
 @pytest.fixture(scope="module")
 def lab() -> Iterator[Lab]:
-    lab = make_lab(LAB)
-    lab.up(LabOptions(nodes=1))  # no CPU quota: the machine is shared, start fast
-    try:
+    # no CPU quota: the machine is shared, start fast
+    with lab_up(LAB, LabOptions(nodes=1)) as lab:
         yield lab
-    finally:
-        lab.down(wipe=True)
-        assert not leftovers(LAB), f"lab down left: {leftovers(LAB)}"
 
 
 def _get(lab: Lab, url: str) -> str:
