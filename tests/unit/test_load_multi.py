@@ -46,6 +46,17 @@ def test_each_client_gets_its_slice_log_and_the_shared_start() -> None:
         assert "--drop" not in argv
 
 
+def test_a_user_profile_is_named_by_its_copy_where_the_client_runs(tmp_path: Path) -> None:
+    profile = tmp_path / "kv.yaml"
+    profile.write_text("keyspace: ks\n")
+    place = ClientPlace("c", ("ssh", "h1"), "/opt/bin/casslab-load", "/opt/run", copy_file,
+                        {str(profile.resolve()): "/opt/run/profiles/ab12-kv.yaml"})
+    spec = LoadSpec.of(str(profile), {"ops": 10})
+    argv = client_command(spec, place, 0, 2, ["10.0.0.1:9042"], 1_700_000_000.0)
+    assert _value(argv, "--profile") == "/opt/run/profiles/ab12-kv.yaml"
+    assert str(profile.resolve()) not in argv and argv[:2] == ["ssh", "h1"]
+
+
 def test_the_schema_step_runs_no_operation_and_keeps_the_drop() -> None:
     spec = LoadSpec.of("ycsb-a", {"ops": 1000, "warmup": "5s", "drop": True, "records": 50})
     argv = schema_spec(spec).options.to_argv()

@@ -18,8 +18,8 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,6 @@ from casslab.load.runner import (
     build_command,
     find_binary,
     run_command,
-    run_load,
 )
 from casslab.load.summary import RunSummary
 
@@ -48,7 +47,8 @@ class ClientPlace:
     prefix: argv that runs a command there (`ip netns exec NS` for the local lab, an ssh
     argv for a host). binary: casslab-load's path there. workdir: a directory there for
     the client's HdrHistogram log. fetch(path_there, local_path): brings a file from there
-    to the controller.
+    to the controller. files: the controller's files the command names (a user profile)
+    and the path of their copy there; a command's argument equal to a key is replaced.
     """
 
     name: str
@@ -56,6 +56,11 @@ class ClientPlace:
     binary: str
     workdir: str
     fetch: Callable[[str, Path], None]
+    files: Mapping[str, str] = field(default_factory=dict)
+
+    def command(self, argv: Sequence[str]) -> list[str]:
+        """`argv` (a casslab-load command line built on the controller) as run here."""
+        return [*self.prefix, *(self.files.get(a, a) for a in argv)]
 
 
 def copy_file(path: str, dest: Path) -> None:
@@ -89,7 +94,7 @@ def client_command(spec: LoadSpec, place: ClientPlace, index: int, count: int,
     if isinstance(options, SchemaOptions):
         options = replace(options, drop=None)  # dropped once before (schema_spec)
     one = LoadSpec(spec.workload, options, list(spec.extra))
-    return [*place.prefix, *build_command(one, hosts, place.binary)]
+    return place.command(build_command(one, hosts, place.binary))
 
 
 def schema_spec(spec: LoadSpec) -> LoadSpec:
@@ -109,11 +114,10 @@ def run_clients(spec: LoadSpec, *, hosts: list[str], places: Sequence[ClientPlac
     """
     k = len(places)
     check_count(k, "clients")
-    if k == 1:
-        p = places[0]
-        return run_load(spec, hosts=hosts, prefix=list(p.prefix), binary=p.binary)
     first = places[0]
-    run_load(schema_spec(spec), hosts=hosts, prefix=list(first.prefix), binary=first.binary)
+    if k == 1:  # as run_load, with the place's files
+        return run_command(first.command(build_command(spec, hosts, first.binary)))
+    run_command(first.command(build_command(schema_spec(spec), hosts, first.binary)))
     start_at = time.time() + start_margin_s
     cmds = [client_command(spec, p, i, k, hosts, start_at) for i, p in enumerate(places)]
     results = _run_all(cmds, [p.name for p in places])

@@ -3,8 +3,9 @@
 The inventory (casslab.hosts.inventory) names the hosts: group `nodes` runs Cassandra,
 group `clients` runs casslab-load. `up` provisions every host with casslab's playbook,
 starts every node at once over SSH and waits as the local lab does (CQL up, then every
-node sees every other NORMAL); `down` stops them and wipes their data. The load runs on
-the first client host over `ssh` (on this machine when the inventory has no client).
+node sees every other NORMAL); `down` stops them and wipes their data. The load clients
+run on the client hosts over `ssh`, dealt round-robin, with a user profile pushed there
+first (on this machine when the inventory has no client).
 
 asyncssh is asynchronous and the runner is not: one event loop in a thread of its own
 holds one connection per host for the lab's whole life (a Fleet), and every call here
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import shlex
 import shutil
 import threading
@@ -62,6 +64,24 @@ def ssh_argv(host: Host) -> list[str]:
         argv += ["-i", str(host.key_file)]
     argv += shlex.split(host.ssh_common_args or "")
     return [*argv, f"{host.user}@{host.address}"]
+
+
+def user_profile(workload: str) -> Path | None:
+    """The controller's cassandra-stress user profile a workload names (None for a
+    built-in workload); UsageError when the file is missing."""
+    if not workload.endswith((".yaml", ".yml")):
+        return None
+    path = Path(workload).resolve()
+    if not path.is_file():
+        raise UsageError(f"workload profile {workload} does not exist")
+    return path
+
+
+def remote_profile(host: Host, profile: Path) -> str:
+    """Where a client host keeps its copy of a user profile: named by content, so two
+    profiles of one name in different folders never overwrite each other."""
+    digest = hashlib.sha256(profile.read_bytes()).hexdigest()[:12]
+    return str(Path(host.install_root) / "run" / "profiles" / f"{digest}-{profile.name}")
 
 
 class _Loop:
@@ -277,25 +297,29 @@ class HostsLab:
         fetched over SFTP and merged (casslab.load.multi)."""
         hosts = self.client_hosts()
         work = work_dir or self.directory / "load-clients"
-        if hosts and spec.workload.endswith((".yaml", ".yml")):
-            raise UsageError(f"workload {spec.workload}: user profiles are not pushed to "
-                             "client hosts yet (valid on hosts: the built-in workloads)")
-        places = (self._places(hosts, clients, guard) if hosts
+        places = (self._places(hosts, clients, guard, spec.workload) if hosts
                   else local_places(clients, guard, work))
         return run_clients(spec, hosts=self.contact_points(), places=places, work_dir=work)
 
-    def _places(self, hosts: list[Host], clients: int, guard: list[str]) -> list[ClientPlace]:
+    def _places(self, hosts: list[Host], clients: int, guard: list[str],
+                workload: str) -> list[ClientPlace]:
         check_count(clients, "workload.clients")
         used = [hosts[i % len(hosts)] for i in range(clients)]
+        distinct = list({h.name: h for h in used}.values())
+        profile = user_profile(workload)
 
-        async def workdirs(fleet: Fleet) -> None:
+        async def prepare(fleet: Fleet) -> None:
             await asyncio.gather(*(fleet.run_on(h, "mkdir -p " + shlex.quote(
-                str(Path(h.install_root) / "run"))) for h in {h.name: h for h in used}.values()))
+                str(Path(h.install_root) / "run"))) for h in distinct))
+            if profile is not None:  # each host's copy has its own install root
+                await asyncio.gather(*(fleet.push(profile, remote_profile(h, profile),
+                                                  hosts=[h]) for h in distinct))
 
-        self._call(workdirs)
+        self._call(prepare)
         return [ClientPlace(f"client{i + 1}", (*sshrun.prefix(ssh_argv(h)), *guard),
                             str(Path(h.install_root) / "bin" / "casslab-load"),
-                            str(Path(h.install_root) / "run"), self._fetcher(h))
+                            str(Path(h.install_root) / "run"), self._fetcher(h),
+                            {str(profile): remote_profile(h, profile)} if profile else {})
                 for i, h in enumerate(used)]
 
     def _fetcher(self, host: Host) -> Callable[[str, Path], None]:
