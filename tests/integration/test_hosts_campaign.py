@@ -5,6 +5,7 @@ down leaving no JVM, sshd or record behind."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,15 +18,18 @@ from casslab.core.paths import default_cache, default_home
 from casslab.experiment.runner import CampaignRunner, Event
 from casslab.experiment.spec import load_spec
 from casslab.hosts.record import list_hosts_labs
+from casslab.load import LoadSpec
 from casslab.store.db import Store
 from casslab.store.results import Results
 from casslab.system import sshhosts
 from casslab.system.sshhosts import SshHosts
+from casslab.testbed.hostslab import HostsLab
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
 from labtools import casslab
 
 LAB = "hcamp"
+PROFILE = Path(__file__).parents[2] / "crates" / "load" / "profiles" / "sensor-readings.yaml"
 DELAY_MS = 10
 
 
@@ -113,6 +117,24 @@ def test_a_campaign_runs_unchanged_on_hosts_and_leaves_nothing(
     assert not [r for r in list_hosts_labs(default_home()) if r.name == LAB]
 
 
+def _user_profile_runs_from_the_client_host(inventory: Path, tmp_path: Path) -> None:
+    """A cassandra-stress user profile on the controller is copied to the client host
+    and runs there: its load phase, then reads of what it wrote."""
+    profile = tmp_path / "sensors.yaml"
+    shutil.copyfile(PROFILE, profile)
+    lab = HostsLab("hcli", inventory, home=default_home(), cache=default_cache())
+    try:
+        loaded = lab.load(LoadSpec.of(str(profile), {"phase": "load", "records": 40}),
+                          guard=[])
+        ran = lab.load(LoadSpec.of(str(profile), {"ops": 200}, ["--mix", "latest=1"]),
+                       guard=[])
+    finally:
+        lab.close()
+    assert loaded.summary.ops > 0 and loaded.summary.errors == 0, loaded.summary.raw
+    assert "/run/profiles/" in " ".join(ran.command) and str(profile) not in ran.command
+    assert (ran.summary.ops, ran.summary.errors) == (200, 0), ran.summary.raw
+
+
 def test_lab_up_inventory_by_hand_then_list_status_and_down(five_hosts: SshHosts,
                                                            tmp_path: Path) -> None:
     doc = five_hosts.ansible_inventory(nodes=1, clients=1)
@@ -128,6 +150,7 @@ def test_lab_up_inventory_by_hand_then_list_status_and_down(five_hosts: SshHosts
         status = casslab("lab", "status", "--name", "hcli")
         assert status.returncode == 0, status.stderr
         assert "node1 (hch1)" in status.stdout and "UN" in status.stdout
+        _user_profile_runs_from_the_client_host(inventory, tmp_path)
     finally:
         down = casslab("lab", "down", "--name", "hcli")
     assert down.returncode == 0, down.stderr

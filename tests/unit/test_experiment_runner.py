@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from casslab.experiment.runner import CampaignRunner, compaction_map
+from casslab.experiment.runner import CampaignRunner, compaction_map, timeout_guard
 from casslab.experiment.spec import parse_spec
 from casslab.load.options import IotOptions, StressOptions, YcsbOptions
 
@@ -48,3 +48,9 @@ def test_thread_levels_are_plain_client_counts(tmp_path: Path) -> None:
     r = make("workload: {name: stress-write}\n"
              "factors:\n  - {name: threads, levels: [150, 450]}\n", tmp_path)
     assert r._options({"threads": 450}) == StressOptions(records=1000, threads=450)
+
+
+def test_several_clients_get_the_start_margin_on_top_of_the_trial_timeout() -> None:
+    assert timeout_guard(300, 1) == ["timeout", "-s", "INT", "-k", "15", "300"]
+    assert timeout_guard(300, 2)[-1] == "305"
+    assert timeout_guard(12.5, 4)[-1] == "17.5"

@@ -41,6 +41,7 @@ from casslab.experiment.search import PeakResult, PeakSearch, Step, resolve_rela
 from casslab.experiment.spec import CampaignSpec, StopRule, is_relative
 from casslab.lab import LabOptions
 from casslab.load import LoadResult, LoadSpec
+from casslab.load.multi import START_MARGIN_S
 from casslab.load.options import LoadOptions, SchemaOptions, family_of
 from casslab.metrics.samples import TrialMetrics
 from casslab.profiles import describe
@@ -106,6 +107,14 @@ def campaign_lab(spec: CampaignSpec, name: str, *, home: Path, cache: Path) -> C
         assert spec.lab.inventory is not None  # the spec's validation requires it
         return HostsLab(name, Path(spec.lab.inventory), home=home, cache=cache)
     return LocalCampaignLab(name, home=home, cache=cache)
+
+
+def timeout_guard(timeout_s: float, clients: int) -> list[str]:
+    """The command prefix that ends a trial's load after stop.timeout_s. `timeout` sends
+    SIGINT: casslab-load then still prints its summary (interrupted). Several clients wait
+    for their shared start first, so each gets that margin on top of the timeout."""
+    limit = timeout_s + (START_MARGIN_S if clients > 1 else 0.0)
+    return ["timeout", "-s", "INT", "-k", "15", f"{limit:g}"]
 
 
 class CampaignRunner:
@@ -438,8 +447,7 @@ class CampaignRunner:
                        duration_s=stop.duration_s or None)
         sampler = self.lab.sampler(self.spec.metrics_interval_s,
                                    self.lab.cql if self.spec.metrics_cql else None)
-        # `timeout` sends SIGINT: casslab-load then still prints its summary (interrupted).
-        guard = ["timeout", "-s", "INT", "-k", "15", f"{stop.timeout_s:g}"]
+        guard = timeout_guard(stop.timeout_s, self.spec.workload.clients)
         sampler.start()
         running: Running | None = None
         try:
