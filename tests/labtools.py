@@ -22,6 +22,12 @@ def casslab(*args: str, env: dict[str, str] | None = None,
                           env=env or dict(os.environ), check=False)
 
 
+def hosts_name(prefix: str) -> str:
+    """A stand-in hosts name of this test process: two pytest sessions on one machine
+    never share hosts (a name is 10 letters or digits at most)."""
+    return f"{prefix}{os.getpid() % 100_000}"
+
+
 def leftovers(lab: str) -> list[str]:
     """Everything of lab `lab` (of this test run's home) still on this machine:
     processes, namespace, cgroups."""

@@ -19,7 +19,7 @@ from casslab.core.paths import default_cache, default_home
 from casslab.lab import Lab, LabOptions
 from casslab.testbed import open_lab
 
-from labtools import TlsFiles, leftovers, make_tls_files
+from labtools import TlsFiles, hosts_name, leftovers, make_tls_files
 
 LAB3 = "it3"
 LAB1 = "it1"
@@ -83,6 +83,6 @@ def ssh_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshHosts]:
     """Two stand-in hosts (namespaces with their own sshd), shared by the hosts tests."""
     if not sshhosts.SSHD.exists():
         pytest.skip("openssh-server is installed by `make setup`")
-    made = sshhosts.start("it", 2, tmp_path_factory.mktemp("hosts"))
+    made = sshhosts.start(hosts_name("it"), 2, tmp_path_factory.mktemp("hosts"))
     yield made
     sshhosts.stop(made)

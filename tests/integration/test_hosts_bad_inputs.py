@@ -18,7 +18,7 @@ from casslab.system import sshhosts
 from casslab.system.sshhosts import SshHosts
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
-from labtools import casslab
+from labtools import casslab, hosts_name
 
 LAB = "hbad"
 
@@ -35,7 +35,7 @@ def bare_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshHosts]:
     for tool in Path("/usr/bin").iterdir():
         if not tool.name.startswith(("apt", "java", "dpkg")):
             (tools / tool.name).symlink_to(tool)
-    made = sshhosts.start("hb", 1, directory / "hosts", session_path=str(tools))
+    made = sshhosts.start(hosts_name("hb"), 1, directory / "hosts", session_path=str(tools))
     yield made
     sshhosts.stop(made)
 

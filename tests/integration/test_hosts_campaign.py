@@ -26,7 +26,7 @@ from casslab.system.sshhosts import SshHosts
 from casslab.testbed.hostslab import HostsLab
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
-from labtools import casslab
+from labtools import casslab, hosts_name
 
 LAB = "hcamp"
 PROFILE = Path(__file__).parents[2] / "crates" / "load" / "profiles" / "sensor-readings.yaml"
@@ -37,7 +37,7 @@ DELAY_MS = 10
 def five_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshHosts]:
     if not sshhosts.SSHD.exists():
         pytest.skip("openssh-server is installed by `make setup`")
-    made = sshhosts.start("hc", 5, tmp_path_factory.mktemp("hosts5"))
+    made = sshhosts.start(hosts_name("hc"), 5, tmp_path_factory.mktemp("hosts5"))
     yield made
     sshhosts.stop(made)
 
@@ -144,12 +144,13 @@ def test_lab_up_inventory_by_hand_then_list_status_and_down(five_hosts: SshHosts
     up = casslab("lab", "up", "--name", "hcli", "--inventory", str(inventory), timeout_s=600)
     try:
         assert up.returncode == 0, up.stderr
-        assert "up on hosts: 1 nodes (hch1)" in up.stdout
+        first = five_hosts.hosts[0].name
+        assert f"up on hosts: 1 nodes ({first})" in up.stdout
         listed = casslab("lab", "list")
-        assert "hcli" in listed.stdout and "hosts: hch1" in listed.stdout
+        assert "hcli" in listed.stdout and f"hosts: {first}" in listed.stdout
         status = casslab("lab", "status", "--name", "hcli")
         assert status.returncode == 0, status.stderr
-        assert "node1 (hch1)" in status.stdout and "UN" in status.stdout
+        assert f"node1 ({first})" in status.stdout and "UN" in status.stdout
         _user_profile_runs_from_the_client_host(inventory, tmp_path)
     finally:
         down = casslab("lab", "down", "--name", "hcli")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import re
 import subprocess
 from pathlib import Path
 
@@ -54,7 +55,9 @@ def test_a_failing_command_names_the_host_and_its_error(ssh_hosts: SshHosts) -> 
         async with Fleet(_hosts(ssh_hosts)[:1], known_hosts=ssh_hosts.known_hosts) as fleet:
             await fleet.run("echo broken >&2; exit 3")
 
-    with pytest.raises(HostError, match=r"^ith1 \(10\.98\.\d+\.10\): `.*` exited 3: broken$"):
+    first = re.escape(ssh_hosts.hosts[0].name)
+    with pytest.raises(HostError, match=rf"^{first} \(10\.98\.\d+\.10\): `.*` exited 3: "
+                       r"broken$"):
         asyncio.run(go())
 
 
@@ -68,7 +71,8 @@ def test_a_wrong_key_is_permission_denied_naming_the_host(ssh_hosts: SshHosts,
         async with Fleet(_hosts(ssh_hosts, other), known_hosts=ssh_hosts.known_hosts):
             pass
 
-    with pytest.raises(HostError, match=r"ith1 .*permission denied for root with key "):
+    first = re.escape(ssh_hosts.hosts[0].name)
+    with pytest.raises(HostError, match=rf"{first} .*permission denied for root with key "):
         asyncio.run(go())
 
 
