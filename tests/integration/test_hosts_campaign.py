@@ -108,7 +108,10 @@ def test_a_campaign_runs_unchanged_on_hosts_and_leaves_nothing(
         cpu = store.conn.execute(
             "SELECT COUNT(DISTINCT node), MAX(cpu_user_pct + cpu_sys_pct) FROM node_metrics"
         ).fetchone()
+        per_host = store.conn.execute(
+            "SELECT COUNT(DISTINCT host), MIN(load1) FROM host_load").fetchone()
     assert cpu[0] == 3 and cpu[1] > 0, "each node host's sampler reported CPU"
+    assert per_host[0] == 3 and per_host[1] is not None, "each node host's own samples"
     assert not _jvms(five_hosts), "a node JVM outlived the campaign"
     for host in five_hosts.hosts:  # link conditions cleared on every host
         rules = subprocess.run(["ip", "netns", "exec", host.namespace, "iptables-save"],

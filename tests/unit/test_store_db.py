@@ -11,7 +11,13 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
 
 from casslab.core.errors import UsageError
-from casslab.metrics.samples import HostSample, NodeSample, SstableSample, TrialMetrics
+from casslab.metrics.samples import (
+    HostLoadSample,
+    HostSample,
+    NodeSample,
+    SstableSample,
+    TrialMetrics,
+)
 from casslab.store.db import TABLES, Store, StoreError, export, merged
 from casslab.store.results import Results
 
@@ -300,4 +306,22 @@ def test_each_load_clients_summary_is_kept_beside_the_merged_one(tmp_path: Path)
     store.commit_trial(tid, summary=fake_summary(500, 2.0), intervals=[],
                        metrics=fake_metrics(1), command=["casslab-load"])
     assert store.conn.execute("SELECT COUNT(*) FROM client_summaries").fetchone()[0] == 0
+    store.close()
+
+
+def test_each_real_hosts_samples_are_kept_and_replaced_on_recommit(tmp_path: Path) -> None:
+    store, cid = open_store(tmp_path)
+    tid = store.ensure_plan(cid, PLAN)[2][0]
+    store.mark_running(tid, {"nodes": 1}, "none")
+    metrics = fake_metrics(1)
+    metrics.hosts += [HostLoadSample(1.0, "pi1", 30.0, 5.0, 0.5, 0.0, 120.0, 80.0, 60.0, 1.5),
+                      HostLoadSample(1.0, "pi2", 20.0, 4.0, 0.0, 0.0, 90.0, None, None, 0.7)]
+    store.commit_trial(tid, summary=fake_summary(500, 2.0), intervals=[], metrics=metrics,
+                       command=["casslab-load"])
+    rows = store.conn.execute("SELECT host, cpu_user_pct, net_rx_kb_s, load1 FROM host_load "
+                              "WHERE trial_id=? ORDER BY host", (tid,)).fetchall()
+    assert [tuple(r) for r in rows] == [("pi1", 30.0, 80.0, 1.5), ("pi2", 20.0, None, 0.7)]
+    store.commit_trial(tid, summary=fake_summary(500, 2.0), intervals=[],
+                       metrics=fake_metrics(1), command=["casslab-load"])
+    assert store.conn.execute("SELECT COUNT(*) FROM host_load").fetchone()[0] == 0
     store.close()

@@ -133,3 +133,18 @@ def test_a_schema_2_database_gains_the_credit_column(tmp_path: Path) -> None:
     cols = [r[1] for r in raw.execute("PRAGMA table_info(node_metrics)")]
     raw.close()
     assert cols[-1] == "cpu_credits"
+
+
+def test_a_schema_4_database_gains_the_host_load_table(tmp_path: Path) -> None:
+    with Store(tmp_path):
+        pass
+    raw = sqlite3.connect(tmp_path / "results.db")
+    raw.execute("DROP TABLE host_load")
+    raw.execute("UPDATE meta SET value='4' WHERE key='schema_version'")
+    raw.commit()
+    raw.close()
+    with Store(tmp_path) as store:
+        assert store.schema_found == 4
+        assert store.conn.execute("SELECT COUNT(*) FROM host_load").fetchone()[0] == 0
+    with Store(tmp_path) as store:
+        assert store.schema_found == SCHEMA_VERSION == 5

@@ -27,7 +27,7 @@ DB_NAME = "results.db"
 # Tables exported by `experiment export`, in that order.
 TABLES = ("campaigns", "cells", "trials", "summaries", "intervals", "node_metrics",
           "host_metrics", "sstables", "table_metrics", "compactions", "search_steps",
-          "tuner_audit", "client_summaries")
+          "tuner_audit", "client_summaries", "host_load")
 
 
 class StoreError(CasslabError):
@@ -214,6 +214,9 @@ class Store:
                 "INSERT INTO client_summaries VALUES "
                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 client_rows(trial_id, summary))
+            self.conn.executemany(
+                "INSERT INTO host_load VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(trial_id, *asdict(s).values()) for s in metrics.hosts])
             self.conn.execute(
                 "UPDATE trials SET status=?, ended_at=?, error=?, ended_by=?, command=? "
                 "WHERE id=?", (status, time.time(), error, summary.get("ended_by"),
@@ -221,7 +224,8 @@ class Store:
 
     def _clear(self, trial_id: int) -> None:
         for table in ("summaries", "intervals", "node_metrics", "host_metrics", "sstables",
-                      "table_metrics", "compactions", "tuner_audit", "client_summaries"):
+                      "table_metrics", "compactions", "tuner_audit", "client_summaries",
+                      "host_load"):
             self.conn.execute(f"DELETE FROM {table} WHERE trial_id=?", (trial_id,))
 
     # ---- search -----------------------------------------------------------------------

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # How a summary or interval row's percentiles were computed (column pct_source).
 FROM_HISTOGRAM = "histogram"  # percentiles of the row's own (for ALL: merged) histogram
@@ -75,6 +75,10 @@ CREATE TABLE IF NOT EXISTS client_summaries (
   max_ms REAL NOT NULL, service_p50_ms REAL NOT NULL, service_p99_ms REAL NOT NULL,
   pct_source TEXT NOT NULL DEFAULT 'histogram', latency_hist TEXT, service_hist TEXT,
   PRIMARY KEY (trial_id, client, op));
+CREATE TABLE IF NOT EXISTS host_load (
+  trial_id INTEGER NOT NULL REFERENCES trials(id), t_s REAL NOT NULL, host TEXT NOT NULL,
+  cpu_user_pct REAL, cpu_sys_pct REAL, cpu_iowait_pct REAL, read_kb_s REAL,
+  write_kb_s REAL, net_rx_kb_s REAL, net_tx_kb_s REAL, load1 REAL);
 CREATE INDEX IF NOT EXISTS intervals_trial ON intervals(trial_id);
 CREATE INDEX IF NOT EXISTS node_metrics_trial ON node_metrics(trial_id);
 CREATE INDEX IF NOT EXISTS host_metrics_trial ON host_metrics(trial_id);
@@ -100,6 +104,8 @@ _V2_TO_V3 = ("ALTER TABLE node_metrics ADD COLUMN cpu_credits REAL",)
 # Schema 3 -> 4: table client_summaries (each load client's own summary of a trial run by
 # several clients; `summaries` holds their merge), made by SCHEMA's CREATE TABLE IF NOT
 # EXISTS; no existing row changes.
+# Schema 4 -> 5: table host_load (each real host of a hosts lab, sample by sample), made
+# the same way.
 
 
 def _version(conn: sqlite3.Connection) -> int | None:
