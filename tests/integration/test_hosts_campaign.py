@@ -19,6 +19,7 @@ from casslab.experiment.runner import CampaignRunner, Event
 from casslab.experiment.spec import load_spec
 from casslab.hosts.record import list_hosts_labs
 from casslab.load import LoadSpec
+from casslab.report.html import build_report
 from casslab.store.db import Store
 from casslab.store.results import Results
 from casslab.system import sshhosts
@@ -110,6 +111,8 @@ def test_a_campaign_runs_unchanged_on_hosts_and_leaves_nothing(
         ).fetchone()
         per_host = store.conn.execute(
             "SELECT COUNT(DISTINCT host), MIN(load1) FROM host_load").fetchone()
+    page = build_report(tmp_path / "results").path.read_text()
+    assert "<h2 id='clients'>Load clients</h2>" in page and "client 2</td>" in page
     assert cpu[0] == 3 and cpu[1] > 0, "each node host's sampler reported CPU"
     assert per_host[0] == 3 and per_host[1] is not None, "each node host's own samples"
     assert not _jvms(five_hosts), "a node JVM outlived the campaign"

@@ -44,7 +44,10 @@ def test_two_clients_load_disjoint_slices_and_merge_their_run(lab: Lab, tmp_path
 
     run = LoadSpec.of("stress-mixed", {"records": RECORDS, "duration": 4, "seed": 5,
                                        "interval": 0.5})
-    result = run_clients(run, hosts=_hosts(lab), places=places, work_dir=tmp_path / "run")
+    # As a campaign on the local lab runs them: the clients write their logs in the
+    # directory the merge reads (the load phase above fetched them from another).
+    here = local_places(2, lab.exec_prefix(), tmp_path / "run")
+    result = run_clients(run, hosts=_hosts(lab), places=here, work_dir=tmp_path / "run")
     clients = result.clients
     assert len(clients) == 2 and all(c.ended_by == "completed" for c in clients)
     timed = [int(c.raw["ok"]) + int(c.raw["not_found"]) for c in clients]

@@ -127,3 +127,12 @@ def test_intervals_get_the_clients_error_counts_of_their_time_slot() -> None:
     out = merged_intervals(lines, merged, [a, b], [100.0, 100.4])
     assert [(iv["t_s"], iv["errors"], iv["ops"], iv["stage"]) for iv in out] == \
         [(1.0, 3, 13, "run"), (2.0, 4, 4, "run")]
+
+
+def test_a_log_already_where_the_controller_reads_it_is_not_copied(tmp_path: Path) -> None:
+    log = tmp_path / "client1.hlog"
+    log.write_text("#[StartTime: 1 (seconds since epoch)]\n")
+    copy_file(str(log), log)  # the local lab: the client's workdir is the work dir
+    other = tmp_path / "copy.hlog"
+    copy_file(str(log), other)
+    assert log.read_text() == other.read_text()

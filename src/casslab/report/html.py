@@ -10,11 +10,13 @@ import os
 import platform
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from casslab.analysis.campaign import Analysis, Labeller, analyze, cell_label, labeller
+from casslab.analysis.clients import SLOW_SHARE, CellClients, client_table
 from casslab.analysis.factorial import Factorial, Term
 from casslab.analysis.findings import HOLDS, ValueRow, Verdict, compare_values, judge
 from casslab.analysis.intervals import BatchMeans, min_n_for_median
@@ -100,6 +102,7 @@ def build_report(directory: Path, out: Path | None = None) -> Report:
                             values=trial_values(results, name, ids, cores=cores))
                     for name in c.responses]
         steps = [asdict(s) for s in results.search_steps()]
+        clients = client_table(results.client_summaries(), rows)
         decls = declared(c, results, rows)
         ref = read_reference(c.spec_yaml, "stored spec", design_factors(c), c.responses)
         drawn = declared_figures(decls, analyses, results, rows, design_factors(c), cores,
@@ -107,7 +110,7 @@ def build_report(directory: Path, out: Path | None = None) -> Report:
     varied = [f["name"] for f in c.factors if len(f["levels"]) > 1]
     repro = Reproduction(ref, compare_values(ref, analyses, varied), judge(ref, analyses))
     figures = make_figures(drawn, steps)
-    page = render(c, analyses, rows, figures, steps, repro)
+    page = render(c, analyses, rows, figures, steps, repro, clients)
     path = out or directory / REPORT_NAME
     path.write_text(page)
     return Report(path, figures, analyses[0], analyses, repro)
@@ -218,7 +221,8 @@ def render_factorial(fa: Factorial) -> str:
 
 def render(c: Campaign, analyses: list[Analysis], rows: list[TrialRow],
            figures: list[Figure], steps: list[dict[str, Any]],
-           repro: Reproduction | None = None) -> str:
+           repro: Reproduction | None = None,
+           clients: Sequence[CellClients] = ()) -> str:
     """The page, in a paper's order: design; results per response with its figures;
     the figures over time and by percentile; the reproduction (references, verdicts);
     appendices (trials that did not finish, versions and machine, spec)."""
@@ -263,6 +267,8 @@ def render(c: Campaign, analyses: list[Analysis], rows: list[TrialRow],
     if rest:
         parts.append("<h2 id='figures'>Over time and by percentile</h2>")
         parts += [render_figure(f) for f in rest]
+    if clients:
+        parts.append(render_clients(clients, rows, label))
     parts.append(render_reproduction(repro or Reproduction(Reference()), analyses, label))
     bad = [r for r in rows if r.status in ("failed", "interrupted")]
     if bad:
@@ -277,6 +283,37 @@ def render(c: Campaign, analyses: list[Analysis], rows: list[TrialRow],
     body = "\n".join(parts)
     body, toc = with_toc(body)
     return "\n".join([head, toc, body, "</body></html>"])
+
+
+def render_clients(cells: Sequence[CellClients], rows: list[TrialRow],
+                   label: Labeller) -> str:
+    """The load clients of trials run by several: one row per cell and client."""
+    params = {r.cell: r.cell_params for r in rows}
+    trows = []
+    for cc in cells:
+        for i, st in enumerate(cc.clients):
+            flag = (f"<b>likely saturated</b> (lagged in {st.lagged} of {st.trials})"
+                    if st.saturated else (f"lagged in {st.lagged} of {st.trials}"
+                                          if st.lagged else ""))
+            trows.append([html.escape(cell_label(params.get(cc.cell, {}), label))
+                          if i == 0 else "", f"client {st.client}", str(st.trials),
+                          _fmt(st.ops_s), _fmt(st.p50_ms), _fmt(st.p99_ms),
+                          _fmt(st.p999_ms), _fmt(st.errors),
+                          f"{cc.spread:.2f}" if i == 0 else "", flag])
+    caption = (
+        "<p>Each trial's load came from several casslab-load clients, started together "
+        "with the same options, each doing its share of the operations; the results above "
+        "are their merge (counts summed, percentiles of the clients' histograms added by "
+        "absolute time). Here each client's own figures: the median over the cell's kept "
+        "trials of the client's throughput, p50/p99/p99.9 latency (the client's own, from "
+        "its own histogram in that trial; never averaged) and errors. Spread: the fastest "
+        "client's median throughput over the slowest's. A client lagged in a trial when "
+        f"its throughput was below {SLOW_SHARE:.0%} of that trial's median client; it is "
+        "flagged <b>likely saturated</b> (or farther from the nodes) when it lagged in "
+        "more than half of the cell's trials.</p>")
+    return ("<h2 id='clients'>Load clients</h2>" + caption +
+            _table(["cell", "client", "trials", "ops/s", "p50 (ms)", "p99 (ms)",
+                    "p99.9 (ms)", "errors", "spread (max/min ops/s)", "flag"], trows))
 
 
 def render_design(factors: list[dict[str, Any]], rows: list[TrialRow]) -> str:

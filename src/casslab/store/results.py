@@ -171,6 +171,20 @@ class SearchStepRow:
 
 
 @dataclass(frozen=True)
+class ClientSummaryRow:
+    """One load client's ALL summary of a trial (table client_summaries): its own
+    throughput, errors and percentiles from its own histogram; ms and ops/s."""
+
+    trial_id: int
+    client: int
+    ops_s: float
+    errors: int
+    p50_ms: float
+    p99_ms: float
+    p999_ms: float
+
+
+@dataclass(frozen=True)
 class TrialOrderPoint:
     """A finished trial's response in run order (for a trial-order plot)."""
 
@@ -349,6 +363,14 @@ class Results:
         rows = self._conn.execute("SELECT record_json FROM tuner_audit WHERE trial_id=? "
                                   "ORDER BY n", (trial_id,)).fetchall()
         return [dict(json.loads(r["record_json"])) for r in rows]
+
+    def client_summaries(self) -> list[ClientSummaryRow]:
+        """Each load client's own ALL summary of every trial run by several clients
+        (empty when every trial had one), by trial then client."""
+        rows = self._conn.execute(
+            "SELECT trial_id, client, ops_s, errors, p50_ms, p99_ms, p999_ms FROM "
+            "client_summaries WHERE op = 'ALL' ORDER BY trial_id, client").fetchall()
+        return [ClientSummaryRow(**dict(r)) for r in rows]
 
     def search_steps(self) -> list[SearchStepRow]:
         """Every peak-search step, by group then step."""
