@@ -21,7 +21,7 @@ from casslab.load.options import (
     from_mapping,
     parse_duration_s,
 )
-from casslab.load.runner import find_binary
+from casslab.load.runner import LoadSpec, find_binary
 
 
 def _error(workload: str, mapping: dict[str, Any], where: str = "options") -> str:
@@ -224,3 +224,11 @@ def test_threads_refuses_the_other_concurrency_and_bad_counts(mapping: dict[str,
 def test_iot_read_variants_are_iot_workloads_and_a_profile_named_iot_is_not() -> None:
     assert isinstance(from_mapping("iot-full-latest", {"devices": 10}), IotOptions)
     assert not isinstance(from_mapping("iot-mine.yaml", {}), IotOptions)
+
+
+def test_error_retries_go_out_as_casslab_loads_flag_and_refuse_a_negative() -> None:
+    spec = LoadSpec.of("stress-write", {"error-retries": 3})
+    argv = spec.options.to_argv()
+    assert argv[argv.index("--error-retries") + 1] == "3"
+    with pytest.raises(UsageError, match="error-retries"):
+        LoadSpec.of("stress-write", {"error-retries": -1})

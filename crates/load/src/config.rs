@@ -144,6 +144,16 @@ pub struct ConnArgs {
     /// Disable driver retries (by default the driver's default retry policy; retries are counted).
     #[arg(long)]
     pub no_retry: bool,
+    /// Re-issue a request up to N times when it fails the way a busy cluster fails:
+    /// a server read or write timeout, unavailable, overloaded or bootstrapping (to the
+    /// same node), or a broken connection (to the next node), as cassandra-stress's
+    /// `-errors retries=N`. Only requests marked idempotent: casslab-load marks its
+    /// statements so (they write fixed values), a user profile's queries too, so keep 0
+    /// for a profile whose queries add to counters or use IF. The operation is timed from its first attempt's
+    /// intended start, so retries show in its latency; each re-issue adds to `retries`;
+    /// the --timeout still bounds the whole operation. 0: failures count as errors.
+    #[arg(long, default_value_t = 0)]
+    pub error_retries: u32,
     /// Tokio worker threads that send and receive (1 = a single-threaded runtime,
     /// the cheapest per op). Not the client count: that is --threads or
     /// --workers x --in-flight.

@@ -1,5 +1,6 @@
 //! The Cassandra side: connecting, preparing, schema statements, classifying
-//! driver errors into [`ErrorKind`]s and counting the driver's retries.
+//! driver errors into [`ErrorKind`]s, re-issuing requests that failed on a busy
+//! cluster (`--error-retries`) and counting every retry.
 
 use crate::config::{Cl, ConnArgs};
 use crate::error::{LoadError, Result};
@@ -96,16 +97,21 @@ pub async fn ensure_keyspace(session: &Session, keyspace: &str, rf: u32, drop: b
     .await
 }
 
-/// Counts the retries the driver decides on, per statement it is attached to.
+/// Counts the retries decided on, per statement it is attached to: the driver's own
+/// policy first, then up to `error_retries` re-issues of an idempotent request that
+/// failed the way a busy cluster fails (see [`error_retry`]).
 #[derive(Debug)]
 pub struct CountingRetryPolicy {
     inner: Arc<dyn RetryPolicy>,
     count: Arc<AtomicU64>,
+    error_retries: u32,
 }
 
 struct CountingSession {
     inner: Box<dyn RetrySession>,
     count: Arc<AtomicU64>,
+    error_retries: u32,
+    used: u32,
 }
 
 impl RetryPolicy for CountingRetryPolicy {
@@ -113,13 +119,48 @@ impl RetryPolicy for CountingRetryPolicy {
         Box::new(CountingSession {
             inner: self.inner.new_session(),
             count: self.count.clone(),
+            error_retries: self.error_retries,
+            used: 0,
         })
     }
 }
 
-impl RetrySession for CountingSession {
-    fn decide_should_retry(&mut self, info: RequestInfo) -> RetryDecision {
-        let d = self.inner.decide_should_retry(info);
+/// How to re-issue a request that failed with `e`, or None when it must not be: the
+/// coordinator timed out, lacked replicas, was overloaded or bootstrapping (the same
+/// node again: it may be the only one), or the connection broke (the next node).
+/// Anything else (invalid, unauthorized, a syntax error...) would fail again.
+pub fn error_retry(e: &RequestAttemptError) -> Option<RetryDecision> {
+    match e {
+        RequestAttemptError::DbError(
+            DbError::ReadTimeout { .. }
+            | DbError::WriteTimeout { .. }
+            | DbError::Unavailable { .. }
+            | DbError::Overloaded
+            | DbError::IsBootstrapping,
+            _,
+        ) => Some(RetryDecision::RetrySameTarget(None)),
+        RequestAttemptError::BrokenConnectionError(_)
+        | RequestAttemptError::UnableToAllocStreamId => Some(RetryDecision::RetryNextTarget(None)),
+        _ => None,
+    }
+}
+
+impl CountingSession {
+    /// After the driver's own policy said `driver`: re-issue within the budget what
+    /// failed the way a busy cluster fails, and count every retry decided.
+    fn after_driver(
+        &mut self,
+        driver: RetryDecision,
+        error: &RequestAttemptError,
+        is_idempotent: bool,
+    ) -> RetryDecision {
+        let mut d = driver;
+        if d == RetryDecision::DontRetry && is_idempotent && self.used < self.error_retries {
+            if let Some(again) = error_retry(error) {
+                self.used += 1;
+                d = again;
+            }
+        }
         if matches!(
             d,
             RetryDecision::RetrySameTarget(_) | RetryDecision::RetryNextTarget(_)
@@ -128,25 +169,45 @@ impl RetrySession for CountingSession {
         }
         d
     }
+}
+
+impl RetrySession for CountingSession {
+    fn decide_should_retry(&mut self, info: RequestInfo) -> RetryDecision {
+        // RequestInfo cannot be built or cloned outside the driver: keep what is needed.
+        let (error, is_idempotent) = (info.error, info.is_idempotent);
+        let driver = self.inner.decide_should_retry(info);
+        self.after_driver(driver, error, is_idempotent)
+    }
 
     fn reset(&mut self) {
         self.inner.reset();
+        self.used = 0;
     }
 }
 
-/// One retry counter per op type of a workload.
+/// One retry counter per op type of a workload, and how many times a request that
+/// failed on a busy cluster is re-issued (`--error-retries`).
 #[derive(Clone, Debug)]
-pub struct RetryCounters(Vec<Arc<AtomicU64>>);
+pub struct RetryCounters {
+    counts: Vec<Arc<AtomicU64>>,
+    error_retries: u32,
+}
 
 impl RetryCounters {
-    /// `n` zeroed counters.
-    pub fn new(n: usize) -> Self {
-        RetryCounters((0..n).map(|_| Arc::new(AtomicU64::new(0))).collect())
+    /// `n` zeroed counters; `error_retries` re-issues per request (0: none).
+    pub fn new(n: usize, error_retries: u32) -> Self {
+        RetryCounters {
+            counts: (0..n).map(|_| Arc::new(AtomicU64::new(0))).collect(),
+            error_retries,
+        }
     }
 
     /// Current values.
     pub fn snapshot(&self) -> Vec<u64> {
-        self.0.iter().map(|c| c.load(Ordering::Relaxed)).collect()
+        self.counts
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .collect()
     }
 
     /// A retry policy that counts into counter `op`.
@@ -158,7 +219,8 @@ impl RetryCounters {
         };
         Arc::new(CountingRetryPolicy {
             inner,
-            count: self.0[op].clone(),
+            count: self.counts[op].clone(),
+            error_retries: self.error_retries,
         })
     }
 }
@@ -251,4 +313,73 @@ pub fn read_outcome(r: std::result::Result<QueryResult, ExecutionError>) -> Outc
 /// Rows of a read result (0 on error or non-rows results).
 pub fn rows_of(res: QueryResult) -> usize {
     res.into_rows_result().map(|r| r.rows_num()).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn db(e: DbError) -> RequestAttemptError {
+        RequestAttemptError::DbError(e, "from the node".into())
+    }
+
+    fn session(counters: &RetryCounters) -> CountingSession {
+        CountingSession {
+            inner: FallthroughRetryPolicy::new().new_session(),
+            count: counters.counts[0].clone(),
+            error_retries: counters.error_retries,
+            used: 0,
+        }
+    }
+
+    const NO: RetryDecision = RetryDecision::DontRetry;
+
+    #[test]
+    fn busy_cluster_errors_are_retried_and_mistakes_are_not() {
+        assert_eq!(
+            error_retry(&db(DbError::Overloaded)),
+            Some(RetryDecision::RetrySameTarget(None))
+        );
+        assert_eq!(
+            error_retry(&db(DbError::IsBootstrapping)),
+            Some(RetryDecision::RetrySameTarget(None))
+        );
+        assert_eq!(
+            error_retry(&RequestAttemptError::UnableToAllocStreamId),
+            Some(RetryDecision::RetryNextTarget(None))
+        );
+        assert_eq!(error_retry(&db(DbError::SyntaxError)), None);
+        assert_eq!(error_retry(&db(DbError::Unauthorized)), None);
+    }
+
+    #[test]
+    fn a_request_is_reissued_at_most_n_times_and_each_is_counted() {
+        let counters = RetryCounters::new(1, 2);
+        let mut s = session(&counters);
+        let e = db(DbError::Overloaded);
+        let again = RetryDecision::RetrySameTarget(None);
+        assert_eq!(s.after_driver(NO, &e, true), again);
+        assert_eq!(s.after_driver(NO, &e, true), again);
+        assert_eq!(s.after_driver(NO, &e, true), NO);
+        assert_eq!(counters.snapshot(), vec![2]);
+        s.reset(); // the next request gets its own budget
+        assert_eq!(s.after_driver(NO, &e, true), again);
+        // The driver's own retries are counted and leave the budget alone.
+        assert_eq!(s.after_driver(again.clone(), &e, true), again);
+        assert_eq!((counters.snapshot(), s.used), (vec![4], 1));
+    }
+
+    #[test]
+    fn without_error_retries_or_idempotence_a_failure_stays_a_failure() {
+        let e = db(DbError::Overloaded);
+        assert_eq!(
+            session(&RetryCounters::new(1, 0)).after_driver(NO, &e, true),
+            NO
+        );
+        let five = RetryCounters::new(1, 5);
+        assert_eq!(session(&five).after_driver(NO, &e, false), NO);
+        let syntax = db(DbError::SyntaxError);
+        assert_eq!(session(&five).after_driver(NO, &syntax, true), NO);
+        assert_eq!(five.snapshot(), vec![0]);
+    }
 }

@@ -48,6 +48,9 @@ from casslab.profiles import describe
 from casslab.store.db import Store
 from casslab.testbed.campaignlab import CampaignLab, LocalCampaignLab
 
+# The load phase's re-issues of a write that failed on a busy cluster (the measured runs
+# keep casslab-load's 0: their errors are data).
+LOAD_PHASE_ERROR_RETRIES = 10
 DEFAULT_KEYSPACE = {"ycsb": "ycsb", "stress": "keyspace1", "iot": "iot"}
 MAIN_TABLE = {"ycsb": "usertable", "stress": "standard1"}
 COMPACTION_CLASSES = {"stcs": "SizeTieredCompactionStrategy",
@@ -388,6 +391,9 @@ class CampaignRunner:
         workload = str(params.get("workload", self.spec.workload.name))
         # Options that shape the run, not the data, are left out of the load phase.
         load_opts = replace(self._options(params).for_load_phase(), phase="load")
+        if load_opts.error_retries is None:
+            # A key lost to a timeout on a busy machine would void every later trial.
+            load_opts = replace(load_opts, error_retries=LOAD_PHASE_ERROR_RETRIES)
         if isinstance(load_opts, SchemaOptions):  # a user profile has no --drop
             load_opts = replace(load_opts, drop=drop)
         self.emit(Event("prepare", f"loading the data of {workload}", done, total))

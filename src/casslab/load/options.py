@@ -281,6 +281,9 @@ class LoadOptions:
     cl_write: str | None = _opt("cl-write", _choice(CONSISTENCY_LEVELS, consistency=True))
     timeout_s: float | None = _opt("timeout", _duration(), argv=duration_arg)
     no_retry: bool | None = _opt("no-retry", _flag)
+    # Re-issues of a request that failed on a busy cluster (cassandra-stress's
+    # `-errors retries=N`); a campaign's load phase uses LOAD_PHASE_ERROR_RETRIES.
+    error_retries: int | None = _opt("error-retries", _integer(0, 2**32 - 1))
     # The Tokio runtime's threads (casslab-load's --io-threads), not the client count.
     io_threads: int | None = _opt("io-threads", _integer())
     tls: bool | None = _opt("tls", _flag)

@@ -206,7 +206,7 @@ impl Iot {
         }
         let cls = Cls::new(cmd.conn.cl_read, cmd.conn.cl_write, Cl::One);
         let names = names();
-        let retries = RetryCounters::new(names.len());
+        let retries = RetryCounters::new(names.len(), cmd.conn.error_retries);
         let nr = cmd.conn.no_retry;
         let ks = &cmd.keyspace;
         let [devdat_q, lesrow_q, avgdat_q] = read_queries(ks, cmd.reads);

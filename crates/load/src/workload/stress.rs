@@ -99,7 +99,7 @@ impl Stress {
         }
         let cls = Cls::new(cmd.conn.cl_read, cmd.conn.cl_write, Cl::LocalOne);
         let names = names();
-        let retries = RetryCounters::new(names.len());
+        let retries = RetryCounters::new(names.len(), cmd.conn.error_retries);
         let nr = cmd.conn.no_retry;
         let ks = &cmd.keyspace;
         let read = db::prepare(

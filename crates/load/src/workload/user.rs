@@ -193,7 +193,7 @@ impl User {
             }
         }
         let names = names(&p);
-        let retries = RetryCounters::new(names.len());
+        let retries = RetryCounters::new(names.len(), cmd.conn.error_retries);
         let cls = Cls::new(cmd.conn.cl_read, cmd.conn.cl_write, Cl::LocalOne);
         let nr = cmd.conn.no_retry;
         let ks = &p.keyspace;

@@ -202,7 +202,7 @@ impl Ycsb {
         }
         let cls = Cls::new(cmd.conn.cl_read, cmd.conn.cl_write, Cl::One);
         let names = names();
-        let retries = RetryCounters::new(names.len());
+        let retries = RetryCounters::new(names.len(), cmd.conn.error_retries);
         let nr = cmd.conn.no_retry;
         let ks = &cmd.keyspace;
         let read = db::prepare(
