@@ -59,3 +59,22 @@ def test_two_clients_load_disjoint_slices_and_merge_their_run(lab: Lab, tmp_path
     overall = result.summary.all_ops()
     assert overall is not None and p99s[0] <= overall.latency.p99_us <= p99s[1]
     assert [c["ops"] for c in result.summary.raw["clients"]] == [c.ops for c in clients]
+
+
+def test_two_clients_merge_the_parts_of_a_read_modify_write_apart(lab: Lab, tmp_path: Path
+                                                                  ) -> None:
+    load = LoadSpec.of("ycsb-f", {"phase": "load", "records": 1000, "drop": True, "seed": 7})
+    run_clients(load, hosts=_hosts(lab), places=local_places(2, lab.exec_prefix(), tmp_path),
+                work_dir=tmp_path)
+    run = LoadSpec.of("ycsb-f", {"records": 1000, "duration": 3, "seed": 7})
+    result = run_clients(run, hosts=_hosts(lab),
+                         places=local_places(2, lab.exec_prefix(), tmp_path / "run"),
+                         work_dir=tmp_path / "run")
+    reads = [c.raw["parts"]["read"] for c in result.clients]
+    part = result.summary.raw["parts"]["read"]
+    assert part["ops"] == sum(int(r["ops"]) for r in reads) > 0
+    p99s = sorted(int(r["latency"]["p99_us"]) for r in reads)
+    assert p99s[0] <= part["latency"]["p99_us"] <= p99s[1]
+    # The parts are inside the rmw operations: the merged count is the operations only.
+    timed = [int(c.raw["ok"]) + int(c.raw["not_found"]) for c in result.clients]
+    assert result.summary.raw["merged"]["ops"] == sum(timed)

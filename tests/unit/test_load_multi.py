@@ -136,3 +136,23 @@ def test_a_log_already_where_the_controller_reads_it_is_not_copied(tmp_path: Pat
     other = tmp_path / "copy.hlog"
     copy_file(str(log), other)
     assert log.read_text() == other.read_text()
+
+
+def test_parts_take_the_merged_logs_percentiles_and_the_clients_counts() -> None:
+    lat = {"mean_us": 2.0, "p50_us": 2, "p95_us": 3, "p99_us": 500, "p999_us": 900,
+           "max_us": 900}
+    block = {"ops": 300, "latency": lat, "service": lat}
+    part_lat = {**lat, "p99_us": 1234}
+    merged = {"by_op": {"write": block}, "all": block, "logs": 2, "start_s": 5.0,
+              "interval_s": 1.0, "intervals": 10, "ops": 300,
+              "parts": {"read": {"ops": 30, "latency": part_lat, "service": part_lat}}}
+    clients = [_client(100, 100, 0, 300), _client(200, 200, 0, 700)]
+    for c, n in zip(clients, (10, 20), strict=True):
+        c.raw["parts"] = {"read": {"ops": n, "ok": n - 1, "not_found": 1, "errors": 0,
+                                   "retries": 0, "latency": lat, "service": lat}}
+    parts = merged_summary(clients, merged)["parts"]
+    assert list(parts) == ["read"]
+    assert (parts["read"]["ops"], parts["read"]["ok"], parts["read"]["not_found"]) == \
+        (30, 28, 2)
+    assert parts["read"]["latency"]["p99_us"] == 1234, "the merged log's, never averaged"
+    assert parts["read"]["ops_s"] == 3.0

@@ -147,9 +147,10 @@ pub struct ConnArgs {
     /// Re-issue a request up to N times when it fails the way a busy cluster fails:
     /// a server read or write timeout, unavailable, overloaded or bootstrapping (to the
     /// same node), or a broken connection (to the next node), as cassandra-stress's
-    /// `-errors retries=N`. Only requests marked idempotent: casslab-load marks its
-    /// statements so (they write fixed values), a user profile's queries too, so keep 0
-    /// for a profile whose queries add to counters or use IF. The operation is timed from its first attempt's
+    /// `-errors retries=N`. Only idempotent requests: casslab-load's own statements
+    /// (they write fixed values) and a user profile's queries except those with IF or
+    /// that add to a column (counters, list appends), which are never retried. The
+    /// operation is timed from its first attempt's
     /// intended start, so retries show in its latency; each re-issue adds to `retries`;
     /// the --timeout still bounds the whole operation. 0: failures count as errors.
     #[arg(long, default_value_t = 0)]

@@ -189,13 +189,17 @@ pub fn write_log(m: &Merged, path: &Path) -> Result<()> {
     f.write_all(text.as_bytes()).map_err(werr)
 }
 
+/// Prefix of the tags of operations done inside others (see `HdrLog`).
+const PART: &str = "part-";
+
 /// The merged summary: counts and percentiles (us) per tag; `ops` sums the
-/// operation tags (not the `-svc` service-time ones).
+/// operation tags (not the `-svc` service-time ones, nor the parts, which
+/// `parts` gives per operation as a run's summary does).
 pub fn summary(m: &Merged, logs: usize) -> Value {
     let mut by_tag = Map::new();
     let mut ops = 0u64;
     for (tag, h) in &m.totals {
-        if !tag.ends_with("-svc") {
+        if !tag.ends_with("-svc") && !tag.starts_with(PART) {
             ops += h.len();
         }
         let mut block = percentiles(h);
@@ -205,9 +209,16 @@ pub fn summary(m: &Merged, logs: usize) -> Value {
     let slots: std::collections::BTreeSet<u64> = m.slots.keys().map(|(s, _)| *s).collect();
     let span_s = slots.len() as f64 * m.slot_s;
     let (by_op, all, _) = blocks(m.totals.iter(), span_s);
+    let parts = m
+        .totals
+        .iter()
+        .filter_map(|(t, h)| Some((t.strip_prefix(PART)?, h)));
+    let parts: BTreeMap<String, &Histogram<u64>> = parts.map(|(t, h)| (t.to_string(), h)).collect();
+    let (parts, _, _) = blocks(parts.iter().map(|(t, h)| (t, *h)), span_s);
     json!({
         "by_op": by_op,
         "all": all,
+        "parts": parts,
         "type": "merged",
         "tool": "casslab-load",
         "logs": logs,
@@ -257,12 +268,14 @@ fn op_block(lat: &Histogram<u64>, svc: &Histogram<u64>, len_s: f64) -> Value {
     })
 }
 
-/// Per operation (tags without `-svc`) and over all operations, from histograms by tag.
+/// Per operation (tags without `-svc`) and over all operations, from histograms by
+/// tag; parts (`part-` tags) are left out, as they are of a run's `by_op` and `all`.
 fn blocks<'a>(
     tags: impl Iterator<Item = (&'a String, &'a Histogram<u64>)>,
     len_s: f64,
 ) -> (Map<String, Value>, Value, u64) {
-    let by_tag: BTreeMap<&String, &Histogram<u64>> = tags.collect();
+    let by_tag: BTreeMap<&String, &Histogram<u64>> =
+        tags.filter(|(t, _)| !t.starts_with(PART)).collect();
     let (mut all_lat, mut all_svc) = (new_hist(), new_hist());
     let mut by_op = Map::new();
     let empty = new_hist();
@@ -383,6 +396,34 @@ mod tests {
             .map(|e| (e.start_s - 1_700_000_000.0, e.hist.len()))
             .collect();
         assert_eq!(reads, vec![(0.0, 10), (1.0, 20), (2.0, 35), (3.0, 7)]);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn parts_are_merged_apart_from_the_operations() {
+        let dir = std::env::temp_dir().join(format!("casslab-merge-p-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let names = ["read".to_string(), "rmw".to_string()];
+        let mut logs = Vec::new();
+        for (i, read_us) in [(0u64, 1000u64), (1, 5000)] {
+            let path = dir.join(format!("{i}.hlog"));
+            let mut log = HdrLog::create(&path, t0).unwrap();
+            let mut s = StatsSet::new(2);
+            for _ in 0..10 {
+                s.ops[1].record(9000, 9000, Outcome::Ok);
+                s.parts[0].record(read_us, read_us, Outcome::Ok);
+            }
+            log.interval(0.0, 1.0, &names, &s).unwrap();
+            logs.push(path);
+        }
+        let s = run(&logs, None).unwrap();
+        assert_eq!(s["ops"], 20, "parts are not operations of their own");
+        assert_eq!(s["all"]["ops"], 20);
+        assert!(s["by_op"].get("part-read").is_none());
+        assert_eq!(s["parts"]["read"]["ops"], 20);
+        let p99 = s["parts"]["read"]["latency"]["p99_us"].as_u64().unwrap();
+        assert!((4990..=5010).contains(&p99), "{p99}");
         std::fs::remove_dir_all(&dir).ok();
     }
 

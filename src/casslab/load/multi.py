@@ -196,21 +196,16 @@ def merged_summary(clients: list[RunSummary], merged: dict[str, Any]) -> dict[st
     `clients`. Run time is the longest client's (they start together)."""
     raws = [c.raw for c in clients]
     elapsed = max(float(r["elapsed_s"]) for r in raws)
-    by_op: dict[str, Any] = {}
-    for name in raws[0]["by_op"]:
-        ops = [r["by_op"].get(name, {}) for r in raws]
-        block = dict(merged.get("by_op", {}).get(name) or raws[0]["by_op"][name])
-        block["ops"] = sum(int(o.get("ops", 0)) for o in ops)
-        block["ops_s"] = _rate(block["ops"], elapsed)
-        for key in _COUNTS:
-            block[key] = sum(int(o.get(key, 0)) for o in ops)
-        kinds: dict[str, int] = {}
-        for o in ops:
-            for kind, n in o.get("error_kinds", {}).items():
-                kinds[kind] = kinds.get(kind, 0) + int(n)
-        block["error_kinds"] = kinds
-        block["first_errors"] = [e for o in ops for e in o.get("first_errors", [])][:5]
-        by_op[name] = block
+    by_op = {name: _summed_block([r["by_op"].get(name, {}) for r in raws],
+                                 merged.get("by_op", {}).get(name) or raws[0]["by_op"][name],
+                                 elapsed)
+             for name in raws[0]["by_op"]}
+    # Parts (the read and update inside a YCSB rmw): percentiles from their own tags in
+    # the merged logs, counts from the clients' summaries.
+    part_names = sorted({n for r in raws for n in r.get("parts", {})})
+    parts = {name: _summed_block([r.get("parts", {}).get(name, {}) for r in raws],
+                                 merged.get("parts", {}).get(name, {}), elapsed)
+             for name in part_names}
     total = sum(int(r["ops"]) for r in raws)
     counts = {key: sum(int(r.get(key, 0)) for r in raws) for key in _COUNTS}
     all_block = dict(merged["all"])
@@ -226,8 +221,7 @@ def merged_summary(clients: list[RunSummary], merged: dict[str, Any]) -> dict[st
         **counts,
         "by_op": by_op,
         "all": all_block,
-        # A log holds no parts (the read and update of a YCSB rmw): the clients' have them.
-        "parts": {},
+        "parts": parts,
         "stages": _stages(raws),
         "concurrency": {**raws[0].get("concurrency", {}),
                         "clients": sum(int(r.get("concurrency", {}).get("clients", 0))
@@ -237,6 +231,24 @@ def merged_summary(clients: list[RunSummary], merged: dict[str, Any]) -> dict[st
                    for k in ("logs", "start_s", "interval_s", "intervals", "ops")},
         "clients": raws,
     }
+
+
+def _summed_block(ops: list[dict[str, Any]], merged: dict[str, Any],
+                  elapsed: float) -> dict[str, Any]:
+    """One operation's block: the merged log's percentiles and histograms, the clients'
+    counts (a log holds no ok / not found / errors / retries) summed."""
+    block = dict(merged)
+    block["ops"] = sum(int(o.get("ops", 0)) for o in ops)
+    block["ops_s"] = _rate(block["ops"], elapsed)
+    for key in _COUNTS:
+        block[key] = sum(int(o.get(key, 0)) for o in ops)
+    kinds: dict[str, int] = {}
+    for o in ops:
+        for kind, n in o.get("error_kinds", {}).items():
+            kinds[kind] = kinds.get(kind, 0) + int(n)
+    block["error_kinds"] = kinds
+    block["first_errors"] = [e for o in ops for e in o.get("first_errors", [])][:5]
+    return block
 
 
 def _stages(raws: list[dict[str, Any]]) -> list[dict[str, Any]]:

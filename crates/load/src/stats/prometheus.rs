@@ -63,37 +63,49 @@ fn escape(v: &str) -> String {
         .replace('\n', "\\n")
 }
 
+/// One counter family `casslab_load_<name>` with its help, a sample per operation type.
+fn counter(
+    out: &mut String,
+    (name, help): (&str, &str),
+    wl: &str,
+    names: &[String],
+    values: impl Iterator<Item = u64>,
+) {
+    let _ = writeln!(
+        out,
+        "# HELP casslab_load_{name} {help}\n# TYPE casslab_load_{name} counter"
+    );
+    for (n, v) in names.iter().zip(values) {
+        let _ = writeln!(
+            out,
+            "casslab_load_{name}{{workload=\"{wl}\",op=\"{}\"}} {v}",
+            escape(n)
+        );
+    }
+}
+
 /// Prometheus text format 0.0.4: counters per operation type and a summary of
 /// latency from the intended start (seconds) per operation type.
 pub fn render(workload: &str, names: &[String], stats: &StatsSet) -> String {
     let wl = escape(workload);
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "# HELP casslab_load_operations_total Operations finished (ok, not found or failed), recorded stages only.\n\
-         # TYPE casslab_load_operations_total counter"
+    counter(
+        &mut out,
+        (
+            "operations_total",
+            "Operations finished (ok, not found or failed), recorded stages only.",
+        ),
+        &wl,
+        names,
+        stats.ops.iter().map(|o| o.count()),
     );
-    for (n, o) in names.iter().zip(stats.ops.iter()) {
-        let _ = writeln!(
-            out,
-            "casslab_load_operations_total{{workload=\"{wl}\",op=\"{}\"}} {}",
-            escape(n),
-            o.count()
-        );
-    }
-    let _ = writeln!(
-        out,
-        "# HELP casslab_load_errors_total Failed operations, recorded stages only.\n\
-         # TYPE casslab_load_errors_total counter"
+    counter(
+        &mut out,
+        ("errors_total", "Failed operations, recorded stages only."),
+        &wl,
+        names,
+        stats.ops.iter().map(|o| o.errors),
     );
-    for (n, o) in names.iter().zip(stats.ops.iter()) {
-        let _ = writeln!(
-            out,
-            "casslab_load_errors_total{{workload=\"{wl}\",op=\"{}\"}} {}",
-            escape(n),
-            o.errors
-        );
-    }
     let _ = writeln!(
         out,
         "# HELP casslab_load_latency_seconds Latency from the intended start (coordinated-omission corrected) of successful operations.\n\

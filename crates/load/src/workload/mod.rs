@@ -3,6 +3,7 @@
 //! missing, and maps `(op, cycle)` to one request with values taken from
 //! pure generators of `(seed, cycle)`.
 
+pub mod idempotence;
 pub mod iot;
 pub mod profile;
 pub mod stress;

@@ -6,6 +6,7 @@
 //! so reads find what inserts wrote. Values are generated per op (`CqlValue`),
 //! so this path allocates; the built-in workloads do not.
 
+use super::idempotence::is_idempotent;
 use super::profile::{ColumnSpec, Profile};
 use super::{ttl_clause, ttl_set, ByTtl, Cls};
 use crate::config::{Cl, UserCommand};
@@ -214,7 +215,9 @@ impl User {
         }
         let mut queries = Vec::new();
         for (i, q) in p.queries.iter().enumerate() {
-            let ps = db::prepare(&session, &q.cql, cls.read, &retries, i + 1, nr).await?;
+            let mut ps = db::prepare(&session, &q.cql, cls.read, &retries, i + 1, nr).await?;
+            // An LWT or a counter update applied twice is not the same: never retried.
+            ps.set_is_idempotent(is_idempotent(&q.cql));
             let mut binds = Vec::new();
             for spec in ps.get_variable_col_specs().iter() {
                 let b =
