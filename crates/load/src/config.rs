@@ -273,7 +273,8 @@ pub struct RunArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Json)]
     pub format: Format,
-    /// Also write an HdrHistogram interval log to this file.
+    /// Also write an HdrHistogram interval log to this file (tags: `<op>` latency,
+    /// `<op>-svc` service time, `part-<op>` an operation done inside another).
     #[arg(long)]
     pub hdr_log: Option<PathBuf>,
     /// Serve live metrics for Prometheus on HOST:PORT (`/metrics`: operations and
