@@ -9,6 +9,9 @@ Run times are compared per 1,000 operations: the study timed 10,000 operations p
 trial, this lab 1,000 (the paper's ms / 10 against ours in ms). Only kept trials count
 (warm-ups dropped, as the study dropped trials 1-9).
 
+With results of ram.yaml's `memory` scale (000-rpi-iot-ram-memory) it also prints their run
+times and what the nodes did.
+
 Usage: PYTHONPATH=src .venv/bin/python scripts/repro_000.py [--results DIR] [--img DIR]
 """
 
@@ -360,6 +363,15 @@ def main() -> int:
     if sw:
         print("RAM sweep:\n\n" + "\n".join(resources(sw_dir, ("profile.memory_mib",)))
               + "\n")
+    mem_dir = base / "000-rpi-iot-ram-memory"
+    if mem_dir.is_dir():
+        # ram.yaml's `memory` scale: the study's 1,000,000 rows on the one-node VMs.
+        mem = cells(mem_dir, ("profile", "workload"))
+        print("### VM RAM at 1,000,000 rows (scale `memory`)\n\n| profile | workload | run "
+              "time, ms per 1,000 ops (median) | IQR | n |\n|---|---|---|---|---|")
+        for (profile, workload), ms in sorted(mem.items(), key=str):
+            print(f"| {profile} | {workload} | {med(ms):.0f} | {iqr(ms):.0f} | {len(ms)} |")
+        print("\n" + "\n".join(resources(mem_dir, ("profile", "workload"))) + "\n")
     print("### Verdicts\n\n| finding | verdict | test and p |\n|---|---|---|")
     for v in verdicts:
         print(f"| {v.finding} | **{v.verdict}** | {v.evidence} |")
