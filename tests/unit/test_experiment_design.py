@@ -18,7 +18,7 @@ from casslab.experiment.design import (
     summarize_plan,
 )
 from casslab.experiment.search import PeakSearch, Step, find_knee, resolve_relative, summarize
-from casslab.experiment.spec import estimate_size, load_spec, parse_spec
+from casslab.experiment.spec import SpecError, estimate_size, load_spec, parse_spec
 
 SPEC = """\
 workload: ycsb-a
@@ -271,3 +271,31 @@ def test_network_factors_map_to_link_conditions() -> None:
                              "node1-node3": {"delay_ms": 5}, "node2-node3": {"delay_ms": 5}}}
     assert wanted({"profile": "wifi", "client": {"delay_ms": 3}}, {}, 1) == {
         "profile": "wifi", "links": {"client-node1": {"delay_ms": 3}}}
+
+
+@pytest.mark.parametrize("reset", ["none", "recreate"])
+def test_lab_warmups_run_once_per_lab_right_after_it_is_built(reset: str) -> None:
+    s = parse_spec(SPEC.replace("RANDOM", "true")
+                   .replace("seed: 5", f"seed: 5, reset: {reset}, lab_warmup_trials: 2"))
+    base = plan(parse_spec(SPEC.replace("RANDOM", "true")
+                           .replace("seed: 5", f"seed: 5, reset: {reset}")))
+    trials = plan(s)
+    assert len(trials) == len(base) + 2 * 2 == estimate_size(s).trials  # 2 labs (nodes 1, 3)
+    rebuilds = [i for i, t in enumerate(trials) if t.reset == "rebuild"]
+    assert len(rebuilds) == 2
+    for i in rebuilds:
+        first, second, after = trials[i], trials[i + 1], trials[i + 2]
+        assert first.warmup and second.warmup and second.reset == "none"
+        assert first.cell == second.cell == after.cell
+        assert "design.lab_warmup_trials" in first.why
+        # the lab's own first unit follows with its usual reset (design.reset) and warm-ups
+        assert after.reset == ("none" if reset == "none" else "recreate")
+    # blocks start at resets, the lab warm-ups being one
+    assert all((a.block != b.block) == (b.reset != "none") for a, b in itertools.pairwise(trials))
+    assert summarize_plan(trials).warmups == summarize_plan(base).warmups + 4
+
+
+def test_lab_warmup_trials_outside_0_to_100_is_one_line() -> None:
+    with pytest.raises(SpecError, match=r"^spec:2: design\.lab_warmup_trials: 101 is out of "
+                       r"range \(valid: >= 0 and <= 100\)$"):
+        parse_spec("workload: ycsb-a\ndesign: {trials: 3, lab_warmup_trials: 101}\n")

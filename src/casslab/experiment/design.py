@@ -17,6 +17,9 @@ together (the lab is built once per lab configuration).
   `trials * (warmup_trials + 1)` trials, and each kept trial with its warm-ups is a
   block of its own (its reset starts it), so they shuffle across the schema levels of
   their lab (a drift of the machine then cannot pass for one level's effect).
+- `design.lab_warmup_trials: N`: N more warm-ups once per lab, right after it is
+  built, of the cell that runs first on it (before its own reset and warm-ups), so
+  the first kept trials of a campaign do not run on a cold node.
 With `randomize: true` the order of labs, of blocks within a lab and of warm-ups and
 kept trials within a block is shuffled with `design.seed`; without it cells run in
 factor order (first factor slowest), grouped by lab.
@@ -227,8 +230,21 @@ def plan(spec: CampaignSpec) -> list[PlannedTrial]:
     counts: Counter[int] = Counter()
     out: list[PlannedTrial] = []
     prev: dict[str, Any] | None = None
-    for block_no, units in enumerate(_run_blocks(spec, rng), start=1):
+    block = 0  # a block starts at each reset (a rebuild, recreate or design.reset)
+    for units in _run_blocks(spec, rng):
         for unit in units:
+            params = unit.cell.params
+            if spec.design.lab_warmup_trials and \
+                    reset_needed(prev, params, spec.factors, "none") == "rebuild":
+                for i in range(spec.design.lab_warmup_trials):
+                    counts[unit.cell.index] += 1
+                    reset = "rebuild" if i == 0 else "none"
+                    why = (reset_reason(prev, params, spec.factors, "none") +
+                           "; then design.lab_warmup_trials") if i == 0 else ""
+                    block += reset != "none"
+                    out.append(PlannedTrial(len(out) + 1, unit.cell, counts[unit.cell.index],
+                                            True, reset, block, why))
+                    prev = params
             # design.reset comes before a kept trial's own warm-ups, never inside a unit
             unit_reset = between if unit.kept and between != "none" else "none"
             tuned = unit.kept and _tuned(unit.cell)  # such a unit is a block of its own
@@ -245,8 +261,9 @@ def plan(spec: CampaignSpec) -> list[PlannedTrial]:
                            "ALTERs the tables)")
                 counts[unit.cell.index] += 1
                 warm = i < unit.warmups
+                block += reset != "none"
                 out.append(PlannedTrial(len(out) + 1, unit.cell, counts[unit.cell.index], warm,
-                                        reset, block_no, why))
+                                        reset, max(block, 1), why))
                 prev = params
     return out
 

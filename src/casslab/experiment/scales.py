@@ -182,6 +182,7 @@ def _smoke(root: dict[str, Any]) -> None:
     if isinstance(design, dict):
         design["trials"] = 1
         design["warmup_trials"] = 0
+        design["lab_warmup_trials"] = 0
     factors = root.get("factors")
     if isinstance(factors, list):
         cells = 1

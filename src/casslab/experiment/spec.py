@@ -66,7 +66,7 @@ BACKENDS = ("local", "hosts")
 WORKLOAD_KEYS = ("name", "records", "prepare", "options", "ycsb", "clients")
 YCSB_KEYS = ("file", "props")
 FACTOR_KEYS = ("name", "levels", "label", "labels")
-DESIGN_KEYS = ("trials", "warmup_trials", "randomize", "seed", "reset")
+DESIGN_KEYS = ("trials", "warmup_trials", "lab_warmup_trials", "randomize", "seed", "reset")
 STOP_KEYS = ("ops", "duration_s", "timeout_s")
 SEARCH_KEYS = ("vary", "start", "multiply", "add", "max_steps", "stop_when", "trials", "ops",
                "duration_s")
@@ -135,6 +135,10 @@ class DesignSpec:
     randomize: bool = False
     seed: int = 1
     reset: str = "none"  # between two trials of the same cell
+    # Unrecorded trials once per lab, right after it is built: a fresh node warms up
+    # (JIT, caches, memtable and commit log sizing) over minutes of load, which a
+    # design.reset's per-trial warm-ups would pay again before every kept trial.
+    lab_warmup_trials: int = 0
 
 
 @dataclass(frozen=True)
@@ -339,6 +343,8 @@ def estimate_size(spec: CampaignSpec) -> CampaignSize:
     d = spec.design  # warm-ups come again after each design.reset (experiment/design.py)
     trials = cells * (d.trials * (d.warmup_trials + 1) if d.reset != "none"
                       else d.trials + d.warmup_trials)
+    trials += d.lab_warmup_trials * math.prod(len(f.levels) for f in spec.factors
+                                              if f.kind == "lab")
     wall = trials * _trial_bound_s(spec.stop)
     if spec.search is not None:
         steps = cells * spec.search.max_steps * spec.search.trials
@@ -521,7 +527,8 @@ def _design(v: _V, raw: Any) -> DesignSpec:
     rnd = v.boolean(m.get("randomize", False), ("design", "randomize"))
     seed = v.integer(m.get("seed", 1), ("design", "seed"), 0)
     reset = v.choice(m.get("reset", "none"), ("design", "reset"), RESETS, "reset")
-    return DesignSpec(trials, warm, rnd, seed, reset)
+    lab_warm = v.integer(m.get("lab_warmup_trials", 0), ("design", "lab_warmup_trials"), 0, 100)
+    return DesignSpec(trials, warm, rnd, seed, reset, lab_warm)
 
 
 def _stop(v: _V, raw: Any, path: Path_, *, staged: bool = False) -> StopRule:
@@ -877,6 +884,7 @@ def json_schema() -> specio.JsonSchema:
                                        "or level -> label)"}},
             required=("name", "levels"))},
         "design": obj({"trials": integer(1, 1000), "warmup_trials": integer(0, 1000),
+                       "lab_warmup_trials": integer(0, 100),
                        "randomize": {"type": "boolean"}, "seed": integer(0),
                        "reset": enum(RESETS)}),
         "stop": obj(stop),
