@@ -78,8 +78,11 @@ def validate(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML)."
                        f" ({len(r.absent)} more not compared: levels this size drops)"
                        if r.absent else "") if not r.empty or r.absent else "")
             # One line per size, never folded (paths make it long; scripts grep it).
+            lab_warm = (f", {s.design.lab_warmup_trials} per lab after it is built"
+                        if s.design.lab_warmup_trials else "")
             out.print(f"{what}: valid; {cells} cells, {len(trials)} trials "
-                      f"({s.design.warmup_trials} warm-up per {per}){ref}", soft_wrap=True)
+                      f"({s.design.warmup_trials} warm-up per {per}{lab_warm}){ref}",
+                      soft_wrap=True)
             warnings = _power_warnings(s, trials)
             if size == "smoke" and warnings:
                 # A smoke run checks the pipeline; one trial per cell decides nothing.
