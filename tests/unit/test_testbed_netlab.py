@@ -117,8 +117,11 @@ def test_delay_loss_and_rate_act_on_the_veth_links_of_a_netns_lab(tmp_path: Path
         apply_net(state, net.NetSpec.from_mapping(
             {"links": {"node1-to-node2": {"loss_pct": 20}}, "cc": "cubic"}, "network"))
         assert 1400 < _measure(n1, n2, "10.99.1.2", 0.2)["udp"] < 1800  # of 2000 sent
-        # The other node's and the client's links stay clean.
-        assert _measure(n2, n1, "10.99.1.1", 0.5)["rtt_ms"] < 9.5
+        # The other node's and the client's links stay clean. node2 -> node1 is judged by
+        # its UDP count alone: a round trip from node2 comes back over the lossy
+        # node1 -> node2 direction, and one lost reply costs a TCP retransmission timeout
+        # (>= 200 ms) that once pushed the median there.
+        assert _measure(n2, n1, "10.99.1.1", 0.2)["udp"] == 2000
         clean = _measure(lab_ns, n2, "10.99.1.2", 0.5)
         assert clean["rtt_ms"] < 9.5 and clean["udp"] == 2000
         # client -> node2 on the same router: 5 ms each way.
