@@ -12,7 +12,7 @@ APT_PACKAGES := iproute2 iptables ethtool procps util-linux openjdk-17-jdk-headl
 # Only `make bench-vm` needs these (issue 21 is blocked here: no hardware KVM).
 VM_PACKAGES := qemu-system-x86 qemu-utils
 
-.PHONY: help setup apt venv rust jars lint test test-unit test-integration demo bench bench-vm bench-tune bench-tune-learned reproduce clean
+.PHONY: help setup apt venv rust jars rootfs lint test test-unit test-integration demo bench bench-vm bench-tune bench-tune-learned reproduce clean
 
 help:
 	@echo "make demo   set up, then run the demo on a local 3-node lab"
@@ -22,9 +22,9 @@ help:
 	@echo "make bench-tune  static vs tuned compaction, side by side, seed 003 scenario (~70 min)"
 	@echo "make bench-tune-learned  the same with rules learned here first (~2 h)"
 	@echo "make reproduce [STUDY=002] [SCALE=paper|smoke]  the studies' reproductions (hours)"
-	@echo "make setup  only install: apt packages, Python venv, Rust builds, Cassandra jars"
+	@echo "make setup  only install: apt packages, Python venv, Rust builds, Cassandra jars, LXC root filesystems"
 
-setup: apt venv rust jars
+setup: apt venv rust jars rootfs
 
 $(STAMPS):
 	mkdir -p $(STAMPS)
@@ -60,6 +60,13 @@ rust:
 
 jars: venv
 	$(CASSLAB) fetch --cassandra-version $(CASSANDRA_VERSION)
+
+# The LXC root filesystems (Debian packages, built once into the cache): the lxc runtime's
+# node containers and the systemd stand-in hosts' machines; tests then download nothing.
+rootfs: venv
+	$(PY) -c 'from casslab.core.paths import default_cache; from casslab.lab import lxc; \
+	  from casslab.system import sshhosts; lxc.ensure_rootfs(default_cache(), print); \
+	  sshhosts.ensure_machine_rootfs(default_cache(), print)'
 
 lint: venv
 	$(VENV)/bin/ruff check src tests scripts

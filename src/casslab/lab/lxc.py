@@ -18,9 +18,7 @@
 
 from __future__ import annotations
 
-import os
 import shlex
-import shutil
 import subprocess
 import time
 from collections.abc import Callable
@@ -33,54 +31,29 @@ from casslab.core.errors import (
     CommandError,
     NetnsError,
     NodeStartError,
-    PrerequisiteError,
     UsageError,
 )
 from casslab.lab import bridge
 from casslab.lab.node import log_tail
 from casslab.lab.state import LabState, NodeState
-from casslab.system import netns
+from casslab.system import lxcbase, netns
+from casslab.system.lxcbase import remove_container_cgroups
 from casslab.system.process import run, start_time_ticks
 
-SUITE = "bookworm"
-MIRROR = "http://deb.debian.org/debian"
 # iproute2 and procps: a shell in the container can look at its network and processes.
 ROOTFS_PACKAGES = ("iproute2", "procps")
-CGROUP_ROOT = Path("/sys/fs/cgroup")
 PID_TIMEOUT_S = 20.0
 
 Say = Callable[[str], None]
 
 
 def rootfs_dir(cache: Path) -> Path:
-    return cache / "lxc" / f"rootfs-{SUITE}"
+    return lxcbase.rootfs_dir(cache)
 
 
 def ensure_rootfs(cache: Path, say: Say) -> Path:
-    """The cached root filesystem, built with mmdebstrap when it is not there yet.
-
-    Built in a temporary directory and renamed, so an interrupted build is never
-    mistaken for a finished one. Raises PrerequisiteError without mmdebstrap/lxc.
-    """
-    target = rootfs_dir(cache)
-    if (target / "etc" / "debian_version").exists():
-        return target
-    for tool in ("mmdebstrap", "lxc-start"):
-        if shutil.which(tool) is None:
-            raise PrerequisiteError(f"--runtime lxc: `{tool}` not found; install it: "
-                                    "apt-get install lxc mmdebstrap")
-    say(f"building the LXC root filesystem (Debian {SUITE}, once) in {target}")
-    tmp = target.with_name(target.name + ".partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        run(["mmdebstrap", "--variant=minbase", f"--include={','.join(ROOTFS_PACKAGES)}",
-             SUITE, str(tmp), MIRROR], timeout_s=900)
-    except CommandError as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise PrerequisiteError(f"cannot build the LXC root filesystem: {exc}") from exc
-    os.replace(tmp, target)
-    return target
+    """The cached root filesystem of node containers, built once (lxcbase.ensure_rootfs)."""
+    return lxcbase.ensure_rootfs(cache, say, ROOTFS_PACKAGES)
 
 
 def container_name(state: LabState, n: NodeState) -> str:
@@ -245,40 +218,3 @@ class LxcRuntime:
             errors += remove_container_cgroups(container_name(state, n))
         if errors:
             raise NetnsError("; ".join(errors))
-
-
-def container_cgroups(name: str) -> list[Path]:
-    """LXC's cgroup dirs of container `name` that exist now (payload and monitor)."""
-    out: list[Path] = []
-    for ctrl in CGROUP_ROOT.iterdir() if CGROUP_ROOT.is_dir() else []:
-        for kind in ("lxc.payload", "lxc.monitor"):
-            for d in (ctrl / f"{kind}.{name}", ctrl / "lxc.pivot" / f"{kind}.{name}"):
-                if d.is_dir():
-                    out.append(d)
-    if (CGROUP_ROOT / "cgroup.controllers").exists():
-        out += [d for d in (CGROUP_ROOT / f"lxc.payload.{name}",
-                            CGROUP_ROOT / f"lxc.monitor.{name}") if d.is_dir()]
-    return out
-
-
-def remove_container_cgroups(name: str, timeout_s: float = 10.0) -> list[str]:
-    """Remove what a killed LXC monitor left; returns error messages (none: all gone)."""
-    errors: list[str] = []
-    for d in container_cgroups(name):
-        # Children first (LXC nests e.g. `ns/` under the payload dir).
-        for sub in sorted((p for p in d.rglob("*") if p.is_dir()), reverse=True):
-            _rmdir(sub, timeout_s, errors)
-        _rmdir(d, timeout_s, errors)
-    return errors
-
-
-def _rmdir(d: Path, timeout_s: float, errors: list[str]) -> None:
-    deadline = time.monotonic() + timeout_s
-    while d.exists():
-        try:
-            d.rmdir()
-        except OSError as exc:
-            if time.monotonic() > deadline:
-                errors.append(f"cannot remove cgroup {d}: {exc.strerror}")
-                return
-            time.sleep(0.05)

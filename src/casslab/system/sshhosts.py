@@ -12,6 +12,14 @@ between namespaces created here.
     stop(hosts)
 
 Deleting the namespaces kills their sshd; `stop` also removes the controller's veth.
+
+With `systemd=True` each host is also a machine whose PID 1 is systemd: an LXC system
+container sharing the host's namespace, booted from a cached Debian root filesystem
+(systemd, openssh-server, python3), in which systemd starts the sshd. That is the only
+way here to run what casslab does on systemd hosts (transient units with the profile's
+limits): this machine's PID 1 is not systemd. The machine's JDK is bind-mounted read-only
+at its own path (`SshHost.java_home`, given to Ansible as `casslab_java_home`), the
+host's directory read-write, so the install root has the same path inside and out.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from casslab.core.errors import CommandError, NetnsError, PrerequisiteError, UsageError
-from casslab.system import netns
+from casslab.system import lxcbase, netns
 from casslab.system.process import run
 
 SSHD = Path("/usr/sbin/sshd")
@@ -35,6 +43,12 @@ PREFIX = "10.98"
 CONTROLLER_HOST = 1
 FIRST_HOST = 10
 MAX_HOSTS = 200
+# What a systemd host's machine needs beyond minbase: its init, the sshd it starts, the
+# Python Ansible runs, and tools a shell on it uses.
+SYSTEMD_PACKAGES = ("systemd", "systemd-sysv", "dbus", "openssh-server", "python3",
+                    "iproute2", "procps")
+SYSTEMD_FLAVOUR = "systemd"
+STOP_TIMEOUT_S = 30
 
 
 @dataclass(frozen=True)
@@ -43,6 +57,9 @@ class SshHost:
     address: str
     namespace: str
     install_root: Path
+    # Set on systemd hosts: the machine's JDK (bind-mounted) and the host's container.
+    java_home: Path | None = None
+    container: str | None = None
 
 
 @dataclass(frozen=True)
@@ -54,6 +71,7 @@ class SshHosts:
     directory: Path
     hub: str  # namespace holding the bridge
     controller_if: str  # this namespace's end of the veth to the bridge
+    systemd: bool = False  # each host a systemd machine (an LXC system container)
 
     def ssh_command(self, host: SshHost, *command: str) -> list[str]:
         """An `ssh` command line that runs `command` on `host` as root with the run's key."""
@@ -76,15 +94,26 @@ class SshHosts:
                              "stand-in hosts")
 
         def group(hosts: tuple[SshHost, ...]) -> dict[str, Any]:
-            return {"hosts": {h.name: {"ansible_host": h.address,
-                                       "casslab_install_root": str(h.install_root)}
-                              for h in hosts}}
+            return {"hosts": {h.name: _host_vars(h) for h in hosts}}
 
         return {"all": {"vars": {"ansible_user": "root",
                                  "ansible_ssh_private_key_file": str(self.key),
                                  "ansible_ssh_common_args": self.ssh_args},
                         "children": {"nodes": group(self.hosts[:nodes]),
                                      "clients": group(self.hosts[nodes:nodes + clients])}}}
+
+
+def _host_vars(host: SshHost) -> dict[str, str]:
+    out = {"ansible_host": host.address, "casslab_install_root": str(host.install_root)}
+    if host.java_home is not None:
+        out["casslab_java_home"] = str(host.java_home)
+    return out
+
+
+def ensure_machine_rootfs(cache: Path, say: lxcbase.Say = lambda _: None) -> Path:
+    """The systemd hosts' root filesystem under `cache`, built once (`make setup` does)."""
+    return lxcbase.ensure_rootfs(cache, say, SYSTEMD_PACKAGES, flavour=SYSTEMD_FLAVOUR,
+                                 purpose="systemd stand-in hosts")
 
 
 def check_name(name: str) -> str:
@@ -151,33 +180,45 @@ def _wait_listening(address: str, timeout_s: float) -> None:
 
 
 def start(name: str, count: int, directory: Path, *, timeout_s: float = 20.0,
-          session_path: str | None = None) -> SshHosts:
+          session_path: str | None = None, systemd: bool = False,
+          cache: Path | None = None) -> SshHosts:
     """`count` stand-in hosts named `<name>h1..`, files under `directory` (created).
 
     session_path: the PATH of every SSH session instead of sshd's default; a PATH without
     /usr/bin makes hosts that have neither Java nor apt (the hosts share this machine's
     files, so that is the way to take tools away).
+    systemd: each host a systemd machine (module docstring); its root filesystem is
+    built once under `cache` (mmdebstrap, about 30 s and 260 MB).
 
     On failure everything made so far is removed before the error is raised.
     """
     check_name(name)
     if not 1 <= count <= MAX_HOSTS:
         raise UsageError(f"hosts count {count}: use 1-{MAX_HOSTS}")
+    if systemd and session_path is not None:
+        raise UsageError("stand-in hosts: session_path takes tools away from hosts that "
+                         "share this machine's files; systemd hosts have their own")
     _prerequisites()
+    rootfs = None
+    if systemd:
+        if cache is None:
+            raise UsageError("systemd stand-in hosts need a cache directory for their root "
+                             "filesystem")
+        rootfs = ensure_machine_rootfs(cache)
     directory.mkdir(parents=True, exist_ok=True)
     hub = f"casslab-{name}-hub"
     hosts = SshHosts(name=name, hosts=(), key=directory / "id_ed25519",
                      known_hosts=directory / "known_hosts", directory=directory, hub=hub,
-                     controller_if=f"{name}-c")
+                     controller_if=f"{name}-c", systemd=systemd)
     try:
-        return _start(hosts, count, timeout_s, session_path)
+        return _start(hosts, count, timeout_s, session_path, rootfs)
     except BaseException:
         stop(hosts, count=count)
         raise
 
 
 def _start(hosts: SshHosts, count: int, timeout_s: float,
-           session_path: str | None) -> SshHosts:
+           session_path: str | None, rootfs: Path | None) -> SshHosts:
     third = _free_subnet()
     subnet = f"{PREFIX}.{third}"
     netns.add_empty(hosts.hub)
@@ -197,31 +238,32 @@ def _start(hosts: SshHosts, count: int, timeout_s: float,
     authorized = hosts.directory / "authorized_keys"
     shutil.copyfile(hosts.key.with_name(hosts.key.name + ".pub"), authorized)
     PRIVSEP_DIR.mkdir(mode=0o755, exist_ok=True)
+    java_home = _java_home() if rootfs is not None else None
     made: list[SshHost] = []
     known: list[str] = []
     for i in range(1, count + 1):
         host = SshHost(name=f"{hosts.name}h{i}", address=f"{subnet}.{FIRST_HOST + i - 1}",
                        namespace=f"casslab-{hosts.name}-h{i}",
-                       install_root=hosts.directory / f"h{i}" / "root")
+                       install_root=hosts.directory / f"h{i}" / "root",
+                       java_home=java_home,
+                       container=f"{hosts.name}h{i}" if rootfs is not None else None)
         host_dir = hosts.directory / f"h{i}"
         host.install_root.mkdir(parents=True, exist_ok=True)
         _keygen(host_dir / "host_key", host.name)
-        config = host_dir / "sshd_config"
-        config.write_text(_sshd_config(host, host_dir, authorized, session_path))
+        keys = authorized
+        if rootfs is not None:  # the machine sees only its host's directory
+            keys = host_dir / "authorized_keys"
+            shutil.copyfile(authorized, keys)
+        sshd_config = _sshd_config(host, host_dir, keys, session_path)
         netns.add_empty(host.namespace)
         made.append(host)
         # Not isolated: hosts talk to each other directly, as machines on one switch.
         netns.add_veth(hosts.hub, "br0", f"h{i}", host.namespace, "eth0",
                        f"{host.address}/24", isolated=False)
-        # nsenter, not `ip netns exec`: the latter remounts /sys, which hides this
-        # machine's cgroup tree, where a host's nodes get their profile's limits.
-        enter = ["nsenter", f"--net={netns.NETNS_DIR / host.namespace}"]
-        proc = subprocess.run([*enter, str(SSHD), "-f", str(config),
-                               "-E", str(host_dir / "sshd.log")],
-                              capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            raise NetnsError(f"sshd of stand-in host {host.name} did not start: "
-                             f"{(proc.stderr or proc.stdout).strip()}")
+        if rootfs is not None:
+            _boot_machine(hosts, host, host_dir, rootfs, sshd_config)
+        else:
+            _start_sshd(host, host_dir, sshd_config)
         public = (host_dir / "host_key.pub").read_text().split()
         known.append(f"{host.address} {public[0]} {public[1]}")
     hosts.known_hosts.write_text("\n".join(known) + "\n")
@@ -229,14 +271,121 @@ def _start(hosts: SshHosts, count: int, timeout_s: float,
         _wait_listening(host.address, timeout_s)
     return SshHosts(name=hosts.name, hosts=tuple(made), key=hosts.key,
                     known_hosts=hosts.known_hosts, directory=hosts.directory, hub=hosts.hub,
-                    controller_if=hosts.controller_if)
+                    controller_if=hosts.controller_if, systemd=hosts.systemd)
+
+
+def _enter(host_namespace: str) -> list[str]:
+    # nsenter, not `ip netns exec`: the latter remounts /sys, which hides this machine's
+    # cgroup tree, where a host's nodes get their profile's limits (and LXC places its
+    # containers).
+    return ["nsenter", f"--net={netns.NETNS_DIR / host_namespace}"]
+
+
+def _start_sshd(host: SshHost, host_dir: Path, sshd_config: str) -> None:
+    config = host_dir / "sshd_config"
+    config.write_text(sshd_config)
+    proc = subprocess.run([*_enter(host.namespace), str(SSHD), "-f", str(config),
+                           "-E", str(host_dir / "sshd.log")],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise NetnsError(f"sshd of stand-in host {host.name} did not start: "
+                         f"{(proc.stderr or proc.stdout).strip()}")
+
+
+def _java_home() -> Path | None:
+    java = shutil.which("java")
+    return Path(java).resolve().parent.parent if java else None
+
+
+def machine_binds(host_dir: Path, java_home: Path | None) -> list[tuple[Path, bool]]:
+    """(path, writable) bind-mounted at the same path into a systemd host's machine: its
+    directory (keys, sshd settings, install root) and the machine's JDK with the /etc
+    files Debian's JDK links to."""
+    out = [(host_dir, True)]
+    if java_home is not None:
+        out.append((java_home, False))
+        out += [(p, False) for p in sorted(Path("/etc").glob("java-*-openjdk"))]
+        if Path("/etc/ssl/certs/java").is_dir():
+            out.append((Path("/etc/ssl/certs/java"), False))
+    return out
+
+
+def machine_config(*, name: str, rootfs: Path, upper: Path,
+                   binds: list[tuple[Path, bool]], log: Path) -> str:
+    """The LXC config of a systemd host's machine (pure). No network of its own: started
+    inside the host's namespace, it shares it. Writable cgroups, so systemd can make
+    its units' cgroups and write their limits."""
+    lines = [
+        f"lxc.uts.name = {name}",
+        f"lxc.rootfs.path = overlay:{rootfs}:{upper}",
+        "lxc.mount.auto = proc:mixed sys:mixed cgroup:rw:force",
+    ]
+    for src, writable in binds:
+        mode = "rw" if writable else "ro"
+        lines.append(f"lxc.mount.entry = {src} {str(src).lstrip('/')} none "
+                     f"{mode},bind,create=dir 0 0")
+    lines += [
+        "lxc.net.0.type = none",
+        "lxc.init.cmd = /lib/systemd/systemd",
+        # lxc-stop asks systemd for an orderly halt with the signal systemd takes for it.
+        "lxc.signal.halt = SIGRTMIN+3",
+        "lxc.autodev = 1",
+        "lxc.tty.max = 0",
+        "lxc.pty.max = 16",
+        "lxc.console.path = none",
+        f"lxc.log.file = {log}",
+        "lxc.log.level = WARN",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _machines_dir(hosts: SshHosts) -> Path:
+    return hosts.directory / "machines"
+
+
+def _boot_machine(hosts: SshHosts, host: SshHost, host_dir: Path, rootfs: Path,
+                  sshd_config: str) -> None:
+    assert host.container is not None
+    machine = _machines_dir(hosts) / host.container
+    upper = machine / "upper"
+    (upper / "etc" / "ssh").mkdir(parents=True, exist_ok=True)
+    # systemd's ssh.service reads the machine's own sshd_config.
+    (upper / "etc" / "ssh" / "sshd_config").write_text(sshd_config)
+    (machine / "config").write_text(machine_config(
+        name=host.container, rootfs=rootfs, upper=upper,
+        binds=machine_binds(host_dir, host.java_home), log=host_dir / "lxc.log"))
+    try:
+        run([*_enter(host.namespace), "lxc-start", "-n", host.container,
+             "-P", str(_machines_dir(hosts)), "-d"])
+    except CommandError as exc:
+        raise NetnsError(f"stand-in host {host.name}: its systemd machine did not start: "
+                         f"{exc}; see {host_dir / 'lxc.log'}") from exc
+
+
+def _halt_machine(hosts: SshHosts, index: int) -> list[str]:
+    """Halt host `index`'s machine (systemd stops its units), kill it if that takes
+    longer than STOP_TIMEOUT_S, and remove the cgroups LXC leaves."""
+    container = f"{hosts.name}h{index}"
+    namespace = f"casslab-{hosts.name}-h{index}"
+    if not (_machines_dir(hosts) / container / "config").exists():
+        return []
+    if netns.exists(namespace):
+        subprocess.run([*_enter(namespace), "lxc-stop", "-n", container, "-P",
+                        str(_machines_dir(hosts)), "-t", str(STOP_TIMEOUT_S)],
+                       capture_output=True, check=False, timeout=STOP_TIMEOUT_S + 30)
+    return lxcbase.remove_container_cgroups(container)
 
 
 def stop(hosts: SshHosts, *, count: int | None = None) -> None:
     """Kill every sshd and process of the hosts, delete their namespaces and the veth.
     Idempotent; `count` covers hosts that a failed start had not recorded yet."""
     n = count if count is not None else len(hosts.hosts)
+    errors: list[str] = []
     for i in range(1, max(n, len(hosts.hosts)) + 1):
+        if hosts.systemd:
+            errors += _halt_machine(hosts, i)
         netns.delete(f"casslab-{hosts.name}-h{i}")
     netns.delete(hosts.hub)  # takes the controller's veth with it
     run(["ip", "link", "delete", hosts.controller_if], check=False)
+    if errors:
+        raise NetnsError("; ".join(errors))

@@ -1,0 +1,128 @@
+"""A node on a systemd host. This machine's PID 1 is not systemd, so the stand-in host is
+a machine whose PID 1 is: an LXC system container booted with systemd, sharing the
+host's namespace, its sshd started by systemd. casslab then starts the node as users'
+systemd hosts get it, a transient unit with the profile's limits (1 core, 1536 MiB):
+the unit's cgroup, read from this machine, holds them; CQL answers; stop removes the
+unit; stopping the host leaves no container, cgroup or namespace."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from casslab.cassandra.cql import CqlClient
+from casslab.cassandra.distribution import DEFAULT_VERSION, resolve
+from casslab.core.paths import default_cache
+from casslab.hosts import cluster, limits
+from casslab.hosts import inventory as inv
+from casslab.hosts.provision import provision
+from casslab.hosts.ssh import Fleet
+from casslab.profiles.cgroups import CgroupLayout, detect_layout
+from casslab.system import lxcbase, netns, sshhosts
+from casslab.system.sshhosts import SshHosts
+
+sys.path.insert(0, str(Path(__file__).parent.parent))
+from labtools import hosts_name
+
+BIN = Path(__file__).resolve().parents[2] / "target" / "release"
+LAB = "sd"
+MEMORY_MIB = 1536
+
+pytestmark = pytest.mark.skipif(
+    not (netns.can_use_namespaces() and sshhosts.SSHD.exists()
+         and shutil.which("lxc-start") and shutil.which("mmdebstrap")),
+    reason="needs root, openssh-server, lxc and mmdebstrap (`make setup`)")
+
+
+def _ssh(hosts: SshHosts, *command: str) -> str:
+    return subprocess.run(hosts.ssh_command(hosts.hosts[0], *command), capture_output=True,
+                          text=True, check=True, timeout=30).stdout.strip()
+
+
+def _unit_cgroups(layout: CgroupLayout, container: str, unit: str) -> tuple[Path, Path]:
+    """The unit's cpu and memory cgroups as this machine sees them: under LXC's cgroup of
+    the host's machine, where systemd made them."""
+    inside = Path(f"lxc.payload.{container}") / "system.slice" / unit
+    if layout.version == 1:
+        return layout.v1_mounts["cpu"] / inside, layout.v1_mounts["memory"] / inside
+    assert layout.v2_mount is not None
+    return layout.v2_mount / inside, layout.v2_mount / inside
+
+
+def _limits_of(layout: CgroupLayout, cpu: Path, memory: Path) -> tuple[str, int]:
+    if layout.version == 1:
+        return ((cpu / "cpu.cfs_quota_us").read_text().strip(),
+                int((memory / "memory.limit_in_bytes").read_text()))
+    quota = (cpu / "cpu.max").read_text().split()[0]
+    return str(int(quota) * 100_000 // int((cpu / "cpu.max").read_text().split()[1])), \
+        int((memory / "memory.max").read_text())
+
+
+def test_a_node_on_a_systemd_host_is_a_transient_unit_holding_the_profiles_limits(
+        tmp_path: Path) -> None:
+    hosts = sshhosts.start(hosts_name("sd"), 1, tmp_path / "hosts", systemd=True,
+                           cache=default_cache())
+    host = hosts.hosts[0]
+    assert host.container is not None
+    try:
+        assert _ssh(hosts, "cat", "/proc/1/comm") == "systemd"
+        profiles = tmp_path / "profiles.yaml"
+        profiles.write_text(yaml.safe_dump({"small": {"cpu_cores": 1.0,
+                                                      "memory_mib": MEMORY_MIB}}))
+        doc = hosts.ansible_inventory(nodes=1)
+        doc["all"]["vars"]["casslab_profile"] = "small"
+        path = tmp_path / "hosts.yaml"
+        path.write_text(yaml.safe_dump(doc))
+        inventory = inv.load(path, profiles)
+        dist = resolve(DEFAULT_VERSION, default_cache())
+        nodes = provision(path, inventory, dist, BIN, tmp_path / "staging", default_cache(),
+                          lab_name=LAB, overrides={}, ssh_args=hosts.ssh_args)
+
+        async def up() -> list[cluster.Started]:
+            async with Fleet(inventory.hosts, known_hosts=hosts.known_hosts) as fleet:
+                started = await cluster.start(fleet, nodes, dist, heap_mib=512, lab=LAB,
+                                              profiles_file=profiles)
+                try:
+                    await cluster.wait_cql(fleet, started, timeout_s=240)
+                except BaseException:
+                    await cluster.stop(fleet, nodes)
+                    raise
+                return started
+
+        async def down() -> None:
+            async with Fleet(inventory.hosts, known_hosts=hosts.known_hosts) as fleet:
+                await cluster.stop(fleet, nodes)
+
+        started = asyncio.run(up())[0]
+        try:
+            assert started.limits.mode == limits.SYSTEMD
+            unit = f"{started.limits.unit}.service"
+            assert _ssh(hosts, "systemctl", "show", "-p", "MainPID", "--value",
+                        unit) == str(started.pid)
+            layout = detect_layout()
+            cpu, memory = _unit_cgroups(layout, host.container, unit)
+            assert _limits_of(layout, cpu, memory) == ("100000", MEMORY_MIB << 20)
+            with CqlClient([host.address], netns=None) as cql:
+                cql.execute("CREATE KEYSPACE sd WITH replication = "
+                            "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+                cql.execute("CREATE TABLE sd.t (k int PRIMARY KEY, v text)")
+                cql.execute("INSERT INTO sd.t (k, v) VALUES (1, 'on systemd')")
+                assert cql.execute("SELECT v FROM sd.t WHERE k = 1").rows == [["on systemd"]]
+        finally:
+            asyncio.run(down())
+        assert _ssh(hosts, "systemctl", "show", "-p", "LoadState", "--value",
+                    unit) == "not-found"
+        assert not cpu.exists() and not memory.exists()
+    finally:
+        sshhosts.stop(hosts)
+    assert lxcbase.container_cgroups(host.container) == []
+    assert not netns.exists(host.namespace) and not netns.exists(hosts.hub)
+    assert subprocess.run(["pgrep", "-f", f" {host.container}$"],
+                          capture_output=True).returncode == 1
+
