@@ -1,8 +1,9 @@
 """A node on a systemd host. This machine's PID 1 is not systemd, so the stand-in host is
 a machine whose PID 1 is: an LXC system container booted with systemd, sharing the
 host's namespace, its sshd started by systemd. casslab then starts the node as users'
-systemd hosts get it, a transient unit with the profile's limits (1 core, 1536 MiB):
-the unit's cgroup, read from this machine, holds them; CQL answers; stop removes the
+systemd hosts get it, a transient unit with the profile's limits (1 core, 1536 MiB,
+40 MB/s of disk reads, 20 MB/s of writes): the unit's cgroups, read from this machine,
+hold them; CQL answers; stop removes the
 unit; stopping the host leaves no container, cgroup or namespace."""
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from casslab.hosts import cluster, limits
 from casslab.hosts import inventory as inv
 from casslab.hosts.provision import provision
 from casslab.hosts.ssh import Fleet
-from casslab.profiles.cgroups import CgroupLayout, detect_layout
+from casslab.profiles.cgroups import CgroupLayout, block_device_of, detect_layout
 from casslab.system import lxcbase, netns, sshhosts
 from casslab.system.sshhosts import SshHosts
 
@@ -33,6 +34,7 @@ from labtools import hosts_name
 BIN = Path(__file__).resolve().parents[2] / "target" / "release"
 LAB = "sd"
 MEMORY_MIB = 1536
+READ_MB_S, WRITE_MB_S = 40, 20
 
 pytestmark = pytest.mark.skipif(
     not (netns.can_use_namespaces() and sshhosts.SSHD.exists()
@@ -55,6 +57,18 @@ def _unit_cgroups(layout: CgroupLayout, container: str, unit: str) -> tuple[Path
     return layout.v2_mount / inside, layout.v2_mount / inside
 
 
+def _io_limits(layout: CgroupLayout, container: str, unit: str) -> dict[str, str]:
+    inside = Path(f"lxc.payload.{container}") / "system.slice" / unit
+    if layout.version == 1:
+        blkio = layout.v1_mounts["blkio"] / inside
+        return {way: (blkio / f"blkio.throttle.{way}_bps_device").read_text().strip()
+                for way in ("read", "write")}
+    assert layout.v2_mount is not None
+    device, *values = (layout.v2_mount / inside / "io.max").read_text().split()
+    given = dict(v.split("=") for v in values)
+    return {"read": f"{device} {given['rbps']}", "write": f"{device} {given['wbps']}"}
+
+
 def _limits_of(layout: CgroupLayout, cpu: Path, memory: Path) -> tuple[str, int]:
     if layout.version == 1:
         return ((cpu / "cpu.cfs_quota_us").read_text().strip(),
@@ -73,8 +87,9 @@ def test_a_node_on_a_systemd_host_is_a_transient_unit_holding_the_profiles_limit
     try:
         assert _ssh(hosts, "cat", "/proc/1/comm") == "systemd"
         profiles = tmp_path / "profiles.yaml"
-        profiles.write_text(yaml.safe_dump({"small": {"cpu_cores": 1.0,
-                                                      "memory_mib": MEMORY_MIB}}))
+        profiles.write_text(yaml.safe_dump({"small": {
+            "cpu_cores": 1.0, "memory_mib": MEMORY_MIB, "disk_read_mb_s": READ_MB_S,
+            "disk_write_mb_s": WRITE_MB_S}}))
         doc = hosts.ansible_inventory(nodes=1)
         doc["all"]["vars"]["casslab_profile"] = "small"
         path = tmp_path / "hosts.yaml"
@@ -108,6 +123,12 @@ def test_a_node_on_a_systemd_host_is_a_transient_unit_holding_the_profiles_limit
             layout = detect_layout()
             cpu, memory = _unit_cgroups(layout, host.container, unit)
             assert _limits_of(layout, cpu, memory) == ("100000", MEMORY_MIB << 20)
+            # The disk bandwidths on the data directory's whole disk, as the local lab
+            # limits it.
+            device = block_device_of(tmp_path)
+            assert _io_limits(layout, host.container, unit) == {
+                "read": f"{device} {READ_MB_S * 10**6}",
+                "write": f"{device} {WRITE_MB_S * 10**6}"}
             with CqlClient([host.address], netns=None) as cql:
                 cql.execute("CREATE KEYSPACE sd WITH replication = "
                             "{'class': 'SimpleStrategy', 'replication_factor': 1}")
