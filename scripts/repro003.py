@@ -3,11 +3,12 @@ docs/reproductions/003.md, from the campaigns' results databases.
 
 Scenario (examples/003-twcs/1-scenario.yaml): per stage and arm, operations (the study's
 "partitions touched") and mean latency; per arm over the run, operations, mean latency,
-mean and peak disk space of the data directory. An arm's value is the mean of its kept
-runs, each run's value in brackets (the study's tables give means of its runs), and
-"gain" is the study's: tuned / static - 1 for operations, 1 - tuned / static for latency
-(positive = the tuned arm was better). Sweep (2-window-sweep.yaml): ops/s of each trial
-per window and read share, and the median per cell.
+the data directory's disk space (its mean over the run, its peak, its size at the end).
+An arm's value is the mean of its kept runs, each run's value in brackets (the study's
+tables give means of its runs), and "gain" is the study's: tuned / static - 1 for
+operations, 1 - tuned / static for latency (positive = the tuned arm was better).
+Sweep (2-window-sweep.yaml): ops/s of each trial per window and read share, and the
+median per cell.
 
 The paper's numbers are Tables 3 and 4 of the study (10 nodes, 150-300-minute stages),
 so only the gains compare with ours.
@@ -77,10 +78,14 @@ def scenario_rows(directory: Path) -> list[str]:
         rows.append(f"| {stage} | {what} | {format(paper[0], fmt)} | {format(paper[1], fmt)} "
                     f"| {_gain(paper[0], paper[1], lower)} | {_cell(v['off'], fmt)} | "
                     f"{_cell(v['seed003'], fmt)} | {_gain(static, tuned, lower)} |")
-    disk = arm_values("data_mib")
+    # data_mib is the size at the end of the window; the study's "+3.6 % on average" is
+    # a mean over time, which is data_mib_avg (summed over nodes, as is the peak).
+    mean = arm_values("data_mib_avg.sum")
+    end = arm_values("data_mib.sum")
     peak = {a: [peaks[i] for i in ids if i in peaks] for a, ids in by_arm.items()}
-    for what, v, published in (("disk, mean over the run, MiB", disk, "+3.6 % (tuned more)"),
-                               ("disk, peak, MiB", peak, "+16.7 % (tuned more)")):
+    for what, v, published in (("disk, mean over the run, MiB", mean, "+3.6 % (tuned more)"),
+                               ("disk, peak, MiB", peak, "+16.7 % (tuned more)"),
+                               ("disk, at the end of the run, MiB", end, "-")):
         static, tuned = statistics.fmean(v["off"]), statistics.fmean(v["seed003"])
         rows.append(f"| all | {what} | - | - | {published} | {_cell(v['off'], '.1f')} | "
                     f"{_cell(v['seed003'], '.1f')} | tuned {(tuned / static - 1) * 100:+.1f} % |")

@@ -111,6 +111,9 @@ def test_resources_are_computed_over_the_recorded_window(results: Results) -> No
     assert trial_values(results, "disk_write_kib_s.node1", [1]) == {1: 450.0}
     assert trial_values(results, "rss_mib.sum", [1]) == {1: 1200.0}
     assert trial_values(results, "data_mib.node1", [1]) == {1: 6.0}  # at the window's end
+    # Its mean over the window: node1 3, 4, 5, 6 -> 4.5; node2 2.
+    assert trial_values(results, "data_mib_avg.node1", [1]) == {1: 4.5}
+    assert trial_values(results, "data_mib_avg.sum", [1]) == {1: 6.5}
     assert trial_values(results, "sstables.sum", [1]) == {1: 7.0}
     assert trial_values(results, "host_cpu_pct", [1]) == {1: 60.0}
     # node1 completed 1 compaction by t = 2 and 3 by t = 6: 2 in the window
@@ -187,3 +190,4 @@ def test_every_response_is_explained() -> None:
         explain("node_cpu_pct")
     assert "sum over the nodes" in explain("disk_write_kib_s.sum")
     assert "the last sample" in explain("data_mib")
+    assert "time-weighted mean" in explain("data_mib_avg")

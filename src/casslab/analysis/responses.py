@@ -88,6 +88,8 @@ _NODE_FIELDS: dict[str, Callable[[NodeMetricRow], float | None]] = {
     "disk_write_kib_s": lambda r: r.write_kb_s,
     "rss_mib": lambda r: r.rss_mib,
     "data_mib": lambda r: r.data_mib,
+    # The same samples, but averaged over the window (a study's "disk space on average").
+    "data_mib_avg": lambda r: r.data_mib,
     "node_cpu_credits": lambda r: r.cpu_credits,
 }
 # A state, not a rate: its value at the window's end.
@@ -226,6 +228,8 @@ _RESOURCE = {
                         "layer), KiB/s",
     "rss_mib": "VmRSS of each node's JVM, MiB",
     "data_mib": "`du` of each node's data directory, MiB",
+    "data_mib_avg": "`du` of each node's data directory, MiB (its mean over time, where "
+                    "data_mib is its size at the end)",
     "sstables": "live SSTables (*-Data.db) of each node's user tables",
     "compactions_completed": "compactions each node completed (its system.compaction_history "
                              "rows, sampled over CQL as a count since the trial started)",

@@ -26,7 +26,7 @@ SUMMARY_METRICS = ("runtime_s", "ops", "ops_s", "errors", "mean_ms", "p50_ms", "
 LEGACY = ("runtime_s", "ops_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms")
 # Per-node resources (aggregated over nodes unless a node is named) and machine ones.
 NODE_RESOURCES = ("node_cpu_pct", "node_cpu_profile_pct", "disk_read_kib_s",
-                  "disk_write_kib_s", "rss_mib", "data_mib", "sstables",
+                  "disk_write_kib_s", "rss_mib", "data_mib", "data_mib_avg", "sstables",
                   "compactions_completed", "node_cpu_credits")
 HOST_RESOURCES = ("host_cpu_pct", "host_disk_read_kib_s", "host_disk_write_kib_s")
 AGGREGATES = ("mean", "sum")
@@ -39,6 +39,7 @@ UNITS = {"runtime_s": "s", "ops": "ops", "ops_s": "ops/s", "errors": "errors",
          "host_cpu_pct": "% of all cores", "disk_read_kib_s": "KiB/s",
          "disk_write_kib_s": "KiB/s", "host_disk_read_kib_s": "KiB/s",
          "host_disk_write_kib_s": "KiB/s", "rss_mib": "MiB", "data_mib": "MiB",
+         "data_mib_avg": "MiB",
          "sstables": "SSTables", "compactions_completed": "compactions",
          "node_cpu_credits": "CPU credits"}
 
