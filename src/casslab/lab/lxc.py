@@ -47,10 +47,6 @@ PID_TIMEOUT_S = 20.0
 Say = Callable[[str], None]
 
 
-def rootfs_dir(cache: Path) -> Path:
-    return lxcbase.rootfs_dir(cache)
-
-
 def ensure_rootfs(cache: Path, say: Say) -> Path:
     """The cached root filesystem of node containers, built once (lxcbase.ensure_rootfs)."""
     return lxcbase.ensure_rootfs(cache, say, ROOTFS_PACKAGES)
@@ -76,13 +72,7 @@ def cgroup_keys(version: int, files: dict[str, dict[str, str]]) -> list[str]:
 def bind_sources(dist: Distribution) -> list[tuple[Path, bool]]:
     """(host path, writable) of what the JVM needs from the host, read-only."""
     java_home = Path(dist.java).resolve().parent.parent
-    out = [(java_home, False), (dist.lib_dir.resolve(), False)]
-    # Debian's JDK keeps its conf and security files as links into /etc.
-    out += [(p, False) for p in sorted(Path("/etc").glob("java-*-openjdk"))]
-    certs = Path("/etc/ssl/certs/java")
-    if certs.is_dir():
-        out.append((certs, False))
-    return out
+    return [*lxcbase.jdk_binds(java_home), (dist.lib_dir.resolve(), False)]
 
 
 def render_config(*, name: str, rootfs: Path, upper: Path, binds: list[tuple[Path, bool]],
@@ -95,10 +85,7 @@ def render_config(*, name: str, rootfs: Path, upper: Path, binds: list[tuple[Pat
         "lxc.mount.auto = proc:mixed sys:ro cgroup:mixed",
         "lxc.mount.entry = tmpfs tmp tmpfs defaults 0 0",
     ]
-    for src, writable in [*binds, (node_dir, True)]:
-        mode = "rw" if writable else "ro"
-        lines.append(f"lxc.mount.entry = {src} {str(src).lstrip('/')} none "
-                     f"{mode},bind,create=dir 0 0")
+    lines += lxcbase.mount_entries([*binds, (node_dir, True)])
     lines += [
         "lxc.net.0.type = phys",
         f"lxc.net.0.link = {veth_peer}",

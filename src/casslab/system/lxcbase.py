@@ -1,6 +1,6 @@
 """LXC parts shared by the `lxc` node runtime and the systemd stand-in hosts: Debian root
-filesystems built once with mmdebstrap and cached, and removing the cgroups an LXC
-container leaves behind."""
+filesystems built once with mmdebstrap and cached, this machine's JDK bind-mounted at its
+own path, and removing the cgroups an LXC container leaves behind."""
 
 from __future__ import annotations
 
@@ -52,6 +52,23 @@ def ensure_rootfs(cache: Path, say: Say, packages: tuple[str, ...], *, flavour: 
         raise PrerequisiteError(f"cannot build the LXC root filesystem: {exc}") from exc
     os.replace(tmp, target)
     return target
+
+
+def jdk_binds(java_home: Path) -> list[tuple[Path, bool]]:
+    """(path, writable) that a JVM in a container needs from this machine, read-only: the
+    JDK and the /etc files Debian's JDK keeps its conf and security files in (links)."""
+    out = [(java_home, False)]
+    out += [(p, False) for p in sorted(Path("/etc").glob("java-*-openjdk"))]
+    certs = Path("/etc/ssl/certs/java")
+    if certs.is_dir():
+        out.append((certs, False))
+    return out
+
+
+def mount_entries(binds: list[tuple[Path, bool]]) -> list[str]:
+    """`lxc.mount.entry` lines that bind each (path, writable) at the same path inside."""
+    return [f"lxc.mount.entry = {src} {str(src).lstrip('/')} none "
+            f"{'rw' if writable else 'ro'},bind,create=dir 0 0" for src, writable in binds]
 
 
 def container_cgroups(name: str) -> list[Path]:

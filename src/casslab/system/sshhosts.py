@@ -116,6 +116,15 @@ def ensure_machine_rootfs(cache: Path, say: lxcbase.Say = lambda _: None) -> Pat
                                  purpose="systemd stand-in hosts")
 
 
+def host_name(hosts_name: str, index: int) -> str:
+    """Host `index`'s name, also its machine's container name (machine-wide unique)."""
+    return f"{hosts_name}h{index}"
+
+
+def host_namespace(hosts_name: str, index: int) -> str:
+    return f"casslab-{hosts_name}-h{index}"
+
+
 def check_name(name: str) -> str:
     # Interface names are at most 15 bytes: `<name>-c` must fit.
     if not name or len(name) > 10 or not all(c.isalnum() for c in name):
@@ -242,12 +251,12 @@ def _start(hosts: SshHosts, count: int, timeout_s: float,
     made: list[SshHost] = []
     known: list[str] = []
     for i in range(1, count + 1):
-        host = SshHost(name=f"{hosts.name}h{i}", address=f"{subnet}.{FIRST_HOST + i - 1}",
-                       namespace=f"casslab-{hosts.name}-h{i}",
-                       install_root=hosts.directory / f"h{i}" / "root",
-                       java_home=java_home,
-                       container=f"{hosts.name}h{i}" if rootfs is not None else None)
+        name = host_name(hosts.name, i)
         host_dir = hosts.directory / f"h{i}"
+        host = SshHost(name=name, address=f"{subnet}.{FIRST_HOST + i - 1}",
+                       namespace=host_namespace(hosts.name, i),
+                       install_root=host_dir / "root",
+                       java_home=java_home, container=name if rootfs is not None else None)
         host.install_root.mkdir(parents=True, exist_ok=True)
         _keygen(host_dir / "host_key", host.name)
         keys = authorized
@@ -301,13 +310,7 @@ def machine_binds(host_dir: Path, java_home: Path | None) -> list[tuple[Path, bo
     """(path, writable) bind-mounted at the same path into a systemd host's machine: its
     directory (keys, sshd settings, install root) and the machine's JDK with the /etc
     files Debian's JDK links to."""
-    out = [(host_dir, True)]
-    if java_home is not None:
-        out.append((java_home, False))
-        out += [(p, False) for p in sorted(Path("/etc").glob("java-*-openjdk"))]
-        if Path("/etc/ssl/certs/java").is_dir():
-            out.append((Path("/etc/ssl/certs/java"), False))
-    return out
+    return [(host_dir, True), *(lxcbase.jdk_binds(java_home) if java_home else [])]
 
 
 def machine_config(*, name: str, rootfs: Path, upper: Path,
@@ -319,11 +322,8 @@ def machine_config(*, name: str, rootfs: Path, upper: Path,
         f"lxc.uts.name = {name}",
         f"lxc.rootfs.path = overlay:{rootfs}:{upper}",
         "lxc.mount.auto = proc:mixed sys:mixed cgroup:rw:force",
+        *lxcbase.mount_entries(binds),
     ]
-    for src, writable in binds:
-        mode = "rw" if writable else "ro"
-        lines.append(f"lxc.mount.entry = {src} {str(src).lstrip('/')} none "
-                     f"{mode},bind,create=dir 0 0")
     lines += [
         "lxc.net.0.type = none",
         "lxc.init.cmd = /lib/systemd/systemd",
@@ -365,8 +365,8 @@ def _boot_machine(hosts: SshHosts, host: SshHost, host_dir: Path, rootfs: Path,
 def _halt_machine(hosts: SshHosts, index: int) -> list[str]:
     """Halt host `index`'s machine (systemd stops its units), kill it if that takes
     longer than STOP_TIMEOUT_S, and remove the cgroups LXC leaves."""
-    container = f"{hosts.name}h{index}"
-    namespace = f"casslab-{hosts.name}-h{index}"
+    container = host_name(hosts.name, index)
+    namespace = host_namespace(hosts.name, index)
     if not (_machines_dir(hosts) / container / "config").exists():
         return []
     if netns.exists(namespace):
@@ -384,7 +384,7 @@ def stop(hosts: SshHosts, *, count: int | None = None) -> None:
     for i in range(1, max(n, len(hosts.hosts)) + 1):
         if hosts.systemd:
             errors += _halt_machine(hosts, i)
-        netns.delete(f"casslab-{hosts.name}-h{i}")
+        netns.delete(host_namespace(hosts.name, i))
     netns.delete(hosts.hub)  # takes the controller's veth with it
     run(["ip", "link", "delete", hosts.controller_if], check=False)
     if errors:
