@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from casslab.core.paths import default_home
+import yaml
+
+from casslab.cassandra.distribution import DEFAULT_VERSION, Distribution, resolve
+from casslab.core.paths import default_cache, default_home
+from casslab.hosts import cluster
+from casslab.hosts import inventory as inv
+from casslab.hosts.provision import RemoteNode, provision
+from casslab.hosts.ssh import Fleet
 from casslab.lab.state import system_name
 from casslab.system.sshhosts import SshHosts
 
 CASSLAB = str(Path(sys.executable).parent / "casslab")
+RELEASE_BIN = Path(__file__).resolve().parents[1] / "target" / "release"
 
 
 def casslab(*args: str, env: dict[str, str] | None = None,
@@ -116,3 +125,56 @@ def wipe_node_data(hosts: SshHosts) -> None:
         for sub in ("data", "commitlog", "saved_caches", "hints", "cdc_raw", "logs"):
             shutil.rmtree(h.install_root / "node" / sub, ignore_errors=True)
 
+
+
+@dataclass
+class NodesOnHosts:
+    """One lab's nodes provisioned on stand-in hosts under the user profile `small`."""
+
+    hosts: SshHosts
+    inventory: inv.Inventory
+    nodes: list[RemoteNode]
+    dist: Distribution
+    profiles: Path
+    lab: str
+    started: list[cluster.Started] = field(default_factory=list)
+
+    def fleet(self) -> Fleet:
+        return Fleet(self.inventory.hosts, known_hosts=self.hosts.known_hosts)
+
+    def start(self, heap_mib: int = 512) -> None:
+        """Start every node under the profile and wait for CQL; stop them if that fails."""
+        async def up() -> list[cluster.Started]:
+            async with self.fleet() as fleet:
+                started = await cluster.start(fleet, self.nodes, self.dist, heap_mib=heap_mib,
+                                              lab=self.lab, profiles_file=self.profiles)
+                try:
+                    await cluster.wait_cql(fleet, started, timeout_s=240)
+                except BaseException:
+                    await cluster.stop(fleet, self.nodes)
+                    raise
+                return started
+        self.started = asyncio.run(up())
+
+    def stop(self) -> None:
+        async def down() -> None:
+            async with self.fleet() as fleet:
+                await cluster.stop(fleet, self.nodes)
+        asyncio.run(down())
+
+
+def provision_small(hosts: SshHosts, directory: Path, *, nodes: int,
+                    profile: dict[str, float], lab: str) -> NodesOnHosts:
+    """Provision the first `nodes` stand-in hosts with the playbook, every one under the
+    user profile `small` (`profile`'s fields), files under `directory`."""
+    profiles = directory / "profiles.yaml"
+    profiles.write_text(yaml.safe_dump({"small": profile}))
+    doc = hosts.ansible_inventory(nodes=nodes)
+    doc["all"]["vars"]["casslab_profile"] = "small"
+    path = directory / "hosts.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    inventory = inv.load(path, profiles)
+    dist = resolve(DEFAULT_VERSION, default_cache())
+    placed = provision(path, inventory, dist, RELEASE_BIN, directory / "staging",
+                       default_cache(), lab_name=lab, overrides={}, ssh_args=hosts.ssh_args)
+    return NodesOnHosts(hosts, inventory, placed, dist, profiles, lab)

@@ -12,15 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
 from casslab.cassandra.cql import CqlClient
-from casslab.cassandra.distribution import DEFAULT_VERSION, resolve
-from casslab.core.paths import default_cache
 from casslab.hosts import cluster, limits
-from casslab.hosts import inventory as inv
-from casslab.hosts.provision import provision
-from casslab.hosts.ssh import Fleet
 from casslab.metrics.samples import TrialMetrics
 from casslab.profiles.cgroups import detect_layout
 from casslab.system.sshhosts import SshHosts
@@ -28,62 +22,27 @@ from casslab.system.sshhosts import SshHosts
 sys.path.insert(0, str(Path(__file__).parent.parent))
 from casslab.testbed import hostmetrics
 
-from labtools import wipe_node_data
+from labtools import NodesOnHosts, provision_small, wipe_node_data
 
-BIN = Path(__file__).resolve().parents[2] / "target" / "release"
 LAB = "ops"
 MEMORY_MIB = 1536
 
 
-class Running:
-    def __init__(self, hosts: SshHosts, inventory: inv.Inventory,
-                 started: list[cluster.Started]) -> None:
-        self.hosts, self.inventory, self.started = hosts, inventory, started
-
-    def fleet(self) -> Fleet:
-        return Fleet(self.inventory.hosts, known_hosts=self.hosts.known_hosts)
-
-    def stop(self) -> None:
-        async def down() -> None:
-            async with self.fleet() as fleet:
-                await cluster.stop(fleet, [s.node for s in self.started])
-        asyncio.run(down())
-
-
 @pytest.fixture(scope="module")
 def running(ssh_hosts: SshHosts, tmp_path_factory: pytest.TempPathFactory
-            ) -> Iterator[Running]:
-    tmp = tmp_path_factory.mktemp("ops")
-    profiles = tmp / "profiles.yaml"
-    profiles.write_text(yaml.safe_dump({"small": {"cpu_cores": 1.0,
-                                                  "memory_mib": MEMORY_MIB}}))
-    doc = ssh_hosts.ansible_inventory(nodes=2)
-    doc["all"]["vars"]["casslab_profile"] = "small"
-    path = tmp / "hosts.yaml"
-    path.write_text(yaml.safe_dump(doc))
-    inventory = inv.load(path, profiles)
-    dist = resolve(DEFAULT_VERSION, default_cache())
-    nodes = provision(path, inventory, dist, BIN, tmp / "staging", default_cache(),
-                      lab_name=LAB, overrides={}, ssh_args=ssh_hosts.ssh_args)
-
-    async def up() -> list[cluster.Started]:
-        async with Fleet(inventory.hosts, known_hosts=ssh_hosts.known_hosts) as fleet:
-            started = await cluster.start(fleet, nodes, dist, heap_mib=512, lab=LAB,
-                                          profiles_file=profiles)
-            await cluster.wait_cql(fleet, started, timeout_s=240)
-            return started
-
-    run = Running(ssh_hosts, inventory, [])
+            ) -> Iterator[NodesOnHosts]:
+    run = provision_small(ssh_hosts, tmp_path_factory.mktemp("ops"), nodes=2,
+                          profile={"cpu_cores": 1.0, "memory_mib": MEMORY_MIB}, lab=LAB)
     try:
-        run.started = asyncio.run(up())
-        cluster.wait_all_normal(nodes, timeout_s=120)
+        run.start()
+        cluster.wait_all_normal(run.nodes, timeout_s=120)
         yield run
     finally:
         run.stop()
         wipe_node_data(ssh_hosts)
 
 
-def test_each_node_runs_in_its_labs_cgroup_with_the_profiles_limits(running: Running) -> None:
+def test_each_node_runs_in_its_labs_cgroup_with_the_profiles_limits(running: NodesOnHosts) -> None:
     layout = detect_layout()
     for s in running.started:
         assert s.limits.mode == f"cgroup-v{layout.version}"
@@ -116,7 +75,7 @@ def _write_load(addresses: list[str], seconds: float) -> int:
     return k
 
 
-def test_sampling_a_write_load_gives_each_node_cpu_and_disk_writes(running: Running) -> None:
+def test_sampling_a_write_load_gives_each_node_cpu_and_disk_writes(running: NodesOnHosts) -> None:
     addresses = [s.node.layout.address for s in running.started]
 
     async def sample() -> tuple[TrialMetrics, int]:
@@ -150,7 +109,7 @@ def test_sampling_a_write_load_gives_each_node_cpu_and_disk_writes(running: Runn
     assert any(n.compactions_pending is not None for n in metrics.nodes)
 
 
-def test_a_nodes_log_comes_back_over_ssh(running: Running, tmp_path: Path) -> None:
+def test_a_nodes_log_comes_back_over_ssh(running: NodesOnHosts, tmp_path: Path) -> None:
     node = running.started[1].node
 
     async def logs() -> tuple[str, Path]:
@@ -164,7 +123,7 @@ def test_a_nodes_log_comes_back_over_ssh(running: Running, tmp_path: Path) -> No
     assert tail in whole.read_text()
 
 
-def test_stop_removes_every_nodes_cgroup(running: Running) -> None:
+def test_stop_removes_every_nodes_cgroup(running: NodesOnHosts) -> None:
     dirs = [Path(d) for s in running.started for d in s.limits.dirs]
     assert dirs and all(d.is_dir() for d in dirs)
     running.stop()

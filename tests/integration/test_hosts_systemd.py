@@ -3,35 +3,28 @@ a machine whose PID 1 is: an LXC system container booted with systemd, sharing t
 host's namespace, its sshd started by systemd. casslab then starts the node as users'
 systemd hosts get it, a transient unit with the profile's limits (1 core, 1536 MiB,
 40 MB/s of disk reads, 20 MB/s of writes): the unit's cgroups, read from this machine,
-hold them; CQL answers; stop removes the
-unit; stopping the host leaves no container, cgroup or namespace."""
+hold them; CQL answers; stop removes the unit; stopping the host leaves no container,
+cgroup or namespace."""
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from casslab.cassandra.cql import CqlClient
-from casslab.cassandra.distribution import DEFAULT_VERSION, resolve
 from casslab.core.paths import default_cache
-from casslab.hosts import cluster, limits
-from casslab.hosts import inventory as inv
-from casslab.hosts.provision import provision
-from casslab.hosts.ssh import Fleet
+from casslab.hosts import limits
 from casslab.profiles.cgroups import CgroupLayout, block_device_of, detect_layout
 from casslab.system import lxcbase, netns, sshhosts
 from casslab.system.sshhosts import SshHosts
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
-from labtools import hosts_name
+from labtools import hosts_name, provision_small
 
-BIN = Path(__file__).resolve().parents[2] / "target" / "release"
 LAB = "sd"
 MEMORY_MIB = 1536
 READ_MB_S, WRITE_MB_S = 40, 20
@@ -47,10 +40,15 @@ def _ssh(hosts: SshHosts, *command: str) -> str:
                           text=True, check=True, timeout=30).stdout.strip()
 
 
+def _inside(container: str, unit: str) -> Path:
+    """A unit's cgroup as this machine sees it, relative to a hierarchy: under LXC's
+    cgroup of the host's machine, where systemd made it."""
+    return Path(f"lxc.payload.{container}") / "system.slice" / unit
+
+
 def _unit_cgroups(layout: CgroupLayout, container: str, unit: str) -> tuple[Path, Path]:
-    """The unit's cpu and memory cgroups as this machine sees them: under LXC's cgroup of
-    the host's machine, where systemd made them."""
-    inside = Path(f"lxc.payload.{container}") / "system.slice" / unit
+    """The unit's cpu and memory cgroups."""
+    inside = _inside(container, unit)
     if layout.version == 1:
         return layout.v1_mounts["cpu"] / inside, layout.v1_mounts["memory"] / inside
     assert layout.v2_mount is not None
@@ -58,7 +56,7 @@ def _unit_cgroups(layout: CgroupLayout, container: str, unit: str) -> tuple[Path
 
 
 def _io_limits(layout: CgroupLayout, container: str, unit: str) -> dict[str, str]:
-    inside = Path(f"lxc.payload.{container}") / "system.slice" / unit
+    inside = _inside(container, unit)
     if layout.version == 1:
         blkio = layout.v1_mounts["blkio"] / inside
         return {way: (blkio / f"blkio.throttle.{way}_bps_device").read_text().strip()
@@ -86,35 +84,11 @@ def test_a_node_on_a_systemd_host_is_a_transient_unit_holding_the_profiles_limit
     assert host.container is not None
     try:
         assert _ssh(hosts, "cat", "/proc/1/comm") == "systemd"
-        profiles = tmp_path / "profiles.yaml"
-        profiles.write_text(yaml.safe_dump({"small": {
+        run = provision_small(hosts, tmp_path, nodes=1, lab=LAB, profile={
             "cpu_cores": 1.0, "memory_mib": MEMORY_MIB, "disk_read_mb_s": READ_MB_S,
-            "disk_write_mb_s": WRITE_MB_S}}))
-        doc = hosts.ansible_inventory(nodes=1)
-        doc["all"]["vars"]["casslab_profile"] = "small"
-        path = tmp_path / "hosts.yaml"
-        path.write_text(yaml.safe_dump(doc))
-        inventory = inv.load(path, profiles)
-        dist = resolve(DEFAULT_VERSION, default_cache())
-        nodes = provision(path, inventory, dist, BIN, tmp_path / "staging", default_cache(),
-                          lab_name=LAB, overrides={}, ssh_args=hosts.ssh_args)
-
-        async def up() -> list[cluster.Started]:
-            async with Fleet(inventory.hosts, known_hosts=hosts.known_hosts) as fleet:
-                started = await cluster.start(fleet, nodes, dist, heap_mib=512, lab=LAB,
-                                              profiles_file=profiles)
-                try:
-                    await cluster.wait_cql(fleet, started, timeout_s=240)
-                except BaseException:
-                    await cluster.stop(fleet, nodes)
-                    raise
-                return started
-
-        async def down() -> None:
-            async with Fleet(inventory.hosts, known_hosts=hosts.known_hosts) as fleet:
-                await cluster.stop(fleet, nodes)
-
-        started = asyncio.run(up())[0]
+            "disk_write_mb_s": WRITE_MB_S})
+        run.start()
+        started = run.started[0]
         try:
             assert started.limits.mode == limits.SYSTEMD
             unit = f"{started.limits.unit}.service"
@@ -136,7 +110,7 @@ def test_a_node_on_a_systemd_host_is_a_transient_unit_holding_the_profiles_limit
                 cql.execute("INSERT INTO sd.t (k, v) VALUES (1, 'on systemd')")
                 assert cql.execute("SELECT v FROM sd.t WHERE k = 1").rows == [["on systemd"]]
         finally:
-            asyncio.run(down())
+            run.stop()
         assert _ssh(hosts, "systemctl", "show", "-p", "LoadState", "--value",
                     unit) == "not-found"
         assert not cpu.exists() and not memory.exists()
