@@ -53,7 +53,7 @@ def test_netns_runtime_gives_each_node_its_own_namespace_and_routable_address(
     assert [n.address for n in state.nodes] == ["10.99.1.1", "10.99.1.2"]
     assert [n.netns for n in state.nodes] == ["casslab-x-n1", "casslab-x-n2"]
     assert NetnsRuntime().node_prefix(state, state.nodes[1]) == [
-        "ip", "netns", "exec", "casslab-x-n2"]
+        "nsenter", "--net=/var/run/netns/casslab-x-n2"]
 
 
 @pytest.mark.parametrize(("own", "can", "needs"), [(False, True, "--no-netns"),

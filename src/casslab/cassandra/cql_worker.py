@@ -1,7 +1,7 @@
 """A CQL session serving JSON-line requests on stdin; run inside the lab namespace.
 
 The lab's addresses exist only inside its network namespace, so the Python
-driver runs in a child process started with `ip netns exec`. Protocol, one JSON
+driver runs in a child process started in that namespace. Protocol, one JSON
 object per line:
   request:  {"query": str, "consistency": "ONE", "host": "127.0.1.2"|null,
              "timeout_s": 10, "params": [..]|null}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from casslab.cassandra.cql import NATIVE_PORT
 from casslab.core.errors import UsageError
 
 LAB_LABEL = "casslab.io/lab"
@@ -18,7 +19,6 @@ ROLE_LABEL = "casslab.io/role"
 # the StatefulSet controller's per-pod label.
 DATACENTER_LABEL = "cassandra.datastax.com/datacenter"
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
-NATIVE_PORT = 9042
 DATACENTER = "dc1"
 MAX_NAME = 40  # leaves room for "-dc1-rack1-sts-31" and "-node12-to-node31" in 63
 

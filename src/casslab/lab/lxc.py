@@ -102,9 +102,7 @@ def render_config(*, name: str, rootfs: Path, upper: Path, binds: list[tuple[Pat
 
 
 def _in_lab(state: LabState, cmd: list[str]) -> list[str]:
-    # nsenter, not `ip netns exec`: the latter remounts /sys, which hides the cgroup
-    # hierarchy LXC needs to place the container.
-    return ["nsenter", f"--net={netns.NETNS_DIR / str(state.netns)}", *cmd]
+    return [*netns.enter_prefix(str(state.netns)), *cmd]
 
 
 @dataclass(frozen=True)

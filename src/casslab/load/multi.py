@@ -44,7 +44,7 @@ START_MARGIN_S = 5.0
 class ClientPlace:
     """Where one client runs.
 
-    prefix: argv that runs a command there (`ip netns exec NS` for the local lab, an ssh
+    prefix: argv that runs a command there (`nsenter --net=NS` for the local lab, an ssh
     argv for a host). binary: casslab-load's path there. workdir: a directory there for
     the client's HdrHistogram log. fetch(path_there, local_path): brings a file from there
     to the controller. files: the controller's files the command names (a user profile)

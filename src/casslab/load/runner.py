@@ -144,7 +144,7 @@ def run_load(spec: LoadSpec, *, hosts: list[str], prefix: list[str],
              binary: str | None = None) -> LoadResult:
     """Run casslab-load to the end and return its summary.
 
-    prefix: e.g. `ip netns exec casslab-LAB` to run inside a lab.
+    prefix: e.g. `nsenter --net=/var/run/netns/casslab-LAB` to run inside a lab.
     text_format: json or ycsb, what casslab-load prints on stdout; `on_text` gets each
     stdout line as printed (to pass it through). raw_out receives the JSON lines.
     binary: casslab-load's path where `prefix` runs it (default: find_binary(); the prefix

@@ -74,7 +74,7 @@ def start(netns: str, net_dir: Path, queue_num: int) -> DaemonInfo:
     with log.open("ab") as fh:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=fh, stderr=fh,
                                 start_new_session=True)
-    # `ip netns exec` and chrt exec the daemon: the pid is the daemon's.
+    # nsenter and chrt exec the daemon: the pid is the daemon's.
     info = DaemonInfo(proc.pid, start_time_ticks(proc.pid), realtime)
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:

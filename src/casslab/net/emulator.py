@@ -291,7 +291,7 @@ def _prepare_endpoints(state: NetState, routed: Routed) -> None:
     for path in routed.endpoints:
         if not Path(path).exists():
             continue  # a node not running now (e.g. a stopped container)
-        enter = ["nsenter", f"--net={path}"]
+        enter = netns_mod.enter_prefix(Path(path))
         try:
             run([*enter, "sysctl", "-q", "-w", f"net.ipv4.tcp_congestion_control={state.cc}"])
             run([*enter, "ethtool", "-K", routed.interface, "tso", "off", "gso", "off"])

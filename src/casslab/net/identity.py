@@ -92,8 +92,8 @@ def remove_bare(dirs: list[Path], timeout_s: float = 5.0) -> None:
 
 
 def open_procs(dirs: dict[str, Path]) -> dict[str, int]:
-    """Open each cgroup's `cgroup.procs` for writing (before entering a namespace,
-    whose `ip netns exec` hides /sys/fs/cgroup). The caller closes the descriptors."""
+    """Open each cgroup's `cgroup.procs` for writing (before entering a namespace:
+    the command may run where /sys/fs/cgroup is hidden). The caller closes the descriptors."""
     fds: dict[str, int] = {}
     try:
         for name, d in dirs.items():

@@ -73,9 +73,22 @@ def install_identity_marks(ns: str, identities: list[tuple[int, str]]) -> None:
         raise NetnsError(f"cannot install node identity marks in {ns}: {proc.stderr.strip()}")
 
 
+def enter_prefix(target: str | Path) -> list[str]:
+    """The one way casslab enters a network namespace: `nsenter --net=<file>`, for a
+    namespace name (under NETNS_DIR) or the path of any namespace file (a container's
+    or a node's own stack).
+
+    nsenter, not `ip netns exec`: the latter also remounts /sys, which hides this
+    machine's cgroup tree (where LXC places its containers and where a stand-in host's
+    nodes get their limits), and it forks a mount namespace per command for nothing.
+    """
+    path = target if isinstance(target, Path) else NETNS_DIR / target
+    return ["nsenter", f"--net={path}"]
+
+
 def exec_prefix(ns: str | None) -> list[str]:
     """Prefix that runs a command inside the namespace (empty without one)."""
-    return ["ip", "netns", "exec", ns] if ns else []
+    return enter_prefix(ns) if ns else []
 
 
 def pids(ns: str) -> list[int]:

@@ -284,10 +284,7 @@ def _start(hosts: SshHosts, count: int, timeout_s: float,
 
 
 def _enter(host_namespace: str) -> list[str]:
-    # nsenter, not `ip netns exec`: the latter remounts /sys, which hides this machine's
-    # cgroup tree, where a host's nodes get their profile's limits (and LXC places its
-    # containers).
-    return ["nsenter", f"--net={netns.NETNS_DIR / host_namespace}"]
+    return netns.enter_prefix(host_namespace)
 
 
 def _start_sshd(host: SshHost, host_dir: Path, sshd_config: str) -> None:
