@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from casslab.cassandra.compaction import cql_map
 from casslab.tune.compaction import (
     alter_statement,
     build_compaction_map,
-    cql_map,
     differences,
     quote_ident,
     strategy_of,

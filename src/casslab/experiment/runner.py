@@ -18,6 +18,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from casslab.cassandra import compaction
 from casslab.core.errors import CasslabError, UsageError
 from casslab.experiment import network, profilefactors, tableopts
 from casslab.experiment.beside import (
@@ -53,10 +54,6 @@ from casslab.testbed.campaignlab import CampaignLab, LocalCampaignLab
 LOAD_PHASE_ERROR_RETRIES = 10
 DEFAULT_KEYSPACE = {"ycsb": "ycsb", "stress": "keyspace1", "iot": "iot"}
 MAIN_TABLE = {"ycsb": "usertable", "stress": "standard1"}
-COMPACTION_CLASSES = {"stcs": "SizeTieredCompactionStrategy",
-                      "lcs": "LeveledCompactionStrategy",
-                      "ucs": "UnifiedCompactionStrategy",
-                      "twcs": "TimeWindowCompactionStrategy"}
 
 
 class CampaignInterrupted(CasslabError):
@@ -94,12 +91,7 @@ def compaction_map(value: str) -> str:
     """A compaction level as the CQL map ALTER TABLE needs (class and every option)."""
     if value.startswith("{"):
         return value
-    name, _, rest = value.partition(":")
-    opts = {"class": COMPACTION_CLASSES[name]}
-    if name == "twcs" and rest:
-        size, unit = rest.split(":")
-        opts |= {"compaction_window_size": size, "compaction_window_unit": unit}
-    return "{" + ", ".join(f"'{k}': '{v}'" for k, v in opts.items()) + "}"
+    return compaction.cql_map(compaction.level_options(value))
 
 
 def campaign_lab(spec: CampaignSpec, name: str, *, home: Path, cache: Path) -> CampaignLab:

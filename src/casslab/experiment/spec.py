@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from casslab.cassandra import compaction
 from casslab.core import specio
 from casslab.core.specio import Doc as _Doc
 from casslab.core.specio import Path_, fmt_path
@@ -42,7 +43,6 @@ RESETS = ("none", "truncate", "recreate", "rebuild")
 NETWORK_PARAMS = {"delay_ms": (0.0, 10_000.0), "jitter_ms": (0.0, 10_000.0),
                   "loss_pct": (0.0, 100.0), "rate_mbit": (0.001, 100_000.0)}
 NETWORK_SCOPES = ("all", "client", "nodes")
-COMPACTIONS = ("stcs", "lcs", "ucs", "twcs")
 # Workload options that take a concurrency or a rate and may be searched or be relative.
 # `threads` is casslab-load's --threads: N closed-loop clients of one request each (YCSB's
 # -threads, cassandra-stress's -rate threads=N), so seed 004's 450 and 150 are levels.
@@ -688,11 +688,10 @@ def _level(v: _V, name: str, value: Any, path: Path_, has_search: bool,
     if name == "rf":
         return v.integer(value, path, 1, MAX_NODES)
     if name == "compaction":
-        ok = isinstance(value, str) and (value.startswith("{") or value in COMPACTIONS or
-                                         re.fullmatch(r"twcs:\d+:(MINUTES|HOURS|DAYS)", value))
+        ok = isinstance(value, str) and (value.startswith("{") or compaction.is_level(value))
         if not ok:
-            raise v.doc.error(path, f"{value!r} is not a compaction (valid: stcs, lcs, ucs, "
-                              "twcs, twcs:SIZE:MINUTES|HOURS|DAYS, or a CQL map '{...}')")
+            raise v.doc.error(path, f"{value!r} is not a compaction (valid: "
+                              f"{compaction.LEVEL_SYNTAX}, or a CQL map '{{...}}')")
         return value
     if tableopts.is_table_factor(name):
         try:

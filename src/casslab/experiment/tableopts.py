@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from casslab.cassandra import compaction
 from casslab.cassandra.distribution import DEFAULT_VERSION
 
 PREFIX = "table."
@@ -42,10 +43,6 @@ COMPRESSION_KEYS = ("class", "chunk_length_in_kb", "enabled", "min_compress_rati
 CACHING = {"keys": {"keys": "ALL", "rows_per_partition": "NONE"},
            "all": {"keys": "ALL", "rows_per_partition": "ALL"},
            "none": {"keys": "NONE", "rows_per_partition": "NONE"}}
-COMPACTION_CLASSES = {"stcs": "SizeTieredCompactionStrategy",
-                      "lcs": "LeveledCompactionStrategy",
-                      "ucs": "UnifiedCompactionStrategy",
-                      "twcs": "TimeWindowCompactionStrategy"}
 # Options stored in the SSTables themselves: the prepared data is loaded again after them.
 REWRITE_OPTIONS = frozenset({"compression", "bloom_filter_fp_chance", "default_time_to_live",
                              "min_index_interval", "max_index_interval"})
@@ -182,15 +179,10 @@ def compaction_map(value: Any) -> str:
     text = str(value).strip() if isinstance(value, str) else ""
     if text.startswith("{"):
         return _cql_map(text, None, "compaction")
-    name, _, rest = text.partition(":")
-    m = re.fullmatch(r"(\d+):(MINUTES|HOURS|DAYS)", rest)
-    if name not in COMPACTION_CLASSES or (rest and not (name == "twcs" and m)):
-        raise TableOptionError(f"{value!r} is not a compaction (valid: stcs, lcs, ucs, twcs, "
-                               "twcs:SIZE:MINUTES|HOURS|DAYS, or a map with a class)")
-    opts = {"class": COMPACTION_CLASSES[name]}
-    if m:
-        opts |= {"compaction_window_size": m.group(1), "compaction_window_unit": m.group(2)}
-    return _cql_map(opts, None, "compaction")
+    if not compaction.is_level(text):
+        raise TableOptionError(f"{value!r} is not a compaction (valid: "
+                               f"{compaction.LEVEL_SYNTAX}, or a map with a class)")
+    return _cql_map(compaction.level_options(text), None, "compaction")
 
 
 def _scalar(v: Any) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from casslab.cassandra.compaction import cql_map, short_name
 from casslab.tune.rules import STRATEGIES, WINDOW_UNITS_MIN
 
 # What TWCS uses for an option absent from the table's map (Cassandra 5.0).
@@ -20,11 +21,10 @@ _PLAIN_IDENT = re.compile(r"[a-z_][a-z0-9_]*")
 def strategy_of(class_name: str) -> str:
     """'twcs' / 'ucs' for those strategies (short or fully qualified), else the class's
     short name in lower case (e.g. 'sizetieredcompactionstrategy')."""
-    short = class_name.rsplit(".", 1)[-1]
-    for key, name in STRATEGIES.items():
-        if short == name:
-            return key
-    return short.lower()
+    short = short_name(class_name)
+    if short in STRATEGIES:
+        return short
+    return class_name.rsplit(".", 1)[-1].lower()
 
 
 def effective_options(strategy: str, compaction: dict[str, str]) -> dict[str, str]:
@@ -69,13 +69,6 @@ def quote_ident(name: str) -> str:
     if _PLAIN_IDENT.fullmatch(name):
         return name
     return '"' + name.replace('"', '""') + '"'
-
-
-def cql_map(values: dict[str, str]) -> str:
-    """A CQL map literal of string keys and values: {'class': '...', ...}."""
-    def lit(s: str) -> str:
-        return "'" + str(s).replace("'", "''") + "'"
-    return "{" + ", ".join(f"{lit(k)}: {lit(v)}" for k, v in values.items()) + "}"
 
 
 def alter_statement(keyspace: str, table: str, compaction: dict[str, str]) -> str:

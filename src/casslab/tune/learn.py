@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from casslab.cassandra import compaction
 from casslab.core.errors import UsageError
 from casslab.experiment.runner import CampaignRunner, Event
 from casslab.experiment.spec import CampaignSpec, parse_spec
@@ -115,14 +116,15 @@ def share_of(mix: str) -> float:
 
 
 def twcs_map(window_min: int, min_threshold: int) -> str:
-    return ("{'class': 'TimeWindowCompactionStrategy', 'compaction_window_size': "
-            f"'{window_min}', 'compaction_window_unit': 'MINUTES', "
-            f"'min_threshold': '{min_threshold}'}}")
+    return compaction.cql_map({"class": compaction.class_name("twcs"),
+                               "compaction_window_size": str(window_min),
+                               "compaction_window_unit": "MINUTES",
+                               "min_threshold": str(min_threshold)})
 
 
 def ucs_map(scaling: str) -> str:
-    return ("{'class': 'UnifiedCompactionStrategy', "
-            f"'scaling_parameters': '{scaling}'}}")
+    return compaction.cql_map({"class": compaction.class_name("ucs"),
+                               "scaling_parameters": scaling})
 
 
 def build_spec(ls: LearnSpec) -> CampaignSpec:

@@ -33,6 +33,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
+from casslab.cassandra.compaction import class_name, cql_map
 from casslab.cassandra.cql import NATIVE_PORT
 from casslab.core.errors import CasslabError, UsageError
 from casslab.lab import Lab, LabOptions
@@ -42,7 +43,6 @@ from casslab.metrics.samples import TrialMetrics
 from casslab.store.db import Store
 from casslab.testbed import open_lab
 from casslab.tune.audit import AuditLog
-from casslab.tune.compaction import cql_map
 from casslab.tune.decide import Policy
 from casslab.tune.factor import TunerThread
 from casslab.tune.observe import as_map
@@ -270,7 +270,7 @@ def _run_arm(ctx: _Context, lab: Lab, arm: Arm) -> list[StageResult]:
     start = ctx.rules.choose("twcs", first.ttl_s, first.read_share).options
     _load(lab, core, {**ctx.opts.load_options, "drop": True, "ops": 1, "mix": "lesrow=1",
                       "table-ttl-s": first.ttl_s,
-                      "compaction": cql_map({"class": "TimeWindowCompactionStrategy",
+                      "compaction": cql_map({"class": class_name("twcs"),
                                              **start})})
     tuner = None if arm.mode == "static" else _tuner_thread(ctx, lab, arm)
     try:

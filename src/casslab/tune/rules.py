@@ -28,10 +28,12 @@ from typing import Any
 
 import yaml
 
+from casslab.cassandra import compaction
 from casslab.core import specio
 from casslab.core.errors import UsageError
 
-STRATEGIES = {"twcs": "TimeWindowCompactionStrategy", "ucs": "UnifiedCompactionStrategy"}
+# The strategies the tuner has rules for.
+STRATEGIES = {s: compaction.class_name(s) for s in ("twcs", "ucs")}
 WINDOW_UNITS_MIN = {"MINUTES": 1, "HOURS": 60, "DAYS": 1440}
 TOP_KEYS = ("version", "interpolate", "scale", "source", "twcs", "ucs")
 POINT_AXES = ("ttl_s", "read_share")
