@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from casslab.cassandra.catalog import as_map
 from casslab.cassandra.compaction import cql_map
 from casslab.tune.compaction import (
     alter_statement,
@@ -12,7 +13,6 @@ from casslab.tune.compaction import (
     quote_ident,
     strategy_of,
 )
-from casslab.tune.observe import as_map
 
 TWCS = "org.apache.cassandra.db.compaction.TimeWindowCompactionStrategy"
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from casslab.cassandra import compaction
+from casslab.cassandra import catalog, compaction
 from casslab.core.errors import CasslabError, UsageError
 from casslab.experiment import network, profilefactors, tableopts
 from casslab.experiment.beside import (
@@ -401,9 +401,7 @@ class CampaignRunner:
             return False
         ks = self._keyspace(params)
         with self.lab.cql() as cql:
-            tables = [str(t) for (t,) in cql.execute(
-                "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s",
-                [ks]).rows]
+            tables = catalog.table_names(cql, ks)
             for stmt in tableopts.alter_statements(params, ks, tables):
                 cql.execute(stmt, timeout_s=60.0)
         return True
@@ -411,9 +409,7 @@ class CampaignRunner:
     def _truncate(self, params: dict[str, Any]) -> None:
         ks = self._keyspace(params)
         with self.lab.cql() as cql:
-            rows = cql.execute("SELECT table_name FROM system_schema.tables WHERE "
-                               "keyspace_name = %s", [ks]).rows
-            for (table,) in rows:
+            for table in catalog.table_names(cql, ks):
                 cql.execute(f"TRUNCATE {ks}.{table}", consistency="ALL", timeout_s=60.0)
 
     def _keyspace(self, params: dict[str, Any]) -> str:

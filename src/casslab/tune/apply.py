@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 
+from casslab.cassandra import catalog
 from casslab.cassandra.cql import Cql
 from casslab.core.errors import CasslabError, CqlError
 from casslab.tune.compaction import alter_statement
-from casslab.tune.observe import as_map
 
 
 class ApplyError(CasslabError):
@@ -16,11 +16,10 @@ class ApplyError(CasslabError):
 
 def schema_compaction(cql: Cql, host: str, keyspace: str, table: str) -> dict[str, str]:
     """The compaction map in `host`'s own system_schema (schema tables are node-local)."""
-    rows = cql.execute("SELECT compaction FROM system_schema.tables WHERE keyspace_name = %s "
-                       "AND table_name = %s", [keyspace, table], host=host).rows
-    if not rows:
+    compaction = catalog.table_compaction(cql, keyspace, table, host)
+    if compaction is None:
         raise ApplyError(f"{keyspace}.{table} is not in the schema of node {host}")
-    return as_map(rows[0][0])
+    return compaction
 
 
 def apply_compaction(cql: Cql, hosts: list[str], keyspace: str, table: str,

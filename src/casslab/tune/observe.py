@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass
-from typing import Any
 
+from casslab.cassandra import catalog
 from casslab.cassandra.cql import Cql
 from casslab.core.errors import CasslabError, CqlError, UsageError
 from casslab.tune.compaction import strategy_of
@@ -48,40 +47,22 @@ class RateSnapshot:
     node_errors: dict[str, str]
 
 
-def as_map(value: Any) -> dict[str, str]:
-    """A CQL map column as a dict. The CQL worker hands the driver's map type over as its
-    text form ("{'class': '...', ...}"), so that is parsed as a Python literal."""
-    if value is None:
-        return {}
-    if isinstance(value, str):
-        try:
-            value = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            raise ObserveError(f"cannot read the map {value!r}") from None
-    if not isinstance(value, dict):
-        raise ObserveError(f"expected a map, got {value!r}")
-    return {str(k): str(v) for k, v in value.items()}
-
-
 def keyspace_tables(cql: Cql, keyspace: str) -> list[TableSchema]:
     """Every table of `keyspace` with TWCS or UCS compaction (others are left out).
 
     Raises KeyspaceError when the keyspace does not exist, naming the ones that do.
     """
-    names = [str(r[0]) for r in cql.execute("SELECT keyspace_name FROM "
-                                            "system_schema.keyspaces").rows]
+    names = catalog.keyspaces(cql)
     if keyspace not in names:
         user = sorted(n for n in names if not n.startswith("system"))
         raise KeyspaceError(f"keyspace '{keyspace}' does not exist (keyspaces: "
                             f"{', '.join(user) or 'none besides system ones'})")
-    rows = cql.execute("SELECT table_name, compaction, default_time_to_live FROM "
-                       "system_schema.tables WHERE keyspace_name = %s", [keyspace]).rows
     out = []
-    for table, compaction, ttl in rows:
-        comp = as_map(compaction)
-        strategy = strategy_of(comp.get("class", ""))
+    for row in catalog.tables(cql, keyspace):
+        strategy = strategy_of(row.compaction.get("class", ""))
         if strategy in TUNABLE:
-            out.append(TableSchema(keyspace, str(table), strategy, comp, int(ttl or 0)))
+            out.append(TableSchema(keyspace, row.table, strategy, row.compaction,
+                                   row.default_ttl_s))
     return out
 
 

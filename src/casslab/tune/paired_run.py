@@ -33,6 +33,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
+from casslab.cassandra import catalog
 from casslab.cassandra.compaction import class_name, cql_map
 from casslab.cassandra.cql import NATIVE_PORT
 from casslab.core.errors import CasslabError, UsageError
@@ -45,7 +46,6 @@ from casslab.testbed import open_lab
 from casslab.tune.audit import AuditLog
 from casslab.tune.decide import Policy
 from casslab.tune.factor import TunerThread
-from casslab.tune.observe import as_map
 from casslab.tune.paired import (
     SCENARIO,
     Arm,
@@ -280,10 +280,8 @@ def _run_arm(ctx: _Context, lab: Lab, arm: Arm) -> list[StageResult]:
                 cql.execute(f"ALTER TABLE {KEYSPACE}.{TABLE} WITH default_time_to_live = "
                             f"{plan.ttl_s}", timeout_s=60)
                 result, metrics = _measure(ctx, lab, arm, plan)
-                rows = cql.execute("SELECT compaction FROM system_schema.tables WHERE "
-                                   "keyspace_name = %s AND table_name = %s",
-                                   [KEYSPACE, TABLE]).rows
-                stage = stage_result(plan, result, metrics, as_map(rows[0][0]),
+                stage = stage_result(plan, result, metrics,
+                                     catalog.table_compaction(cql, KEYSPACE, TABLE) or {},
                                      os.getloadavg()[0])
                 ctx.sink.record(arm, plan, core, result, metrics,
                                 audit=tuner.take() if tuner is not None else [])
