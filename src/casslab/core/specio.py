@@ -31,7 +31,7 @@ from casslab.core.errors import UsageError
 Path_ = tuple[str | int, ...]
 # Past this many YAML nodes (after alias expansion) a file is refused: a few nested
 # aliases can otherwise expand to billions of values ("billion laughs").
-MAX_NODES = 100_000
+MAX_YAML_VALUES = 100_000
 
 
 _STANDARD_SCALAR_TAGS = {f"tag:yaml.org,2002:{t}" for t in
@@ -113,8 +113,8 @@ class Doc:
 
     def _walk(self, node: yaml.Node, path: Path_, stack: tuple[int, ...]) -> Any:
         self._count += 1
-        if self._count > MAX_NODES:
-            raise self.error(path, f"the file expands to more than {MAX_NODES} values "
+        if self._count > MAX_YAML_VALUES:
+            raise self.error(path, f"the file expands to more than {MAX_YAML_VALUES} values "
                              "(aliases?); split it or write the values out")
         if id(node) in stack:
             raise self.error(path, "an alias refers to itself (a recursive structure)")

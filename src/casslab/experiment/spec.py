@@ -25,7 +25,7 @@ from casslab.experiment.beside import TUNER_FACTOR, tuner_level
 from casslab.experiment.figures import DesignFactor, FigureDecl, figures_schema, parse_figures
 from casslab.experiment.labels import parse_labels
 from casslab.experiment.reference import Reference, parse_reference, reference_schema
-from casslab.lab.state import DEFAULT_RUNTIME, DEFAULT_TIMEOUT_S, RUNTIME_NAMES
+from casslab.lab.state import DEFAULT_RUNTIME, DEFAULT_TIMEOUT_S, MAX_NODES, RUNTIME_NAMES
 from casslab.load.multi import MAX_CLIENTS
 from casslab.load.options import (
     CONSISTENCY_LEVELS,
@@ -48,7 +48,6 @@ NETWORK_SCOPES = ("all", "client", "nodes")
 # -threads, cassandra-stress's -rate threads=N), so seed 004's 450 and 150 are levels.
 CONCURRENCY = ("in_flight", "workers", "threads")
 SEARCHABLE = (*CONCURRENCY, "rate")
-MAX_NODES = 32
 # A trial's stop rule: beyond these a value is a typo, not an experiment.
 MAX_OPS = 10**12
 MAX_TRIAL_S = 7 * 86_400.0

@@ -35,6 +35,7 @@ from casslab.lab.runtime import NodeRuntime, runtime_for
 from casslab.lab.state import (
     DEFAULT_RUNTIME,
     DEFAULT_TIMEOUT_S,
+    MAX_NODES,
     LabState,
     NodeState,
     lab_lock,
@@ -48,7 +49,6 @@ from casslab.profiles.hardware import LIVE_FIELDS, HardwareProfile, describe
 from casslab.system import netns
 from casslab.system.process import is_same_process, signal_process, terminate
 
-MAX_NODES = 32
 # Beyond the heap, a Cassandra JVM needs metaspace, thread stacks and direct buffers.
 NODE_OVERHEAD_MIB = 256
 # A node that started and did not answer CQL in this long on its own is stuck.

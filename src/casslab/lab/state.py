@@ -22,6 +22,8 @@ from casslab.core.errors import LabStateError, UsageError
 # Defaults the CLI shows in `--help`: kept here, beside the state reader, so that
 # `casslab lab list` and `lab --help` need not import the whole lab (cluster, runtimes).
 DEFAULT_TIMEOUT_S = 180.0
+# Nodes per lab (a spec's lab.nodes, rf and node-count factors share the bound).
+MAX_NODES = 32
 RUNTIME_NAMES = ("process", "netns", "lxc")
 DEFAULT_RUNTIME = "process"
 
