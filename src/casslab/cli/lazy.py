@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import typer
-from typer._click import Command, Context, Parameter
 from typer.core import TyperCommand, TyperGroup
+
+from casslab.cli.clickapi import Command, Context, Parameter
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,11 @@ from typing import Annotated, Any, ClassVar, NoReturn
 
 import typer
 from rich.table import Table
-from typer._click.exceptions import BadParameter, ClickException, NoArgsIsHelpError
-from typer._click.exceptions import UsageError as ClickUsageError
 
 from casslab import __version__
 from casslab.cassandra.distribution import DEFAULT_VERSION, resolve
+from casslab.cli.clickapi import BadParameter, ClickException, NoArgsIsHelpError
+from casslab.cli.clickapi import UsageError as ClickUsageError
 from casslab.cli.common import (
     DEBUG_ENV,
     debug_enabled,
