@@ -1,11 +1,8 @@
 import pytest
 
 from casslab.core.errors import UsageError
-from casslab.lab.cluster import (
-    oversubscription_warning,
-    unlimited_node_memory_mib,
-    validate_node_count,
-)
+from casslab.lab.cluster import unlimited_node_memory_mib, validate_node_count
+from casslab.lab.nodeprofiles import cpu_warning
 from casslab.profiles import BUILTIN_PROFILES
 
 
@@ -22,12 +19,12 @@ def test_node_count_beyond_memory_names_the_sizes() -> None:
 
 
 def test_quota_over_the_machine_warns_of_oversubscription() -> None:
-    msg = oversubscription_warning(BUILTIN_PROFILES["rpi3"], 3, cores=2)
+    msg = cpu_warning([BUILTIN_PROFILES["rpi3"]] * 3, cores=2)
     assert msg is not None and "oversubscribed" in msg and "3 cores" in msg
 
 
 def test_quota_within_the_machine_does_not_warn() -> None:
-    assert oversubscription_warning(BUILTIN_PROFILES["rpi2"], 3, cores=2) is None
+    assert cpu_warning([BUILTIN_PROFILES["rpi2"]] * 3, cores=2) is None
 
 
 def test_nodes_without_a_memory_limit_size_their_heap_on_a_bounded_share() -> None:

@@ -12,7 +12,6 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from types import TracebackType
 from typing import IO, Any, Protocol
 
 from casslab.core.errors import CqlError, UsageError
@@ -133,8 +132,7 @@ class CqlClient:
                            f"{err['message']}")
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(self, *_exc: object) -> None:
         self.close()
 
     def execute(self, query: str, params: list[Any] | None = None, *,

@@ -1,4 +1,4 @@
-"""Network factors of a campaign as a `casslab.net.NetSpec`, applied to the lab.
+"""Network factors of a campaign as a `casslab.net.NetSpec` mapping (the testbed applies it).
 
 Spec notation -> casslab.net:
 - `lab.network: wifi` or factor `network` with profile levels -> every link gets it;
@@ -12,13 +12,9 @@ Spec notation -> casslab.net:
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from casslab import net
 from casslab.experiment import linkscale
-from casslab.lab import LabState
-from casslab.testbed import apply_net, net_target
 
 
 def wanted(lab_network: Any, params: dict[str, Any],
@@ -80,12 +76,3 @@ def wanted(lab_network: Any, params: dict[str, Any],
     if links:
         out["links"] = links
     return out
-
-
-def apply(state: LabState, mapping: dict[str, Any] | None) -> None:
-    """Set the links of the lab `state` describes to exactly `mapping` (None clears
-    every condition), on any runtime."""
-    if mapping is None:
-        net.clear(Path(state.directory), net_target(state).netns)
-        return
-    apply_net(state, net.NetSpec.from_mapping(mapping, "network"))

@@ -17,7 +17,6 @@ import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING
 
 from casslab.core.errors import CasslabError
@@ -65,8 +64,7 @@ class Fleet:
             raise failures[0]
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc: BaseException | None, tb: TracebackType | None) -> None:
+    async def __aexit__(self, *_exc: object) -> None:
         await self.close()
 
     async def close(self) -> None:

@@ -150,12 +150,6 @@ def validate_node_count(count: int, heap_mib: int, memory_mib: int) -> None:
         )
 
 
-def oversubscription_warning(profile: HardwareProfile, count: int, cores: int) -> str | None:
-    """A warning when `count` nodes of one profile have more CPU quota than this machine
-    has cores (see nodeprofiles.cpu_warning for a lab of mixed profiles)."""
-    return cpu_warning([profile] * count, cores)
-
-
 class Lab:
     """One named lab under `home`; jars come from `cache`."""
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from types import TracebackType
 from typing import Any, TextIO
 
 from casslab.core.errors import UsageError
@@ -41,6 +40,5 @@ class AuditLog:
     def __enter__(self) -> AuditLog:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(self, *_exc: object) -> None:
         self.close()
