@@ -25,7 +25,7 @@ from benchmd import machine, today, write_section
 
 from casslab import net
 from casslab.net import NetSpec, identity
-from casslab.net.check import identity_dirs, run_probe
+from casslab.net.linkcheck import identity_dirs, run_probe
 from casslab.system import netns
 
 NS = "itnet-bench"

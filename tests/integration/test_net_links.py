@@ -24,7 +24,7 @@ from casslab.experiment.network import wanted
 from casslab.experiment.spec import parse_spec
 from casslab.lab.state import LabState, NodeState
 from casslab.net import NetSpec, identity
-from casslab.net.check import run_probe, wire_rate
+from casslab.net.linkcheck import run_probe, wire_rate
 from casslab.system import netns
 from casslab.system.process import is_same_process
 

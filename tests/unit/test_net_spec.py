@@ -9,8 +9,8 @@ import pytest
 
 from casslab.core.errors import UsageError
 from casslab.net import rules
-from casslab.net.check import check_options, percentile, wire_rate
 from casslab.net.errors import NetSpecError
+from casslab.net.linkcheck import check_options, percentile, wire_rate
 from casslab.net.profiles import (
     BUILTIN_PROFILES,
     LinkConditions,
@@ -218,7 +218,7 @@ def test_rules_from_table() -> None:
 
 
 def test_probe_owner() -> None:
-    from casslab.net.check import owner_of
+    from casslab.net.linkcheck import owner_of
 
     ids = {"node1": "casslab/x/node1", "node2": "casslab/x/node2"}
     assert owner_of(("node1", "node2"), ids) == "node1"

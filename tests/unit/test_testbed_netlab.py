@@ -13,7 +13,7 @@ import pytest
 from casslab import net
 from casslab.lab.runtime import NetnsRuntime, runtime_for
 from casslab.lab.state import LabState, NodeState
-from casslab.net.check import check, endpoint_stacks
+from casslab.net.linkcheck import check, endpoint_stacks
 from casslab.system import netns
 from casslab.testbed import apply_net, net_target, probe_endpoints
 

@@ -294,9 +294,8 @@ def check(
                                                              pings))
         return
     with errors_to_exit():
-        # the prober: only this command. Importing the submodule casslab.net.check
-        # rebinds the package's lazy `net.check` to the module, so call it from here.
-        from casslab.net.check import check, check_options
+        # the prober: only this command imports it.
+        from casslab.net.linkcheck import check, check_options
 
         check_options(links=link, pings=pings, loss_packets=loss_packets,
                       bandwidth_s=bandwidth_seconds)

@@ -10,8 +10,6 @@ see the real imports under TYPE_CHECKING.
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -30,20 +28,3 @@ def exports(package: str, where: Mapping[str, str]) -> tuple[Callable[[str], Any
         return sorted(where)
 
     return __getattr__, __dir__
-
-
-def keep_exports_over_submodules(package: str, names: tuple[str, ...]) -> None:
-    """Importing a submodule binds it on its package under its own name: `casslab.net.check`
-    (the module) would hide `casslab.net.check` (the function) once anything imports the
-    module. For `names`, the package ignores that binding, so the export resolves through
-    `__getattr__` and the module stays reachable through `sys.modules` and `from ... import`.
-    """
-    module = sys.modules[package]
-
-    class _Package(types.ModuleType):
-        def __setattr__(self, name: str, value: Any) -> None:
-            if name in names and isinstance(value, types.ModuleType):
-                return
-            super().__setattr__(name, value)
-
-    module.__class__ = _Package

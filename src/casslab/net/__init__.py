@@ -11,10 +11,9 @@ Library API (what `lab up --net` and `casslab net` call):
 
 from typing import TYPE_CHECKING
 
-from casslab.core.lazy import exports, keep_exports_over_submodules
+from casslab.core.lazy import exports
 
 if TYPE_CHECKING:
-    from casslab.net.check import LinkCheck, check
     from casslab.net.emulator import (
         NetState,
         Routed,
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
         stats,
     )
     from casslab.net.errors import NetError, NetSpecError
+    from casslab.net.linkcheck import LinkCheck, check
     from casslab.net.profiles import (
         BUILTIN_PROFILES,
         LinkConditions,
@@ -38,12 +38,10 @@ __all__ = ["BUILTIN_PROFILES", "LinkCheck", "LinkConditions", "NetError", "NetPr
            "NetSpec", "NetSpecError", "NetState", "Routed", "apply", "check", "clear", "is_active",
            "load", "resolve_profile", "set_links", "stats"]
 __getattr__, __dir__ = exports(__name__, {
-    "LinkCheck": "casslab.net.check", "check": "casslab.net.check",
+    "LinkCheck": "casslab.net.linkcheck", "check": "casslab.net.linkcheck",
     **dict.fromkeys(("NetState", "Routed", "apply", "clear", "is_active", "load",
                      "set_links", "stats"), "casslab.net.emulator"),
     "NetError": "casslab.net.errors", "NetSpecError": "casslab.net.errors",
     **dict.fromkeys(("BUILTIN_PROFILES", "LinkConditions", "NetProfile", "resolve_profile"),
                     "casslab.net.profiles"),
     "NetSpec": "casslab.net.spec"})
-# The function `check` shares its name with its module.
-keep_exports_over_submodules(__name__, ("check",))

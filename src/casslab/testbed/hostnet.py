@@ -24,8 +24,8 @@ from typing import Any, TypeVar
 from casslab.hosts.inventory import Host, Inventory
 from casslab.hosts.ssh import Fleet, HostError
 from casslab.net import hostprobe
-from casslab.net.check import LinkCheck, percentile
 from casslab.net.errors import NetSpecError
+from casslab.net.linkcheck import LinkCheck, percentile
 from casslab.net.profiles import LinkConditions
 from casslab.net.spec import NetSpec
 from casslab.testbed import hostrules
