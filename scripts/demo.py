@@ -1,4 +1,4 @@
-"""`make demo`: the main job until the load generator and campaigns exist.
+"""The lab-only walk-through (`make demo` runs the campaign demo, demo_campaign.py).
 
 Brings up a real 3-node lab whose nodes look like Raspberry Pi 3s, writes rows at
 consistency ALL, reads them back at ONE through every node, shows `lab status`,
