@@ -37,6 +37,7 @@ from casslab.experiment.design import (
     search_key,
 )
 from casslab.experiment.loadopts import cell_options
+from casslab.experiment.recovery import Recovery, Restart
 from casslab.experiment.search import PeakResult, PeakSearch, Step, resolve_relative, summarize
 from casslab.experiment.spec import CampaignSpec, StopRule, is_relative
 from casslab.lab import LabOptions
@@ -136,6 +137,8 @@ class CampaignRunner:
         self.lab = campaign_lab(spec, lab_name or f"exp-{spec.digest[:10]}", home=home,
                                 cache=cache)
         self.emit = on_event or (lambda _e: None)
+        self.recovery = Recovery(self.lab, timeout_s=spec.lab.timeout_s,
+                                 max_restarts=spec.lab.max_restarts)
         self.peaks: dict[str, PeakResult] = {}
         self._current: dict[str, Any] | None = None  # params the lab is set up for
         self._net: dict[str, Any] | None = None  # link conditions applied now
@@ -172,7 +175,8 @@ class CampaignRunner:
             with self._signals():
                 try:
                     for t in pending:
-                        ok = self._trial(store, cid, status[t.seq][0], t, done, len(trials))
+                        ok = self._recovering(store, cid, status[t.seq][0], t, done,
+                                              len(trials))
                         done += ok
                         failed += not ok
                 except KeyboardInterrupt:
@@ -228,6 +232,21 @@ class CampaignRunner:
                 signal.signal(signal.SIGINT, old)
 
     # ---- one trial --------------------------------------------------------------------
+
+    def _recovering(self, store: Store, cid: int, trial_id: int, t: PlannedTrial, done: int,
+                    total: int) -> bool:
+        """_trial, with the lab's nodes checked before it and after a failure: a dead node
+        is restarted (recorded with the trial) and the trial run again (recovery)."""
+        def record(r: Restart) -> None:
+            store.add_restart(trial_id, node=r.node, cause=r.cause, found=r.found, at=r.at,
+                              duration_s=r.duration_s, ok=r.ok, error=r.error)
+
+        def say(message: str) -> None:
+            self.emit(Event("message", message, done, total, t.cell.key))
+
+        return self.recovery.run_trial(
+            lambda: self._trial(store, cid, trial_id, t, done, total),
+            f"{t.cell.key} #{t.trial_no}", record=record, say=say)
 
     def _trial(self, store: Store, cid: int, trial_id: int, t: PlannedTrial, done: int,
                total: int) -> bool:
