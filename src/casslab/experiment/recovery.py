@@ -72,7 +72,8 @@ def restart_refusal(done: int, allowed: int) -> str | None:
 class Recovery:
     """The campaign's watch over its lab's nodes (module docstring); counts restarts."""
 
-    def __init__(self, lab: CampaignLab, *, timeout_s: float, max_restarts: int) -> None:
+    def __init__(self, lab: CampaignLab | NodeRecovery, *, timeout_s: float,
+                 max_restarts: int) -> None:
         self.lab = lab
         self.timeout_s = timeout_s
         self.max_restarts = max_restarts

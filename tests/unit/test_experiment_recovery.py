@@ -1,0 +1,131 @@
+"""Recovery from a dead node: the line that names it, the restart bound, and the
+check-restart-rerun loop (against a stand-in lab: a real one is in
+tests/integration/test_experiment_node_death.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from casslab.core.errors import NodeStartError
+from casslab.experiment.recovery import (
+    BEFORE,
+    DURING,
+    NodeLostError,
+    Recovery,
+    Restart,
+    death_message,
+    restart_refusal,
+)
+from casslab.lab.health import DeadNode
+
+
+def test_a_death_found_after_a_failed_trial_is_said_to_be_during_it() -> None:
+    assert death_message("node1", "killed by signal 9 (SIGKILL)", "in_flight=1 #4",
+                         DURING) == ("node1 died during trial in_flight=1 #4: killed by "
+                                     "signal 9 (SIGKILL)")
+
+
+def test_a_death_found_before_a_trial_is_said_to_be_between_trials() -> None:
+    assert death_message("node2", "exited with status 1", "c #2", BEFORE) == (
+        "node2 died before trial c #2 (after the trial before it ended): exited with status 1")
+
+
+@pytest.mark.parametrize(("done", "allowed", "refused"), [
+    (0, 3, False), (2, 3, False), (3, 3, True), (4, 3, True), (0, 1, False), (1, 1, True)])
+def test_restarts_are_bounded_per_campaign(done: int, allowed: int, refused: bool) -> None:
+    refusal = restart_refusal(done, allowed)
+    assert (refusal is not None) == refused
+    if refusal:
+        assert f"the most lab.max_restarts ({allowed}) allows" in refusal
+
+
+def test_max_restarts_0_turns_restarts_off() -> None:
+    assert restart_refusal(0, 0) == "not restarted: lab.max_restarts is 0 (restarts are off)"
+
+
+class StandInLab:
+    """A lab whose nodes die on cue: `deaths` says, per check, which node is dead."""
+
+    name = "stand-in"
+
+    def __init__(self, deaths: list[list[str]], restart_fails: bool = False) -> None:
+        self.deaths = deaths
+        self.restart_fails = restart_fails
+        self.restarted: list[tuple[str, float]] = []
+
+    def dead_nodes(self) -> list[DeadNode]:
+        names = self.deaths.pop(0) if self.deaths else []
+        return [DeadNode(n, 100, "killed by signal 9 (SIGKILL)") for n in names]
+
+    def restart_node(self, name: str, timeout_s: float) -> None:
+        if self.restart_fails:
+            raise NodeStartError(f"{name} did not log 'Starting listening' in time")
+        self.restarted.append((name, timeout_s))
+
+
+def _run(lab: StandInLab, results: list[bool], max_restarts: int = 3,
+         recovery: Recovery | None = None) -> tuple[bool, list[Restart], list[bool]]:
+    rec = recovery or Recovery(lab, timeout_s=90.0, max_restarts=max_restarts)
+    recorded: list[Restart] = []
+    ran: list[bool] = []
+
+    def attempt() -> bool:
+        ran.append(results.pop(0))
+        return ran[-1]
+
+    ok = rec.run_trial(attempt, "c #3", record=recorded.append, say=lambda _m: None)
+    return ok, recorded, ran
+
+
+def test_a_trial_that_failed_with_a_node_dead_is_rerun_after_its_restart() -> None:
+    lab = StandInLab([[], ["node1"], []])  # before: none; after the failure: node1
+    ok, recorded, ran = _run(lab, [False, True])
+    assert ok and ran == [False, True]
+    assert lab.restarted == [("node1", 90.0)]
+    assert [(r.node, r.found, r.ok) for r in recorded] == [("node1", DURING, True)]
+
+
+def test_a_node_dead_before_a_trial_is_restarted_before_it_runs() -> None:
+    lab = StandInLab([["node1"]])
+    ok, recorded, ran = _run(lab, [True])
+    assert ok and ran == [True]
+    assert [(r.node, r.found) for r in recorded] == [("node1", BEFORE)]
+
+
+def test_a_trial_that_failed_with_every_node_alive_stays_failed() -> None:
+    lab = StandInLab([[], []])
+    ok, recorded, ran = _run(lab, [False, True])
+    assert not ok and ran == [False] and recorded == []
+
+
+def test_a_node_that_keeps_dying_stops_the_campaign_at_the_bound() -> None:
+    lab = StandInLab([[], ["node1"], ["node1"], ["node1"]])
+    with pytest.raises(NodeLostError, match=r"node1 died during trial c #3: killed by signal "
+                       r"9 \(SIGKILL\); not restarted: 2 restarts in this run"):
+        _run(lab, [False, False, False], max_restarts=2)
+    assert len(lab.restarted) == 2
+
+
+def test_the_bound_counts_across_trials() -> None:
+    lab = StandInLab([["node1"], ["node1"]])
+    rec = Recovery(lab, timeout_s=90.0, max_restarts=1)
+    assert _run(lab, [True], recovery=rec)[0]
+    with pytest.raises(NodeLostError, match="not restarted: 1 restart in this run"):
+        _run(lab, [True], recovery=rec)
+
+
+def test_a_failed_restart_stops_the_campaign_and_is_recorded() -> None:
+    lab = StandInLab([[], ["node1"]], restart_fails=True)
+    recorded: list[Restart] = []
+    rec = Recovery(lab, timeout_s=90.0, max_restarts=3)
+    with pytest.raises(NodeLostError, match=r"node1 died during trial c #3: killed by signal "
+                       r"9 .*; restart failed: node1 did not log"):
+        rec.run_trial(lambda: False, "c #3", record=recorded.append, say=lambda _m: None)
+    assert [(r.node, r.ok) for r in recorded] == [("node1", False)]
+    assert recorded[0].error is not None and "restart failed" in recorded[0].error
+
+
+def test_a_lab_that_cannot_name_dead_nodes_is_not_checked() -> None:
+    rec = Recovery(object(), timeout_s=90.0, max_restarts=3)  # type: ignore[arg-type]
+    assert not rec.run_trial(lambda: False, "c #1", record=lambda _r: None,
+                             say=lambda _m: None)
