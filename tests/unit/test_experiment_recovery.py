@@ -63,51 +63,71 @@ class StandInLab:
         self.restarted.append((name, timeout_s))
 
 
+class Run:
+    """One trial under recovery: what it recorded, voided and ran."""
+
+    def __init__(self) -> None:
+        self.recorded: list[Restart] = []
+        self.voided: list[str] = []
+        self.ran: list[bool] = []
+
+
 def _run(lab: StandInLab, results: list[bool], max_restarts: int = 3,
-         recovery: Recovery | None = None) -> tuple[bool, list[Restart], list[bool]]:
+         recovery: Recovery | None = None, run: Run | None = None) -> tuple[bool, Run]:
     rec = recovery or Recovery(lab, timeout_s=90.0, max_restarts=max_restarts)
-    recorded: list[Restart] = []
-    ran: list[bool] = []
+    r = run or Run()
 
     def attempt() -> bool:
-        ran.append(results.pop(0))
-        return ran[-1]
+        r.ran.append(results.pop(0))
+        return r.ran[-1]
 
-    ok = rec.run_trial(attempt, "c #3", record=recorded.append, say=lambda _m: None)
-    return ok, recorded, ran
+    ok = rec.run_trial(attempt, "c #3", record=r.recorded.append, void=r.voided.append,
+                       say=lambda _m: None)
+    return ok, r
 
 
 def test_a_trial_that_failed_with_a_node_dead_is_rerun_after_its_restart() -> None:
     lab = StandInLab([[], ["node1"], []])  # before: none; after the failure: node1
-    ok, recorded, ran = _run(lab, [False, True])
-    assert ok and ran == [False, True]
+    ok, r = _run(lab, [False, True])
+    assert ok and r.ran == [False, True]
     assert lab.restarted == [("node1", 90.0)]
-    assert [(r.node, r.found, r.ok) for r in recorded] == [("node1", DURING, True)]
+    assert [(x.node, x.found, x.ok) for x in r.recorded] == [("node1", DURING, True)]
+    assert r.voided == ["node1 died during trial c #3: killed by signal 9 (SIGKILL)"]
+
+
+def test_a_trial_that_completed_on_a_dead_node_is_voided_and_rerun() -> None:
+    # A load against a dead node can end "completed": its operations failed fast.
+    lab = StandInLab([[], ["node1"], []])
+    ok, r = _run(lab, [True, True])
+    assert ok and r.ran == [True, True]
+    assert r.voided == ["node1 died during trial c #3: killed by signal 9 (SIGKILL)"]
 
 
 def test_a_node_dead_before_a_trial_is_restarted_before_it_runs() -> None:
     lab = StandInLab([["node1"]])
-    ok, recorded, ran = _run(lab, [True])
-    assert ok and ran == [True]
-    assert [(r.node, r.found) for r in recorded] == [("node1", BEFORE)]
+    ok, r = _run(lab, [True])
+    assert ok and r.ran == [True] and r.voided == []
+    assert [(x.node, x.found) for x in r.recorded] == [("node1", BEFORE)]
 
 
 def test_a_trial_that_failed_with_every_node_alive_stays_failed() -> None:
     lab = StandInLab([[], []])
-    ok, recorded, ran = _run(lab, [False, True])
-    assert not ok and ran == [False] and recorded == []
+    ok, r = _run(lab, [False, True])
+    assert not ok and r.ran == [False] and r.recorded == [] and r.voided == []
 
 
 def test_a_node_that_keeps_dying_stops_the_campaign_at_the_bound() -> None:
     lab = StandInLab([[], ["node1"], ["node1"], ["node1"]])
+    run = Run()
     with pytest.raises(NodeLostError, match=r"node1 died during trial c #3: killed by signal "
                        r"9 \(SIGKILL\); not restarted: 2 restarts in this run"):
-        _run(lab, [False, False, False], max_restarts=2)
-    assert len(lab.restarted) == 2
+        _run(lab, [False, False, False], max_restarts=2, run=run)
+    assert len(lab.restarted) == 2 and len(run.ran) == 3 and len(run.voided) == 3
+    assert [x.ok for x in run.recorded] == [True, True, False]
 
 
 def test_the_bound_counts_across_trials() -> None:
-    lab = StandInLab([["node1"], ["node1"]])
+    lab = StandInLab([["node1"], [], ["node1"]])
     rec = Recovery(lab, timeout_s=90.0, max_restarts=1)
     assert _run(lab, [True], recovery=rec)[0]
     with pytest.raises(NodeLostError, match="not restarted: 1 restart in this run"):
@@ -116,16 +136,16 @@ def test_the_bound_counts_across_trials() -> None:
 
 def test_a_failed_restart_stops_the_campaign_and_is_recorded() -> None:
     lab = StandInLab([[], ["node1"]], restart_fails=True)
-    recorded: list[Restart] = []
-    rec = Recovery(lab, timeout_s=90.0, max_restarts=3)
+    run = Run()
     with pytest.raises(NodeLostError, match=r"node1 died during trial c #3: killed by signal "
                        r"9 .*; restart failed: node1 did not log"):
-        rec.run_trial(lambda: False, "c #3", record=recorded.append, say=lambda _m: None)
-    assert [(r.node, r.ok) for r in recorded] == [("node1", False)]
-    assert recorded[0].error is not None and "restart failed" in recorded[0].error
+        _run(lab, [False], run=run)
+    assert [(x.node, x.ok) for x in run.recorded] == [("node1", False)]
+    assert run.recorded[0].error is not None and "restart failed" in run.recorded[0].error
+    assert len(run.voided) == 1
 
 
 def test_a_lab_that_cannot_name_dead_nodes_is_not_checked() -> None:
     rec = Recovery(object(), timeout_s=90.0, max_restarts=3)  # type: ignore[arg-type]
     assert not rec.run_trial(lambda: False, "c #1", record=lambda _r: None,
-                             say=lambda _m: None)
+                             void=lambda _l: None, say=lambda _m: None)

@@ -13,6 +13,7 @@ import pytest
 from casslab.lab import node
 from casslab.lab.health import dead_nodes, death_cause, exit_cause, log_cause, recorded_exit
 from casslab.lab.state import LabState, NodeState
+from casslab.system.process import is_same_process
 
 
 @pytest.mark.parametrize(("code", "cause"), [
@@ -81,7 +82,7 @@ def test_an_exit_record_of_another_process_is_not_used(tmp_path: Path) -> None:
     _wait_recorded(n)
     later = _node(tmp_path, pid=n.pid + 1, ticks=n.start_ticks)  # a node started since
     assert recorded_exit(later) is None
-    assert "no exit status" in death_cause(later)
+    assert "no exit status" in death_cause(later, wait_s=0.0)
 
 
 def test_without_an_exit_status_the_logs_tell_the_cause(tmp_path: Path) -> None:
@@ -91,9 +92,20 @@ def test_without_an_exit_status_the_logs_tell_the_cause(tmp_path: Path) -> None:
     assert log_cause(n).startswith("gone without a word in its logs: a SIGKILL")
     log.write_text("INFO  up\nINFO  [StorageServiceShutdownHook] Cassandra shutting down\n")
     assert log_cause(n) == "shut down (its log shows Cassandra's shutdown)"
+    log.write_text("INFO  [main] JVM Arguments: [-Xmx1G, -XX:+ExitOnOutOfMemoryError]\n")
+    assert log_cause(n).startswith("gone without a word")  # an argument is not a cause
     (tmp_path / "logs" / "stdout.log").write_text(
-        "java.lang.OutOfMemoryError: Java heap space\n")
-    assert log_cause(n) == ("exited; its log's last fatal line: java.lang.OutOfMemoryError: "
-                            "Java heap space")
+        "Terminating due to java.lang.OutOfMemoryError: Java heap space\n")
+    assert log_cause(n) == ("exited; its log's last fatal line: Terminating due to "
+                            "java.lang.OutOfMemoryError: Java heap space")
     (tmp_path / "hs_err_pid4242.log").write_text("# A fatal error\n")
     assert log_cause(n) == f"the JVM crashed (see {tmp_path / 'hs_err_pid4242.log'})"
+
+
+def test_the_cause_is_known_as_soon_as_the_node_is_seen_dead(tmp_path: Path) -> None:
+    # A killed child is a zombie (not alive) before the reaper has written its record.
+    n = _spawn(tmp_path, ["sleep", "60"])
+    os.kill(n.pid, signal.SIGKILL)
+    while is_same_process(n.pid, n.start_ticks):
+        time.sleep(0.001)
+    assert death_cause(n) == "killed by signal 9 (SIGKILL)"

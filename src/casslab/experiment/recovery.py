@@ -1,12 +1,15 @@
 """A node that dies mid-campaign: name it with its cause, restart it, rerun the trial.
 
-Before each trial, and after a trial that failed, the lab's nodes are checked
+Before each trial and after it (whether it failed or not: a load against a dead node
+can still end "completed", its operations failed fast), the lab's nodes are checked
 (casslab.lab.health: a node whose process is gone, and why). Each dead node is said in
-one line ("node1 died during trial `cell #4`: killed by signal 9 (SIGKILL)"), started
-again and waited for until the cluster sees it UN, and the restart is recorded with the
-trial (results table node_restarts). A trial that failed while a node was dead is run
-again after the restart; a trial that failed with every node alive stays failed (its
-error is the trial's own).
+one line ("node1 died during trial in_flight=4 #3: killed by signal 9 (SIGKILL)"),
+started again and waited for until the cluster sees it UN, and the restart is recorded
+with the trial (results table node_restarts). A trial after which a node was found dead
+is marked failed with that line (it ran, at least in part, on a dead node; one that
+died right after the load ended cannot be told apart and is rerun too) and run again
+after the restart. A trial that failed with every node alive stays failed (its error
+is the trial's own).
 
 Bounded, so that a node that cannot stay up does not turn a campaign into a loop:
 - each restart waits at most `lab.timeout_s` (the spec's lab start timeout, 180 s by
@@ -80,26 +83,31 @@ class Recovery:
         self.restarts = 0
 
     def run_trial(self, attempt: Callable[[], bool], label: str, *,
-                  record: Callable[[Restart], None], say: Callable[[str], None]) -> bool:
-        """Check the nodes, run `attempt` (one trial: True when it is done), and while it
-        fails with a node dead, restart the node and run it again. `record` stores each
-        restart with the trial, `say` reports progress. Raises NodeLostError (after
-        recording it) for a node that is not restarted."""
+                  record: Callable[[Restart], None], void: Callable[[str], None],
+                  say: Callable[[str], None]) -> bool:
+        """Check the nodes, run `attempt` (one trial: True when it is done), and while a
+        node is found dead after it, restart the node and run it again. `record` stores
+        each restart with the trial, `void` marks the trial failed with the line that
+        names the death, `say` reports progress. Raises NodeLostError (after recording
+        it) for a node that is not restarted."""
         self._check(label, BEFORE, record, say)
         ok = attempt()
-        while not ok and self._check(label, DURING, record, say):
+        while self._check(label, DURING, record, say, void):
             say(f"trial {label}: running it again after the restart")
             ok = attempt()
         return ok
 
     def _check(self, label: str, found: str, record: Callable[[Restart], None],
-               say: Callable[[str], None]) -> bool:
-        """Restart every dead node; True when there was one."""
+               say: Callable[[str], None], void: Callable[[str], None] | None = None
+               ) -> bool:
+        """Restart every dead node (voiding the trial first); True when there was one."""
         if not isinstance(self.lab, NodeRecovery):
             return False
         dead = self.lab.dead_nodes()
         for d in dead:
             line = death_message(d.name, d.cause, label, found)
+            if void is not None:
+                void(line)
             at, t0 = time.time(), time.monotonic()
             refusal = restart_refusal(self.restarts, self.max_restarts)
             if refusal is not None:

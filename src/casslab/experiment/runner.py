@@ -235,8 +235,8 @@ class CampaignRunner:
 
     def _recovering(self, store: Store, cid: int, trial_id: int, t: PlannedTrial, done: int,
                     total: int) -> bool:
-        """_trial, with the lab's nodes checked before it and after a failure: a dead node
-        is restarted (recorded with the trial) and the trial run again (recovery)."""
+        """_trial, with the lab's nodes checked before and after it: a dead node is
+        restarted (recorded with the trial) and the trial run again (recovery)."""
         def record(r: Restart) -> None:
             store.add_restart(trial_id, node=r.node, cause=r.cause, found=r.found, at=r.at,
                               duration_s=r.duration_s, ok=r.ok, error=r.error)
@@ -244,9 +244,12 @@ class CampaignRunner:
         def say(message: str) -> None:
             self.emit(Event("message", message, done, total, t.cell.key))
 
+        def void(line: str) -> None:
+            store.mark_ended(trial_id, "failed", line)
+
         return self.recovery.run_trial(
             lambda: self._trial(store, cid, trial_id, t, done, total),
-            f"{t.cell.key} #{t.trial_no}", record=record, say=say)
+            f"{t.cell.key} #{t.trial_no}", record=record, void=void, say=say)
 
     def _trial(self, store: Store, cid: int, trial_id: int, t: PlannedTrial, done: int,
                total: int) -> bool:

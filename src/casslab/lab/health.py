@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +29,11 @@ from casslab.system.process import is_same_process
 
 # Cassandra logs these when it stops on its own terms (drain, SIGTERM's shutdown hook).
 _SHUTDOWN = re.compile(r"(DRAINED|Cassandra shutting down|StorageServiceShutdownHook)")
-_FATAL = re.compile(r"(ERROR|OutOfMemoryError|Exception in thread|Exiting due to)")
+# Lines that say why a JVM ended (anchored: the JVM's arguments name OutOfMemoryError too).
+_FATAL = re.compile(r"^(ERROR\b|Exception in thread|Terminating due to|java\.lang\.\w*Error\b)")
+# A process is a zombie, not alive, before its reaper's wait() returns and the exit
+# record is written: the record is waited for this long.
+EXIT_RECORD_WAIT_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -91,10 +96,12 @@ def log_cause(node: NodeState) -> str:
             "leaves exactly that; no exit status, as this process did not start it")
 
 
-def death_cause(node: NodeState) -> str:
-    """Why the node's process is gone: its exit status when we are its parent, else its
-    logs (module docstring)."""
-    code = recorded_exit(node)
+def death_cause(node: NodeState, wait_s: float = EXIT_RECORD_WAIT_S) -> str:
+    """Why the node's process is gone: its exit status when we are its parent (waiting
+    up to wait_s for the reaper to record it), else its logs (module docstring)."""
+    deadline = time.monotonic() + wait_s
+    while (code := recorded_exit(node)) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
     return exit_cause(code) if code is not None else log_cause(node)
 
 
