@@ -1,7 +1,8 @@
 """A real campaign (1-node lab, 8 short trials) whose only node's JVM is killed with
 kill -9 twice: once in the middle of a trial's load, once right after a trial ended.
 The campaign names each death with its cause, restarts the node, reruns the trial,
-ends with every trial done, and its results record both restarts."""
+warmed up again (unstored) before the rerun, ends with every trial done, and its results
+record both restarts."""
 
 from __future__ import annotations
 
@@ -105,6 +106,10 @@ def test_a_node_killed_mid_campaign_is_named_restarted_and_its_trial_rerun(
             assert (f"node1 died during trial {label}: {KILLED}; restarting it (waiting at most "
                     f"180 s, restart {n} of at most 2)") in messages, log
             assert f"trial {label}: running it again after the restart" in messages, log
+            # both are kept trials: not measured on the restarted, cold JVM
+            cell = label.split(" #")[0]
+            assert (f"{cell}: warm-up 1/1 again, not stored (lab node restart before a kept "
+                    "trial)") in messages, log
         assert "contact point is empty" not in log
 
         conn = sqlite3.connect(results / "results.db")

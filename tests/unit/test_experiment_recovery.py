@@ -70,6 +70,7 @@ class Run:
         self.recorded: list[Restart] = []
         self.voided: list[str] = []
         self.ran: list[bool] = []
+        self.after_restart: list[bool] = []  # per attempt: a node restarted right before
 
 
 def _run(lab: StandInLab, results: list[bool], max_restarts: int = 3,
@@ -77,7 +78,8 @@ def _run(lab: StandInLab, results: list[bool], max_restarts: int = 3,
     rec = recovery or Recovery(lab, timeout_s=90.0, max_restarts=max_restarts)
     r = run or Run()
 
-    def attempt() -> bool:
+    def attempt(restarted: bool) -> bool:
+        r.after_restart.append(restarted)
         r.ran.append(results.pop(0))
         return r.ran[-1]
 
@@ -89,7 +91,7 @@ def _run(lab: StandInLab, results: list[bool], max_restarts: int = 3,
 def test_a_trial_that_failed_with_a_node_dead_is_rerun_after_its_restart() -> None:
     lab = StandInLab([[], ["node1"], []])  # before: none; after the failure: node1
     ok, r = _run(lab, [False, True])
-    assert ok and r.ran == [False, True]
+    assert ok and r.ran == [False, True] and r.after_restart == [False, True]
     assert lab.restarted == [("node1", 90.0)]
     assert [(x.node, x.found, x.ok) for x in r.recorded] == [("node1", DURING, True)]
     assert r.voided == ["node1 died during trial c #3: killed by signal 9 (SIGKILL)"]
@@ -106,7 +108,7 @@ def test_a_trial_that_completed_on_a_dead_node_is_voided_and_rerun() -> None:
 def test_a_node_dead_before_a_trial_is_restarted_before_it_runs() -> None:
     lab = StandInLab([["node1"]])
     ok, r = _run(lab, [True])
-    assert ok and r.ran == [True] and r.voided == []
+    assert ok and r.ran == [True] and r.voided == [] and r.after_restart == [True]
     assert [(x.node, x.found) for x in r.recorded] == [("node1", BEFORE)]
 
 
@@ -147,5 +149,5 @@ def test_a_failed_restart_stops_the_campaign_and_is_recorded() -> None:
 
 def test_a_lab_that_cannot_name_dead_nodes_is_not_checked() -> None:
     rec = Recovery(object(), timeout_s=90.0, max_restarts=3)  # type: ignore[arg-type]
-    assert not rec.run_trial(lambda: False, "c #1", record=lambda _r: None,
+    assert not rec.run_trial(lambda _restarted: False, "c #1", record=lambda _r: None,
                              void=lambda _l: None, say=lambda _m: None)

@@ -82,19 +82,19 @@ class Recovery:
         self.max_restarts = max_restarts
         self.restarts = 0
 
-    def run_trial(self, attempt: Callable[[], bool], label: str, *,
+    def run_trial(self, attempt: Callable[[bool], bool], label: str, *,
                   record: Callable[[Restart], None], void: Callable[[str], None],
                   say: Callable[[str], None]) -> bool:
-        """Check the nodes, run `attempt` (one trial: True when it is done), and while a
-        node is found dead after it, restart the node and run it again. `record` stores
-        each restart with the trial, `void` marks the trial failed with the line that
-        names the death, `say` reports progress. Raises NodeLostError (after recording
-        it) for a node that is not restarted."""
-        self._check(label, BEFORE, record, say)
-        ok = attempt()
+        """Check the nodes, run `attempt` (one trial: True when it is done; its argument
+        says whether a node was restarted right before it), and while a node is found
+        dead after it, restart the node and run it again. `record` stores each restart
+        with the trial, `void` marks the trial failed with the line that names the
+        death, `say` reports progress. Raises NodeLostError (after recording it) for a
+        node that is not restarted."""
+        ok = attempt(self._check(label, BEFORE, record, say))
         while self._check(label, DURING, record, say, void):
             say(f"trial {label}: running it again after the restart")
-            ok = attempt()
+            ok = attempt(True)
         return ok
 
     def _check(self, label: str, found: str, record: Callable[[Restart], None],

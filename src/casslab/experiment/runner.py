@@ -247,9 +247,30 @@ class CampaignRunner:
         def void(line: str) -> None:
             store.mark_ended(trial_id, "failed", line)
 
-        return self.recovery.run_trial(
-            lambda: self._trial(store, cid, trial_id, t, done, total),
-            f"{t.cell.key} #{t.trial_no}", record=record, void=void, say=say)
+        def attempt(restarted: bool) -> bool:
+            if restarted and not self._warm_after_restart(store, trial_id, t, done, total):
+                return False
+            return self._trial(store, cid, trial_id, t, done, total)
+
+        return self.recovery.run_trial(attempt, f"{t.cell.key} #{t.trial_no}", record=record,
+                                       void=void, say=say)
+
+    def _warm_after_restart(self, store: Store, trial_id: int, t: PlannedTrial, done: int,
+                            total: int) -> bool:
+        """A kept trial right after a node restart would run on a cold JVM: warm the lab up
+        again first, unstored, as after a reset the plan did not put there (not for a cell
+        relative to a peak: its levels are resolved inside the trial). False when the
+        warm-up failed, and the trial with it."""
+        if t.warmup or not self.spec.design.warmup_trials or needs_search(t.cell.params):
+            return True
+        try:
+            self._rewarm(t, dict(t.cell.params), "node restart", done, total)
+        except CasslabError as exc:
+            store.mark_ended(trial_id, "failed", f"warm-up after the node restart: {exc}")
+            self.emit(Event("trial-end", f"{t.cell.key} #{t.trial_no}: failed: warm-up after "
+                            f"the node restart: {exc}", done, total, t.cell.key))
+            return False
+        return True
 
     def _trial(self, store: Store, cid: int, trial_id: int, t: PlannedTrial, done: int,
                total: int) -> bool:
