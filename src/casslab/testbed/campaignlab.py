@@ -129,9 +129,11 @@ class LocalCampaignLab:
         cause when none runs (casslab-load would only say its --hosts is empty)."""
         points = [f"{a}:{NATIVE_PORT}" for a in self.addresses()]
         if not points:
-            dead = "; ".join(f"{d.name} {d.cause}" for d in self.dead_nodes())
-            raise LabStateError(f"lab '{self.name}' has no running node to connect to"
-                                + (f": {dead}" if dead else ""))
+            why = ([f"{d.name} {d.cause}" for d in self.dead_nodes()]
+                   or [f"{n.name} was stopped (casslab lab stop-node)"
+                       for n in self.lab.state().nodes if n.pid == 0])
+            raise LabStateError(f"lab '{self.name}' has no running node to connect to: "
+                                + "; ".join(why))
         return points
 
     def dead_nodes(self) -> list[DeadNode]:
