@@ -128,6 +128,8 @@ BAD = [
     ("workload: ycsb-a\nfactors:\n  - {name: runtime, levels: [process, vm]}\n", 3,
      ["factors[0].levels[1]", "'vm'", "process, netns, lxc"]),
     ("workload: ycsb-a\ndesign: {trials: 0}\n", 2, ["design.trials", ">= 1"]),
+    ("workload: ycsb-a\nlab: {max_restarts: -1}\n", 2, ["lab.max_restarts", ">= 0"]),
+    ("workload: ycsb-a\nlab: {max_restarts: 101}\n", 2, ["lab.max_restarts", "<= 100"]),
     ("workload: ycsb-a\ndesign: {randomize: maybe}\n", 2, ["design.randomize", "boolean"]),
     ("workload: ycsb-a\ndesign: {reset: reboot}\n", 2,
      ["design.reset", "'reboot'", "none, truncate, recreate, rebuild"]),
@@ -416,3 +418,8 @@ def test_workload_clients_defaults_to_one_and_takes_up_to_64() -> None:
             parse_spec(f"workload: {{name: ycsb-a, clients: {bad}}}\n", source="s.yaml")
         msg = str(info.value)
         assert "workload.clients" in msg and "\n" not in msg, msg
+
+
+def test_lab_max_restarts_defaults_to_3_and_0_turns_restarts_off() -> None:
+    assert parse_spec("workload: ycsb-a\n").lab.max_restarts == 3
+    assert parse_spec("workload: ycsb-a\nlab: {max_restarts: 0}\n").lab.max_restarts == 0

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from casslab.core.errors import UsageError
+from casslab.core.errors import CasslabError, UsageError
 from casslab.load import LoadSpec, RunSummary
 from casslab.load.runner import build_command, workload_args
 
@@ -34,6 +34,12 @@ def test_options_become_flags_and_json_output_is_forced() -> None:
     assert cmd == ["/bin/casslab-load", "ycsb", "--workload", "a", "--hosts",
                    "127.0.1.1:9042,127.0.1.2:9042", "--ops", "100", "--in-flight", "8",
                    "--drop", "--keyspace", "k", "--format", "json"]
+
+
+@pytest.mark.parametrize("hosts", [[], [""], ["127.0.1.1:9042", " "]])
+def test_an_empty_contact_point_is_refused_before_casslab_load_runs(hosts: list[str]) -> None:
+    with pytest.raises(CasslabError, match="no Cassandra node to run ycsb-a against"):
+        build_command(LoadSpec.of("ycsb-a", {"ops": 1}), hosts, "/bin/casslab-load")
 
 
 def test_spec_of_an_unknown_option_fails_before_anything_runs() -> None:

@@ -147,4 +147,19 @@ def test_a_schema_4_database_gains_the_host_load_table(tmp_path: Path) -> None:
         assert store.schema_found == 4
         assert store.conn.execute("SELECT COUNT(*) FROM host_load").fetchone()[0] == 0
     with Store(tmp_path) as store:
-        assert store.schema_found == SCHEMA_VERSION == 5
+        assert store.schema_found == SCHEMA_VERSION
+
+
+def test_a_schema_5_database_gains_the_node_restarts_table(tmp_path: Path) -> None:
+    with Store(tmp_path):
+        pass
+    raw = sqlite3.connect(tmp_path / "results.db")
+    raw.execute("DROP TABLE node_restarts")
+    raw.execute("UPDATE meta SET value='5' WHERE key='schema_version'")
+    raw.commit()
+    raw.close()
+    with Store(tmp_path) as store:
+        assert store.schema_found == 5
+        assert store.conn.execute("SELECT COUNT(*) FROM node_restarts").fetchone()[0] == 0
+    with Store(tmp_path) as store:
+        assert store.schema_found == SCHEMA_VERSION == 6

@@ -38,6 +38,7 @@ from casslab.experiment.design import (
     search_key,
 )
 from casslab.experiment.loadopts import cell_options
+from casslab.experiment.recovery import Recovery, Restart
 from casslab.experiment.search import PeakResult, PeakSearch, Step, resolve_relative, summarize
 from casslab.experiment.spec import CampaignSpec, StopRule, is_relative
 from casslab.lab import LabOptions
@@ -128,6 +129,8 @@ class CampaignRunner:
         self.lab = campaign_lab(spec, lab_name or f"exp-{spec.digest[:10]}", home=home,
                                 cache=cache)
         self.emit = on_event or (lambda _e: None)
+        self.recovery = Recovery(self.lab, timeout_s=spec.lab.timeout_s,
+                                 max_restarts=spec.lab.max_restarts)
         self.peaks: dict[str, PeakResult] = {}
         self._current: dict[str, Any] | None = None  # params the lab is set up for
         self._net: dict[str, Any] | None = None  # link conditions applied now
@@ -164,7 +167,8 @@ class CampaignRunner:
             with self._signals():
                 try:
                     for t in pending:
-                        ok = self._trial(store, cid, status[t.seq][0], t, done, len(trials))
+                        ok = self._recovering(store, cid, status[t.seq][0], t, done,
+                                              len(trials))
                         done += ok
                         failed += not ok
                 except KeyboardInterrupt:
@@ -220,6 +224,45 @@ class CampaignRunner:
                 signal.signal(signal.SIGINT, old)
 
     # ---- one trial --------------------------------------------------------------------
+
+    def _recovering(self, store: Store, cid: int, trial_id: int, t: PlannedTrial, done: int,
+                    total: int) -> bool:
+        """_trial, with the lab's nodes checked before and after it: a dead node is
+        restarted (recorded with the trial) and the trial run again (recovery)."""
+        def record(r: Restart) -> None:
+            store.add_restart(trial_id, node=r.node, cause=r.cause, found=r.found, at=r.at,
+                              duration_s=r.duration_s, ok=r.ok, error=r.error)
+
+        def say(message: str) -> None:
+            self.emit(Event("message", message, done, total, t.cell.key))
+
+        def void(line: str) -> None:
+            store.mark_ended(trial_id, "failed", line)
+
+        def attempt(restarted: bool) -> bool:
+            if restarted and not self._warm_after_restart(store, trial_id, t, done, total):
+                return False
+            return self._trial(store, cid, trial_id, t, done, total)
+
+        return self.recovery.run_trial(attempt, f"{t.cell.key} #{t.trial_no}", record=record,
+                                       void=void, say=say)
+
+    def _warm_after_restart(self, store: Store, trial_id: int, t: PlannedTrial, done: int,
+                            total: int) -> bool:
+        """A kept trial right after a node restart would run on a cold JVM: warm the lab up
+        again first, unstored, as after a reset the plan did not put there (not for a cell
+        relative to a peak: its levels are resolved inside the trial). False when the
+        warm-up failed, and the trial with it."""
+        if t.warmup or not self.spec.design.warmup_trials or needs_search(t.cell.params):
+            return True
+        try:
+            self._rewarm(t, dict(t.cell.params), "node restart", done, total)
+        except CasslabError as exc:
+            store.mark_ended(trial_id, "failed", f"warm-up after the node restart: {exc}")
+            self.emit(Event("trial-end", f"{t.cell.key} #{t.trial_no}: failed: warm-up after "
+                            f"the node restart: {exc}", done, total, t.cell.key))
+            return False
+        return True
 
     def _trial(self, store: Store, cid: int, trial_id: int, t: PlannedTrial, done: int,
                total: int) -> bool:

@@ -60,8 +60,9 @@ MAX_OPTION_CELLS = 10_000  # combinations of option levels checked together at v
 TOP_KEYS = ("name", "description", "lab", "workload", "factors", "design", "stop", "search",
             "metrics", "analysis", "report", "reference")
 LAB_KEYS = ("nodes", "profile", "node_profiles", "runtime", "network", "set", "timeout_s",
-            "backend", "inventory")
+            "backend", "inventory", "max_restarts")
 BACKENDS = ("local", "hosts")
+DEFAULT_MAX_RESTARTS = 3  # lab.max_restarts (casslab.experiment.recovery)
 WORKLOAD_KEYS = ("name", "records", "prepare", "options", "ycsb", "clients")
 YCSB_KEYS = ("file", "props")
 FACTOR_KEYS = ("name", "levels", "label", "labels")
@@ -98,6 +99,9 @@ class LabSpec:
     # absolute path here; see casslab.testbed.hostslab).
     backend: str = "local"
     inventory: str | None = None
+    # Restarts of a node that died mid-campaign, per run (casslab.experiment.recovery);
+    # each waits at most timeout_s.
+    max_restarts: int = DEFAULT_MAX_RESTARTS
 
 
 @dataclass(frozen=True)
@@ -394,8 +398,10 @@ def _lab(v: _V, raw: Any, base_dir: Path | None) -> LabSpec:
                 raise v.doc.error(("lab", key), "not with backend hosts: each node's profile "
                                   "is the inventory's casslab_profile and nodes run as "
                                   "processes (remove it)")
+    max_restarts = v.integer(m.get("max_restarts", DEFAULT_MAX_RESTARTS),
+                             ("lab", "max_restarts"), 0, 100)
     return LabSpec(nodes, profile, network, dict(overrides), timeout, runtime, per_node,
-                   backend, inventory)
+                   backend, inventory, max_restarts)
 
 
 def _inventory(v: _V, m: dict[str, Any], backend: str,
@@ -870,6 +876,7 @@ def json_schema() -> specio.JsonSchema:
                     "network": network, "set": {"type": "object",
                                                 "description": "cassandra.yaml overrides"},
                     "timeout_s": num(10, 3600),
+                    "max_restarts": integer(0, 100),
                     "backend": enum(list(BACKENDS)),
                     "inventory": {"type": "string",
                                   "description": "Ansible YAML inventory (backend hosts)"}}),

@@ -6,6 +6,7 @@ says it listens for CQL (only lines written after our mark count).
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import threading
@@ -16,6 +17,9 @@ from casslab.core.errors import NodeStartError
 from casslab.system.process import is_same_process, start_time_ticks
 
 CQL_READY = re.compile(r"Starting listening for CQL clients")
+# Where the reaper writes how the node's process ended (its parent alone learns that):
+# beside the process's stdout log, read by casslab.lab.health.
+EXIT_FILE = "exit-status.json"
 # Lines worth showing first when a node died: Cassandra's own reason for exiting.
 _FATAL = re.compile(r"(ERROR|Exception|Exiting|Unable to|Invalid yaml|OutOfMemory)")
 
@@ -40,9 +44,25 @@ def spawn(
             start_new_session=True,
             close_fds=True,
         )
-    # Reap it in the background if it dies while this process lives (tests, `up`).
-    threading.Thread(target=proc.wait, daemon=True).start()
-    return proc.pid, start_time_ticks(proc.pid)
+    ticks = start_time_ticks(proc.pid)
+    # Reap it in the background if it dies while this process lives (tests, `up`, a
+    # campaign), and keep its exit status: nobody else can tell a kill -9 from a crash.
+    threading.Thread(target=_reap, args=(proc, ticks, stdout_log.parent / EXIT_FILE),
+                     daemon=True).start()
+    return proc.pid, ticks
+
+
+def _reap(proc: subprocess.Popen[bytes], ticks: int | None, path: Path) -> None:
+    """Wait for the node's process and record its exit status (a negative returncode: the
+    signal that killed it) with the pid and start ticks that identify it."""
+    code = proc.wait()
+    record = {"pid": proc.pid, "start_ticks": ticks, "returncode": code, "at": time.time()}
+    tmp = path.with_suffix(".tmp")
+    try:
+        tmp.write_text(json.dumps(record))
+        tmp.replace(path)
+    except OSError:
+        pass  # a wiped lab directory: nobody is left to ask
 
 
 def log_mark(path: Path) -> int:

@@ -97,6 +97,11 @@ def build_command(spec: LoadSpec, hosts: list[str], binary: str,
     """The full casslab-load command line. The format is forced (last, after the raw
     extras): json puts the JSON lines on stdout; ycsb puts YCSB's text there and the JSON
     lines on stderr, where run_load still reads the summary."""
+    if not hosts or not all(h.strip() for h in hosts):
+        # The caller's lab says why (e.g. its nodes died); casslab-load could only say
+        # that a contact point is empty.
+        raise CasslabError(f"no Cassandra node to run {spec.workload} against: the contact "
+                           f"points are {hosts!r}")
     options = replace(spec.options, hosts=tuple(hosts), format=None)
     forced = type(spec.options)(format=text_format)
     return [binary, *workload_args(spec.workload), *options.to_argv(), *spec.extra,

@@ -27,7 +27,7 @@ DB_NAME = "results.db"
 # Tables exported by `experiment export`, in that order.
 TABLES = ("campaigns", "cells", "trials", "summaries", "intervals", "node_metrics",
           "host_metrics", "sstables", "table_metrics", "compactions", "search_steps",
-          "tuner_audit", "client_summaries", "host_load")
+          "tuner_audit", "client_summaries", "host_load", "node_restarts")
 
 
 class StoreError(CasslabError):
@@ -221,6 +221,18 @@ class Store:
                 "UPDATE trials SET status=?, ended_at=?, error=?, ended_by=?, command=? "
                 "WHERE id=?", (status, time.time(), error, summary.get("ended_by"),
                                " ".join(command), trial_id))
+
+    def add_restart(self, trial_id: int, *, node: str, cause: str, found: str, at: float,
+                    duration_s: float, ok: bool, error: str | None) -> None:
+        """Record a node found dead at a trial (`found`: before it or during it) and its
+        restart; kept when the trial is run again (it is the trial's history)."""
+        with self.conn:
+            self.conn.execute("BEGIN")
+            n = self.conn.execute("SELECT COUNT(*) FROM node_restarts WHERE trial_id=?",
+                                  (trial_id,)).fetchone()[0]
+            self.conn.execute("INSERT INTO node_restarts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                              (trial_id, n + 1, node, cause, found, at, duration_s, int(ok),
+                               error))
 
     def _clear(self, trial_id: int) -> None:
         for table in ("summaries", "intervals", "node_metrics", "host_metrics", "sstables",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # How a summary or interval row's percentiles were computed (column pct_source).
 FROM_HISTOGRAM = "histogram"  # percentiles of the row's own (for ALL: merged) histogram
@@ -79,6 +79,10 @@ CREATE TABLE IF NOT EXISTS host_load (
   trial_id INTEGER NOT NULL REFERENCES trials(id), t_s REAL NOT NULL, host TEXT NOT NULL,
   cpu_user_pct REAL, cpu_sys_pct REAL, cpu_iowait_pct REAL, read_kb_s REAL,
   write_kb_s REAL, net_rx_kb_s REAL, net_tx_kb_s REAL, load1 REAL);
+CREATE TABLE IF NOT EXISTS node_restarts (
+  trial_id INTEGER NOT NULL REFERENCES trials(id), n INTEGER NOT NULL, node TEXT NOT NULL,
+  cause TEXT NOT NULL, found TEXT NOT NULL, at REAL NOT NULL, duration_s REAL NOT NULL,
+  ok INTEGER NOT NULL, error TEXT, PRIMARY KEY (trial_id, n));
 CREATE INDEX IF NOT EXISTS intervals_trial ON intervals(trial_id);
 CREATE INDEX IF NOT EXISTS node_metrics_trial ON node_metrics(trial_id);
 CREATE INDEX IF NOT EXISTS host_metrics_trial ON host_metrics(trial_id);
@@ -106,6 +110,8 @@ _V2_TO_V3 = ("ALTER TABLE node_metrics ADD COLUMN cpu_credits REAL",)
 # EXISTS; no existing row changes.
 # Schema 4 -> 5: table host_load (each real host of a hosts lab, sample by sample), made
 # the same way.
+# Schema 5 -> 6: table node_restarts (a node found dead before or after a trial, its cause
+# and its restart; casslab.experiment.recovery), made the same way.
 
 
 def _version(conn: sqlite3.Connection) -> int | None:

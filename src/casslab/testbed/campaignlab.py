@@ -10,11 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from casslab import net
 from casslab.cassandra.cql import NATIVE_PORT, CqlClient
+from casslab.core.errors import LabStateError
 from casslab.lab import Lab, LabOptions
+from casslab.lab.health import DeadNode, dead_nodes
 from casslab.load import LoadResult, LoadSpec
 from casslab.load.multi import local_places, run_clients
 from casslab.metrics.sampler import NodeTarget, Sampler
@@ -72,6 +74,19 @@ class CampaignLab(Protocol):
         """A sampler of the running nodes' resource use."""
 
 
+@runtime_checkable
+class NodeRecovery(Protocol):
+    """What a lab offers the campaign's recovery from a dead node (casslab.experiment.
+    recovery); a lab without it is not checked."""
+
+    def dead_nodes(self) -> list[DeadNode]:
+        """The nodes whose process died, each with its cause (casslab.lab.health)."""
+
+    def restart_node(self, name: str, timeout_s: float) -> None:
+        """Start the dead node `name` again and wait, at most timeout_s, until the
+        cluster sees it UN; NodeStartError when it does not come up."""
+
+
 class LocalCampaignLab:
     """The lab on this machine (casslab.lab with its network emulation)."""
 
@@ -110,7 +125,22 @@ class LocalCampaignLab:
         return self.lab.state().netns
 
     def contact_points(self) -> list[str]:
-        return [f"{a}:{NATIVE_PORT}" for a in self.addresses()]
+        """The running nodes' CQL endpoints; LabStateError naming each dead node and its
+        cause when none runs (casslab-load would only say its --hosts is empty)."""
+        points = [f"{a}:{NATIVE_PORT}" for a in self.addresses()]
+        if not points:
+            why = ([f"{d.name} {d.cause}" for d in self.dead_nodes()]
+                   or [f"{n.name} was stopped (casslab lab stop-node)"
+                       for n in self.lab.state().nodes if n.pid == 0])
+            raise LabStateError(f"lab '{self.name}' has no running node to connect to: "
+                                + "; ".join(why))
+        return points
+
+    def dead_nodes(self) -> list[DeadNode]:
+        return dead_nodes(self.lab.state()) if self.lab.exists() else []
+
+    def restart_node(self, name: str, timeout_s: float) -> None:
+        self.lab.start_node(name, timeout_s=timeout_s)
 
     def load(self, spec: LoadSpec, *, guard: list[str], clients: int = 1,
              work_dir: Path | None = None) -> LoadResult:
