@@ -69,3 +69,55 @@ def test_a_drift_larger_than_the_smallest_effect_warns_and_a_smaller_one_does_no
     warning = drift_warning(d, 5.0, "runtime_s")
     assert warning.startswith("runtime_s: the kept trials drift +") and "interleaved" in warning
     assert drift_warning(d, 25.0) == ""
+
+
+def _grid_rows(drift_per_trial: float, seed: int) -> tuple[list[tuple[tuple[str, ...], float]],
+                                                           list[float]]:
+    """A 2 x 2 design, 6 trials per cell, run cell after cell in turns (round robin),
+    each trial `drift_per_trial` (relative) slower than the one before."""
+    from itertools import product
+
+    rng = np.random.default_rng(seed)
+    cells = list(product(("a1", "a2"), ("b1", "b2")))
+    rows, order = [], []
+    for i in range(24):
+        lv = cells[i % 4]
+        base = 1.0 + 0.2 * (lv[0] == "a2")
+        rows.append((lv, base * (1 + drift_per_trial * i) + 0.01 * rng.standard_normal()))
+        order.append(float(i))
+    return rows, order
+
+
+def test_independence_joins_the_anova_assumption_checks_and_fails_under_drift() -> None:
+    from casslab.analysis.factorial import INDEPENDENCE, factorial_anova
+
+    rows, order = _grid_rows(0.02, 1)
+    fa = factorial_anova(["a", "b"], rows, order)
+    check = next(c for c in fa.checks if c.assumption == INDEPENDENCE)
+    assert not check.ok and check.p < 0.001 and check.test.startswith("Mann-Kendall")
+    assert not fa.independent and not fa.assumptions_ok and "run order" in fa.method
+    steady, order = _grid_rows(0.0, 1)
+    ok = factorial_anova(["a", "b"], steady, order)
+    assert ok.independent and "independent of run order" in ok.method
+    # without a run order the check is not made (and not claimed)
+    assert all(c.assumption != INDEPENDENCE for c in factorial_anova(["a", "b"], rows).checks)
+
+
+def test_analyze_reports_the_drift_of_each_response_by_run_order() -> None:
+    from casslab.analysis.campaign import analyze
+    from casslab.store.results import TrialRow
+
+    out = []
+    for i in range(20):
+        cell = "x" if i % 2 else "y"
+        params = {"f": cell}
+        v = (2.0 if cell == "x" else 3.0) * (1 - 0.02 * i)
+        out.append(TrialRow(
+            trial_id=i + 1, seq=i + 1, trial_no=i // 2, warmup=False, status="done",
+            error=None, started_at=None, ended_at=None, ended_by=None, cell=cell,
+            cell_idx=int(cell == "y"), params=params, cell_params=params, runtime_s=v,
+            ops=100, ops_s=100 / v, errors=0, mean_ms=1.0, p50_ms=1.0, p95_ms=1.0,
+            p99_ms=1.0, p999_ms=1.0, max_ms=1.0, pct_source="histogram"))
+    a = analyze(out, [{"name": "f", "levels": ["x", "y"]}], "runtime_s")
+    assert a.drift is not None and a.drift.n == 20 and a.drift.significant
+    assert a.drift.pct_per_trial < -2 and a.drift.total_pct < -35
