@@ -25,6 +25,8 @@ from scipy import stats as st  # type: ignore[import-untyped]
 from casslab.analysis.sequential import t_mixture_cs
 
 LOG_RATIO, SLOPE = "log-ratio", "slope"
+# How an interval was made (casslab.analysis.power turns each into a detectable effect)
+POOLED, RANK, PAIRED, SEQUENTIAL, LINE = "pooled", "rank", "paired", "sequential", "line"
 
 
 @dataclass(frozen=True)
@@ -42,11 +44,13 @@ class Effect:
     n_low: int  # trials at `from` (rounds, for paired effects)
     n_high: int
     noise_sd: float = math.nan  # sd of one observation on `scale` (for power)
+    kind: str = POOLED  # POOLED, RANK, PAIRED, SEQUENTIAL or LINE
+    c: float = math.nan  # SEQUENTIAL: the confidence sequence's prior precision
 
     @property
     def coverage(self) -> str:
         """What the interval covers, as the verdict table prints it."""
-        return f"{self.level:.0%} CI" + (", anytime-valid" if self.anytime else "")
+        return f"{pct_text(self.level)} CI" + (", anytime-valid" if self.anytime else "")
 
     @property
     def bounded(self) -> bool:
@@ -55,6 +59,11 @@ class Effect:
     def pct(self) -> tuple[float, float, float]:
         """(estimate, low, high) as changes in % (log-ratio effects)."""
         return (to_pct(self.estimate), to_pct(self.low), to_pct(self.high))
+
+
+def pct_text(level: float) -> str:
+    """0.95 -> "95 %", 0.975 -> "97.5 %"."""
+    return f"{100 * level:.4g} %"
 
 
 def to_pct(log_ratio: float) -> float:
@@ -75,8 +84,9 @@ def _logs(values: Sequence[float]) -> np.ndarray | None:
 
 
 def unbounded(scale: str, level: float, method: str, anytime: bool, n_low: int, n_high: int,
-              estimate: float = math.nan) -> Effect:
-    return Effect(scale, estimate, -math.inf, math.inf, level, method, anytime, n_low, n_high)
+              estimate: float = math.nan, kind: str = POOLED) -> Effect:
+    return Effect(scale, estimate, -math.inf, math.inf, level, method, anytime, n_low, n_high,
+                  kind=kind)
 
 
 def welch_log_effect(low: Sequence[float], high: Sequence[float],
@@ -96,7 +106,7 @@ def welch_log_effect(low: Sequence[float], high: Sequence[float],
     df = (vx + vy) ** 2 / (vx ** 2 / (lx.size - 1) + vy ** 2 / (hx.size - 1))
     half = float(st.t.ppf(0.5 + level / 2, df)) * math.sqrt(vx + vy)
     return Effect(LOG_RATIO, est, est - half, est + half, level, method, False,
-                  int(lx.size), int(hx.size), pooled)
+                  int(lx.size), int(hx.size), pooled, POOLED)
 
 
 def paired_log_effect(log_ratios: Sequence[float], level: float = 0.95) -> Effect:
@@ -106,10 +116,10 @@ def paired_log_effect(log_ratios: Sequence[float], level: float = 0.95) -> Effec
     n = int(d.size)
     if n < 2:
         return unbounded(LOG_RATIO, level, method, False, n, n,
-                         float(d[0]) if n else math.nan)
+                         float(d[0]) if n else math.nan, PAIRED)
     m, sd = float(d.mean()), float(d.std(ddof=1))
     half = float(st.t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
-    return Effect(LOG_RATIO, m, m - half, m + half, level, method, False, n, n, sd)
+    return Effect(LOG_RATIO, m, m - half, m + half, level, method, False, n, n, sd, PAIRED)
 
 
 def sequential_log_effect(log_ratios: Sequence[float], level: float = 0.95,
@@ -120,4 +130,53 @@ def sequential_log_effect(log_ratios: Sequence[float], level: float = 0.95,
     sd = float(d.std(ddof=1)) if d.size > 1 else math.nan
     return Effect(LOG_RATIO, cs.mean, cs.low, cs.high, level,
                   f"{cs.method} on per-round log-ratios (c = {cs.c:.3g})", True, cs.n, cs.n,
-                  sd)
+                  sd, SEQUENTIAL, cs.c)
+
+
+def _u_cdf(n1: int, n2: int) -> np.ndarray:
+    """P(U <= u), u = 0..n1 n2, of the Mann-Whitney U under H0 without ties, exactly:
+    counts from f(m, n)(u) = f(m - 1, n)(u - n) + f(m, n - 1)(u)."""
+    prev = [np.ones(1) for _ in range(n2 + 1)]
+    for i in range(1, n1 + 1):
+        cur = [np.ones(1)]
+        for j in range(1, n2 + 1):
+            a, b = prev[j], cur[j - 1]
+            res = np.zeros(i * j + 1)
+            res[j:j + a.size] += a
+            res[:b.size] += b
+            cur.append(res)
+        prev = cur
+    counts = prev[n2]
+    cdf: np.ndarray = np.cumsum(counts) / counts.sum()
+    return cdf
+
+
+def hodges_lehmann_effect(low: Sequence[float], high: Sequence[float],
+                          level: float = 0.95) -> Effect:
+    """Pooled, rank-based: the Hodges-Lehmann shift of the logs (median of all
+    differences log(high_j) - log(low_i)) with its distribution-free interval between
+    two ordered differences, from the exact Mann-Whitney U distribution (normal
+    approximation above 2,500 pairs). Unbounded when the samples are too small for the
+    level (the same limit as the test's smallest p)."""
+    method = "Hodges-Lehmann shift of logs, Mann-Whitney interval (pooled trials)"
+    lx, hx = _logs(low), _logs(high)
+    if lx is None or hx is None:
+        return unbounded(LOG_RATIO, level, method, False, len(low), len(high), kind=RANK)
+    diffs = np.sort((hx[None, :] - lx[:, None]).ravel())
+    n1, n2, big = int(lx.size), int(hx.size), int(diffs.size)
+    est = float(np.median(diffs))
+    tail = (1 - level) / 2
+    if big <= 2500:
+        cdf = _u_cdf(n1, n2)
+        ok = np.nonzero(cdf <= tail)[0]  # u with P(U <= u) <= tail: k - 1 = u
+        k = int(ok[-1]) + 1 if ok.size else 0
+    else:
+        k = math.floor(big / 2 - float(st.norm.ppf(1 - tail))
+                       * math.sqrt(big * (n1 + n2 + 1) / 12))
+    pooled = (math.sqrt(((n1 - 1) * lx.var(ddof=1) + (n2 - 1) * hx.var(ddof=1))
+                        / (n1 + n2 - 2)) if n1 + n2 > 2 and n1 > 1 and n2 > 1 else math.nan)
+    if k < 1:
+        return Effect(LOG_RATIO, est, -math.inf, math.inf, level, method, False, n1, n2,
+                      pooled, RANK)
+    return Effect(LOG_RATIO, est, float(diffs[k - 1]), float(diffs[big - k]), level, method,
+                  False, n1, n2, pooled, RANK)

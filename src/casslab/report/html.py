@@ -18,7 +18,16 @@ from typing import Any
 from casslab.analysis.campaign import Analysis, Labeller, analyze, cell_label, labeller
 from casslab.analysis.clients import SLOW_SHARE, CellClients, client_table
 from casslab.analysis.factorial import Factorial, Term
-from casslab.analysis.findings import HOLDS, ValueRow, Verdict, compare_values, judge
+from casslab.analysis.findings import (
+    FAILS,
+    HOLDS,
+    SIZE_DIFFERS,
+    UNDETECTABLE,
+    ValueRow,
+    Verdict,
+    compare_values,
+    judge,
+)
 from casslab.analysis.intervals import BatchMeans, min_n_for_median
 from casslab.analysis.responses import explain, profile_cores, trial_values
 from casslab.analysis.stats import OUTLIER_SD
@@ -380,12 +389,19 @@ def render_reproduction(repro: Reproduction, analyses: list[Analysis],
     parts = [head, f"<p class='note'>{study}Lab value: median of the kept "
              "trials of the matching cells, with its 95 % CI from order statistics (as in "
              "the cells tables; '!' when there are too few trials for 95 %). Ratio: lab / "
-             "paper, the paper's value converted to the lab's unit. Findings: a two-sided "
-             "test between the trials at `from` and at `to` within the cells the finding's "
-             "`where` selects, p values Holm-corrected across the findings; <b>holds</b>: "
-             "significant in the expected direction, <b>does not hold</b>: significant the "
-             "other way (or any difference when none was expected), <b>inconclusive</b>: "
-             "too few trials or p (Holm) above alpha.</p>"]
+             "paper, the paper's value converted to the lab's unit. Findings: each effect "
+             "of `to` against `from` (a change in %, from the log-ratio; or a slope) with "
+             "its interval and that interval's coverage, simultaneous over the findings "
+             "(Bonferroni); interleaved rounds give paired per-round log-ratios, and "
+             "rounds added until decisive an anytime-valid confidence sequence. "
+             "<b>holds</b>: the interval lies within the paper's size (ratio or slope +- "
+             "tolerance) or, with no size, excludes 0 the expected way; <b>direction holds, "
+             "size differs</b>: the expected side of 0, outside the paper's size; <b>does "
+             "not hold</b>: the other side, or outside the size and not the expected way; "
+             "<b>smaller than this lab can detect</b>: the whole interval within +- z, z "
+             "the effect these trials detect with 80 % power at the measured noise; "
+             "<b>inconclusive</b>: anything else. Each verdict is implied by its interval "
+             "covering the true effect, so the error rate is the intervals'.</p>"]
     if repro.values:
         parts.append("<h3>Reference values</h3>")
         parts.append(_table(
@@ -399,22 +415,26 @@ def render_reproduction(repro: Reproduction, analyses: list[Analysis],
     if repro.verdicts:
         parts.append("<h3>Findings</h3>")
         parts.append(_table(
-            ["finding", "verdict", "test", "p", "p (Holm)", "effect", "n (from / to)",
-             "why"],
-            [[html.escape(v.finding.claim) + _finding_detail(v, label), _verdict(v.verdict),
-              html.escape(v.test), _p(v.p), _p(v.p_holm), _effect(v, units),
-              f"{v.fit.n} (line)" if v.fit else f"{v.n_low} / {v.n_high}",
+            ["finding", "verdict", "method (interval, family)", "effect [interval] (coverage)", "p",
+             "p (Bonferroni)", "n (from / to)", "why"],
+            [[html.escape(v.finding.claim) + _finding_detail(v, label),
+              _verdict(v.verdict, v.label), html.escape(v.test), _effect(v, units), _p(v.p),
+              _p(v.p_adj), f"{v.fit.n} (line)" if v.fit else (
+                  f"{v.n_low} rounds" if v.effect.kind in ("paired", "sequential")
+                  else f"{v.n_low} / {v.n_high}"),
               html.escape(v.why)] for v in repro.verdicts], "findings"))
     parts.append(_absent(ref))
     return "\n".join(parts)
 
 
 def _effect(v: Verdict, units: dict[str, str]) -> str:
-    """The effect column: a slope with its interval beside the paper's, else the effect
-    size and the ratio of medians."""
+    """The effect with its interval and coverage (a change in %, or a slope beside the
+    paper's), and the ratio of medians."""
     if v.fit is None:
-        return (f"{html.escape(v.effect_name)} = {_fmt(v.effect)}; median to / from = "
-                f"{_fmt(v.ratio)}")
+        paper = (f"; paper {_fmt(100 * math.expm1(v.paper))} %" if not math.isnan(v.paper)
+                 else "")
+        return (f"{html.escape(v.interval())}{paper}<br><small>median to / from = "
+                f"{_fmt(v.ratio)}</small>")
     f, fit = v.finding, v.fit
     unit = html.escape(f"{units.get(f.response, '')} per unit of {f.factor}")
     return (f"lab slope = {_fmt(fit.slope)} [{_fmt(fit.low)} - {_fmt(fit.high)}] "
@@ -434,9 +454,10 @@ def _finding_detail(v: Verdict, label: Labeller) -> str:
     return f"<br><small>{html.escape(text)}</small>"
 
 
-def _verdict(verdict: str) -> str:
-    colour = {HOLDS: "#1a7f37", "does not hold": "#b3261e"}.get(verdict, "#8a6d00")
-    return f"<b class='verdict' style='color:{colour}'>{html.escape(verdict)}</b>"
+def _verdict(verdict: str, label: str = "") -> str:
+    colour = {HOLDS: "#1a7f37", FAILS: "#b3261e", SIZE_DIFFERS: "#9a5b00",
+              UNDETECTABLE: "#1f5fa8"}.get(verdict, "#8a6d00")
+    return f"<b class='verdict' style='color:{colour}'>{html.escape(label or verdict)}</b>"
 
 
 def _absent(ref: Reference) -> str:
