@@ -163,6 +163,8 @@ class CampaignRunner:
                     Path(self.spec.lab.inventory).read_text())
             status = store.ensure_plan(cid, [(t.seq, t.cell.index, t.cell.key, t.cell.params,
                                               t.trial_no, t.warmup, t.reset) for t in trials])
+            if self.spec.design.interleaved:
+                store.set_rounds(cid, {t.seq: t.round for t in trials})
             pending = [t for t in trials if status[t.seq][1] != "done"]
             skipped = len(trials) - len(pending)
             self.emit(Event("plan", f"{len(trials)} trials in {len({t.cell.index for t in trials})}"
