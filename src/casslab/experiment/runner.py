@@ -38,6 +38,7 @@ from casslab.experiment.design import (
 )
 from casslab.experiment.loadopts import cell_options
 from casslab.experiment.search import PeakResult, PeakSearch, Step, resolve_relative, summarize
+from casslab.experiment.sequential import Sequencer, ShouldStop, StopDecision
 from casslab.experiment.spec import CampaignSpec, StopRule, is_relative
 from casslab.lab import LabOptions
 from casslab.load import LoadResult, LoadSpec
@@ -83,6 +84,11 @@ class Outcome:
     failed: int
     elapsed_s: float
     peaks: dict[str, PeakResult] = field(default_factory=dict)
+    # design.until: verdicts: why it stopped (sequential.BY_*), the line saying so, and
+    # the rule's last answer
+    stopped_by: str = ""
+    stop_line: str = ""
+    decision: StopDecision | None = None
 
 
 def uses_network(spec: CampaignSpec) -> bool:
@@ -126,12 +132,16 @@ class CampaignRunner:
     def __init__(self, spec: CampaignSpec, results: Path, *, home: Path, cache: Path,
                  lab_name: str | None = None,
                  on_event: Callable[[Event], None] | None = None,
-                 beside: Beside | None = None) -> None:
+                 beside: Beside | None = None,
+                 should_stop: ShouldStop | None = None) -> None:
         """beside: what runs beside each trial's load (the tuner of factor `tuner`,
         supplied by a layer that may import casslab.tune); a spec with a tuner level
-        other than off needs it."""
+        other than off needs it. should_stop: the stopping rule of `design.until:
+        verdicts` (casslab.experiment.sequential; built from casslab.analysis by the
+        caller), which such a spec needs."""
         self.spec = spec
         self.beside = beside
+        self.should_stop = should_stop
         self.results = results
         self.lab = campaign_lab(spec, lab_name or f"exp-{spec.digest[:10]}", home=home,
                                 cache=cache)
@@ -150,6 +160,7 @@ class CampaignRunner:
         t0 = time.monotonic()
         trials = plan(self.spec)
         self._check_beside()
+        sequencer = self._sequencer()
         store = Store(self.results)
         try:
             cid, resumed = store.open_campaign(
@@ -173,7 +184,7 @@ class CampaignRunner:
             done, failed = skipped, 0
             with self._signals():
                 try:
-                    for t in pending:
+                    for t in sequencer.trials(pending) if sequencer else pending:
                         ok = self._trial(store, cid, status[t.seq][0], t, done, len(trials))
                         done += ok
                         failed += not ok
@@ -185,10 +196,33 @@ class CampaignRunner:
                         f"trials are kept in {store.path}; run again to resume") from None
                 finally:
                     self._teardown()
-            return Outcome(self.results, len(trials), done - skipped, skipped, failed,
-                           time.monotonic() - t0, dict(self.peaks))
+            out = Outcome(self.results, len(trials), done - skipped, skipped, failed,
+                          time.monotonic() - t0, dict(self.peaks))
+            if sequencer is not None:
+                out = replace(out, stopped_by=sequencer.stopped_by,
+                              stop_line=sequencer.summary(), decision=sequencer.decision)
+                self.emit(Event("message", out.stop_line, done, len(trials)))
+            return out
         finally:
             store.close()
+
+    def _sequencer(self) -> Sequencer | None:
+        """The round-by-round schedule of `design.until: verdicts` (None otherwise)."""
+        d = self.spec.design
+        if d.until != "verdicts":
+            return None
+        if self.should_stop is None:
+            raise UsageError("design.until: verdicts needs the stopping rule, which this "
+                             "caller did not supply (run the campaign with `casslab "
+                             "experiment run`)")
+
+        def on_round(r: int, decision: StopDecision | None) -> None:
+            lines = decision.lines if decision is not None else ()
+            for line in lines:
+                self.emit(Event("message", f"  {line}"))
+            self.emit(Event("round", f"round {r} (min {d.trials}, max {d.trials_max})"))
+
+        return Sequencer(d, self.should_stop, on_round=on_round)
 
     def _check_beside(self) -> None:
         """Before the first trial: a tuner level is refused when nothing can run it, or
