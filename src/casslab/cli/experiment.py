@@ -24,6 +24,7 @@ from casslab.core.paths import default_cache, default_home
 if TYPE_CHECKING:
     from casslab.experiment.design import PlannedTrial
     from casslab.experiment.runner import Event
+    from casslab.experiment.sequential import ShouldStop
     from casslab.experiment.spec import CampaignSpec
     from casslab.tune.factor import TunerBeside
 
@@ -125,11 +126,14 @@ def plan(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
         _tuner(s)
         trials = make_plan(s)
     table = Table(title=f"{len(trials)} trials in run order")
-    for col in ("seq", "block", "cell", "trial", "warm-up", "reset before", "why"):
+    rounds = s.design.interleaved
+    for col in ("seq", *(("round",) if rounds else ()), "block", "cell", "trial", "warm-up",
+                "reset before", "why"):
         table.add_column(col, overflow="fold")  # a cut cell key would hide its last levels
     for t in trials:
-        table.add_row(str(t.seq), str(t.block), t.cell.key, str(t.trial_no),
-                      "yes" if t.warmup else "", "" if t.reset == "none" else t.reset, t.why)
+        table.add_row(str(t.seq), *((str(t.round),) if rounds else ()), str(t.block),
+                      t.cell.key, str(t.trial_no), "yes" if t.warmup else "",
+                      "" if t.reset == "none" else t.reset, t.why)
     out.print(table)
     out.print(summarize_plan(trials).line(), highlight=False)
 
@@ -171,7 +175,7 @@ def run(
                 if e.kind == "plan":
                     progress.update(task, total=e.total, completed=e.done)
                     progress.console.print(e.message)
-                elif e.kind in ("trial-end", "message"):
+                elif e.kind in ("trial-end", "message", "round"):
                     progress.update(task, completed=e.done)
                     progress.console.print(e.message, highlight=False, markup=False)
                 elif e.kind == "trial-start":
@@ -184,16 +188,30 @@ def run(
             try:
                 outcome = CampaignRunner(s, target, home=default_home(), cache=default_cache(),
                                          lab_name=lab_name, on_event=on_event,
-                                         beside=beside).run()
+                                         beside=beside, should_stop=_stop_rule(s, target)
+                                         ).run()
             except CampaignInterrupted as exc:
                 progress.stop()
                 err.print(f"[bold red]interrupted:[/] {exc}", highlight=False)
                 raise typer.Exit(130) from None
     out.print(f"{outcome.done} trials run, {outcome.skipped} already done, {outcome.failed} "
               f"failed, in {outcome.elapsed_s:.0f} s; results: {outcome.results}", soft_wrap=True)
+    if outcome.stop_line:
+        out.print(outcome.stop_line, soft_wrap=True, highlight=False)
+        for line in outcome.decision.lines if outcome.decision else ():
+            out.print(f"  {line}", soft_wrap=True, highlight=False, markup=False)
     out.print(f"report: casslab report {outcome.results}", soft_wrap=True)
     if outcome.failed:
         raise typer.Exit(1)
+
+
+def _stop_rule(spec: CampaignSpec, results: Path) -> ShouldStop | None:
+    """design.until: verdicts' stopping rule (casslab.cli.stopping), else None."""
+    if spec.design.until != "verdicts":
+        return None
+    from casslab.cli.stopping import until_verdicts
+
+    return until_verdicts(spec, results)
 
 
 @app.command()
