@@ -19,7 +19,7 @@ from types import FrameType
 from typing import Any
 
 from casslab.core.errors import CasslabError, UsageError
-from casslab.experiment import network, profilefactors, tableopts
+from casslab.experiment import network, outside, profilefactors, tableopts
 from casslab.experiment.beside import (
     TUNER_FACTOR,
     Beside,
@@ -290,8 +290,8 @@ class CampaignRunner:
         store.mark_running(trial_id, {**params, "seed": self._seed(t)}, reset)
         self.emit(Event("trial-start", label, done, total, t.cell.key))
         try:
-            result, metrics, beside = self._measure(params, self.spec.stop, self._seed(t),
-                                                    label=label)
+            result, metrics, beside, quality = self._measure_guarded(t, params, label, done,
+                                                                     total)
         except KeyboardInterrupt:
             store.mark_ended(trial_id, "interrupted", "interrupted by the user")
             raise
@@ -310,6 +310,7 @@ class CampaignRunner:
                            metrics=metrics, command=result.command,
                            status="done" if ok else "failed", error=error,
                            audit=beside.audit)
+        store.set_quality(trial_id, **quality)
         if beside.error is not None:
             self.emit(Event("trial-end", f"{label}: failed: {error}", done, total,
                             t.cell.key))
@@ -317,6 +318,32 @@ class CampaignRunner:
         self.emit(Event("trial-end", f"{label}: {s.ops:,} ops in {s.elapsed_s:.2f} s "
                         f"({s.ops_s:,.0f} ops/s)", done + ok, total, t.cell.key))
         return ok
+
+    def _measure_guarded(self, t: PlannedTrial, params: dict[str, Any], label: str,
+                         done: int, total: int
+                         ) -> tuple[LoadResult, TrialMetrics, BesideResult, dict[str, Any]]:
+        """The trial's run with the machine's outside CPU and steal time around it; a
+        kept trial over design.guard is thrown away and run again, at most guard.reruns
+        times (the last run is kept, flagged `disturbed` when still over)."""
+        guard = self.spec.design.guard
+        reruns = 0
+        while True:
+            before = outside.snapshot(self.lab.cpu_seconds())
+            result, metrics, beside = self._measure(params, self.spec.stop, self._seed(t),
+                                                    label=label)
+            noise = outside.between(before, outside.snapshot(self.lab.cpu_seconds()))
+            over = guard is not None and not t.warmup and \
+                outside.over_guard(noise, guard.max_outside_cpu_pct)
+            if not over or guard is None or reruns >= guard.reruns:
+                break
+            reruns += 1
+            self.emit(Event("message", f"{label}: the machine used {noise.outside_cpu_pct:.0f} "
+                            f"% CPU outside the lab (design.guard: at most "
+                            f"{guard.max_outside_cpu_pct:g} %): running it again ({reruns}/"
+                            f"{guard.reruns})", done, total, t.cell.key))
+        quality = {"outside_cpu_pct": noise.outside_cpu_pct, "steal_pct": noise.steal_pct,
+                   "guard_reruns": reruns, "disturbed": over}
+        return result, metrics, beside, quality
 
     def _rewarm(self, t: PlannedTrial, params: dict[str, Any], reset: str, done: int,
                 total: int) -> None:
