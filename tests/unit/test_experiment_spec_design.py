@@ -103,3 +103,17 @@ def test_json_schema_knows_the_new_fields() -> None:
     assert design["order"]["enum"] == ["random", "blocked", "interleaved"]
     assert set(design) >= {"until", "budget", "noise_cv", "guard"}
     assert "min" in design["trials"]["oneOf"][1]["properties"]
+
+
+def test_copy_factor_makes_identical_cells_that_change_nothing() -> None:
+    from casslab.experiment.design import plan
+    from casslab.experiment.loadopts import cell_options
+
+    s = parse_spec("workload: ycsb-c\nfactors:\n  - {name: copy, levels: [A, B]}\n"
+                   "design: {order: interleaved, trials: 3}\n")
+    trials = plan(s)
+    assert s.factors[0].kind == "copy" and len(trials) == 6
+    assert sum(t.reset != "none" for t in trials) == 1  # one lab, never reset for a copy
+    assert cell_options("ycsb-c", 10, {}, {"copy": "A"}) == cell_options("ycsb-c", 10, {}, {})
+    with pytest.raises(SpecError, match="copy's level is a name"):
+        parse_spec("workload: ycsb-c\nfactors:\n  - {name: copy, levels: [[1], B]}\n")

@@ -196,6 +196,11 @@ def run(
                 raise typer.Exit(130) from None
     out.print(f"{outcome.done} trials run, {outcome.skipped} already done, {outcome.failed} "
               f"failed, in {outcome.elapsed_s:.0f} s; results: {outcome.results}", soft_wrap=True)
+    if s.design.guard is not None:
+        out.print(f"design.guard: {outcome.guard_reruns} runs thrown away and run again for "
+                  f"outside CPU over {s.design.guard.max_outside_cpu_pct:g} %; "
+                  f"{outcome.disturbed} kept trials still over it (flagged)", soft_wrap=True,
+                  highlight=False)
     if outcome.stop_line:
         out.print(outcome.stop_line, soft_wrap=True, highlight=False)
         for line in outcome.decision.lines if outcome.decision else ():

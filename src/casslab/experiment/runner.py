@@ -89,6 +89,9 @@ class Outcome:
     stopped_by: str = ""
     stop_line: str = ""
     decision: StopDecision | None = None
+    # design.guard: runs thrown away for outside noise, and kept trials still over it
+    guard_reruns: int = 0
+    disturbed: int = 0
 
 
 def uses_network(spec: CampaignSpec) -> bool:
@@ -151,6 +154,7 @@ class CampaignRunner:
         self._net: dict[str, Any] | None = None  # link conditions applied now
         self._limits: dict[str, float | int] = {}  # live profile fields applied now
         self._prepared = False
+        self._guard_counts = [0, 0]  # design.guard: reruns, kept trials still disturbed
 
     # ---- entry point ------------------------------------------------------------------
 
@@ -197,7 +201,8 @@ class CampaignRunner:
                 finally:
                     self._teardown()
             out = Outcome(self.results, len(trials), done - skipped, skipped, failed,
-                          time.monotonic() - t0, dict(self.peaks))
+                          time.monotonic() - t0, dict(self.peaks),
+                          guard_reruns=self._guard_counts[0], disturbed=self._guard_counts[1])
             if sequencer is not None:
                 out = replace(out, stopped_by=sequencer.stopped_by,
                               stop_line=sequencer.summary(), decision=sequencer.decision)
@@ -341,6 +346,8 @@ class CampaignRunner:
                             f"% CPU outside the lab (design.guard: at most "
                             f"{guard.max_outside_cpu_pct:g} %): running it again ({reruns}/"
                             f"{guard.reruns})", done, total, t.cell.key))
+        self._guard_counts[0] += reruns
+        self._guard_counts[1] += over
         quality = {"outside_cpu_pct": noise.outside_cpu_pct, "steal_pct": noise.steal_pct,
                    "guard_reruns": reruns, "disturbed": over}
         return result, metrics, beside, quality

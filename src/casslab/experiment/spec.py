@@ -90,7 +90,11 @@ FACTOR_DOC = ("nodes, profile, profile.<memory_mib|heap_mib|cpu_cores|disk_read_
               "network[.all|client|nodes|nodeA-nodeB].<delay_ms|jitter_ms|loss_pct|rate_mbit>, "
               "network.scale.<group of lab.network.groups>, "
               "workload, records, rf, compaction, cl, cl_read, cl_write, in_flight, workers, "
-              "threads, rate, option.<casslab-load option>, tuner, " + tableopts.FACTOR_DOC)
+              "threads, rate, option.<casslab-load option>, tuner, copy (A/A: levels that "
+              "change nothing), " + tableopts.FACTOR_DOC)
+# An A/A factor: its levels are names of identical copies of every cell (casslab
+# calibrate; an A/A pair beside real factors). Nothing is applied for it.
+COPY_FACTOR = "copy"
 
 
 class SpecError(specio.SpecError):
@@ -135,8 +139,9 @@ class SteadyWarmup:
 
 @dataclass(frozen=True)
 class Factor:
-    """One factor: `kind` is lab, limits, network, schema or workload (what it touches;
-    limits: the profile's CPU and disk fields, applied on the running lab)."""
+    """One factor: `kind` is lab, limits, network, schema, workload, tuner or copy (what
+    it touches; limits: the profile's CPU and disk fields, applied on the running lab;
+    copy: nothing, the levels are identical copies for an A/A comparison)."""
 
     name: str
     kind: str
@@ -779,6 +784,8 @@ def factor_kind(name: str) -> str | None:
         return "workload"
     if name == TUNER_FACTOR:  # runs beside the load; the keyspace it altered is recreated
         return "tuner"
+    if name == COPY_FACTOR:
+        return "copy"
     return None
 
 
@@ -881,6 +888,10 @@ def _level(v: _V, name: str, value: Any, path: Path_, has_search: bool,
         return v.integer(value, path, 1, 100_000)
     if name == "rate":
         return v.number(value, path, 0.0, lo_open=True)
+    if name == COPY_FACTOR:
+        if isinstance(value, dict | list | bool) or value is None:
+            raise v.doc.error(path, f"{value!r}: a copy's level is a name (e.g. A, B)")
+        return str(value)
     if name == TUNER_FACTOR:
         try:
             return tuner_level(value, base_dir)
