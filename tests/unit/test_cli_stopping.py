@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 import random
 
+import pytest
+
 from casslab.cli.stopping import round_differences, state
 from casslab.experiment.reference import Finding
 from casslab.store.results import TrialRow
@@ -39,3 +41,25 @@ def test_known_effect_becomes_decisive_and_null_stays_open_early() -> None:
     assert not state(aa, noisy, 0.05, 1.0).decisive
     quiet = [rng.gauss(0, 0.005) for _ in range(12)]
     assert state(aa, quiet, 0.05, 1.0).decisive
+
+
+def test_detectable_effect_shrinks_with_rounds_and_is_wider_when_anytime_valid() -> None:
+    from casslab.analysis.noisefloor import (
+        INTERLEAVED,
+        POOLED,
+        SEQUENTIAL,
+        detectable_pct,
+        log_sd_within,
+        paired_sigma,
+    )
+
+    fixed = [detectable_pct(0.05, n, INTERLEAVED) for n in (5, 10, 20)]
+    seq = [detectable_pct(0.05, n, SEQUENTIAL) for n in (5, 10, 20)]
+    assert fixed[0] > fixed[1] > fixed[2] > 0
+    assert all(s > f for s, f in zip(seq, fixed, strict=True))
+    assert detectable_pct(0.05, 1, SEQUENTIAL) == math.inf
+    # four pairs a round average the noise down
+    assert detectable_pct(0.05, 10, POOLED, pairs=4) < detectable_pct(0.05, 10, POOLED)
+    sd, df = log_sd_within({"a": [1.0, math.e], "b": [2.0]})
+    assert df == 1 and sd == pytest.approx(math.sqrt(0.5))
+    assert paired_sigma([0.1, -0.1]) == pytest.approx(0.1)

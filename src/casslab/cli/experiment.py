@@ -34,6 +34,10 @@ app = typer.Typer(help="Campaigns of trials from a YAML spec: validate, plan, ru
 AllowLarge = Annotated[bool, typer.Option(
     "--allow-large", help="Accept a campaign above 20000 trials or 30 days of (upper-bound) "
     "wall time; without it such a spec is refused before it is planned.")]
+Pilot = Annotated[Path | None, typer.Option(
+    "--pilot", help="A results directory (e.g. from casslab calibrate) whose within-cell "
+    "spread is the noise for each finding's smallest detectable effect (default: "
+    "design.noise_cv).")]
 Scale = Annotated[str | None, typer.Option(
     "--scale", help="Run the spec at one of its named sizes (its `scales:` block, e.g. "
     "paper) or `smoke` (a few cells of one short trial); default: as written.")]
@@ -55,7 +59,8 @@ def _tuner(spec: CampaignSpec) -> TunerBeside | None:
 
 @app.command()
 def validate(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
-             allow_large: AllowLarge = False, scale: Scale = None) -> None:
+             allow_large: AllowLarge = False, scale: Scale = None,
+             pilot: Pilot = None) -> None:
     """Check a spec, and each of its sizes unless --scale names one; errors name the
     field, its line and what is valid.
 
@@ -89,9 +94,21 @@ def validate(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML)."
                 # A smoke run checks the pipeline; one trial per cell decides nothing.
                 warnings = [f"{_n(len(warnings), 'finding')} cannot be decided at this size "
                             "(smoke runs check the pipeline, not the findings)"]
+            if size is None or size == scale:
+                lines, more = _detectable(s, pilot)
+                for line in lines:
+                    out.print(f"  {line}", highlight=False, soft_wrap=True)
+                warnings += more
             for warning in warnings:
                 err.print(f"[yellow]warning:[/] {what}: {warning}", highlight=False,
                           soft_wrap=True)
+
+
+def _detectable(spec: CampaignSpec, pilot: Path | None) -> tuple[list[str], list[str]]:
+    """Per finding, the smallest detectable effect (casslab.cli.power)."""
+    from casslab.cli.power import finding_lines
+
+    return finding_lines(spec, pilot)
 
 
 def _power_warnings(spec: CampaignSpec, trials: list[PlannedTrial]) -> list[str]:
@@ -111,7 +128,7 @@ def _n(count: int, noun: str) -> str:
 
 @app.command()
 def plan(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
-         allow_large: AllowLarge = False, scale: Scale = None) -> None:
+         allow_large: AllowLarge = False, scale: Scale = None, pilot: Pilot = None) -> None:
     """Print the run order: block, cell, trial number, warm-up, the reset before the
     trial and why; then blocks, warm-ups, kept trials and resets by kind.
 
@@ -134,8 +151,13 @@ def plan(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
         table.add_row(str(t.seq), *((str(t.round),) if rounds else ()), str(t.block),
                       t.cell.key, str(t.trial_no), "yes" if t.warmup else "",
                       "" if t.reset == "none" else t.reset, t.why)
+        lines, warnings = _detectable(s, pilot)
     out.print(table)
     out.print(summarize_plan(trials).line(), highlight=False)
+    for line in lines:
+        out.print(line, highlight=False, soft_wrap=True)
+    for warning in warnings:
+        err.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
 
 
 @app.command()
