@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from casslab.experiment.runner import Event
     from casslab.experiment.sequential import ShouldStop
     from casslab.experiment.spec import CampaignSpec
+    from casslab.experiment.steadywindow import SteadyCut
     from casslab.tune.factor import TunerBeside
 
 app = typer.Typer(help="Campaigns of trials from a YAML spec: validate, plan, run, export.",
@@ -210,8 +212,8 @@ def run(
             try:
                 outcome = CampaignRunner(s, target, home=default_home(), cache=default_cache(),
                                          lab_name=lab_name, on_event=on_event,
-                                         beside=beside, should_stop=_stop_rule(s, target)
-                                         ).run()
+                                         beside=beside, should_stop=_stop_rule(s, target),
+                                         steady=_steady(s)).run()
             except CampaignInterrupted as exc:
                 progress.stop()
                 err.print(f"[bold red]interrupted:[/] {exc}", highlight=False)
@@ -230,6 +232,20 @@ def run(
     out.print(f"report: casslab report {outcome.results}", soft_wrap=True)
     if outcome.failed:
         raise typer.Exit(1)
+
+
+def _steady(spec: CampaignSpec) -> SteadyCut | None:
+    """workload.warmup: until-steady's classifier (MSER-5, casslab.analysis.steady) on
+    a trial's throughput and p50 series, else None."""
+    if spec.workload.warmup is None:
+        return None
+    from casslab.analysis.steady import steady_start
+
+    def cut(series: Sequence[Sequence[float]]) -> tuple[int, str]:
+        found = steady_start(series)
+        return found.start, found.klass
+
+    return cut
 
 
 def _stop_rule(spec: CampaignSpec, results: Path) -> ShouldStop | None:

@@ -40,6 +40,7 @@ from casslab.experiment.loadopts import cell_options
 from casslab.experiment.search import PeakResult, PeakSearch, Step, resolve_relative, summarize
 from casslab.experiment.sequential import Sequencer, ShouldStop, StopDecision
 from casslab.experiment.spec import CampaignSpec, StopRule, is_relative
+from casslab.experiment.steadywindow import SteadyCut, steady_window
 from casslab.lab import LabOptions
 from casslab.load import LoadResult, LoadSpec
 from casslab.load.multi import START_MARGIN_S
@@ -136,15 +137,18 @@ class CampaignRunner:
                  lab_name: str | None = None,
                  on_event: Callable[[Event], None] | None = None,
                  beside: Beside | None = None,
-                 should_stop: ShouldStop | None = None) -> None:
+                 should_stop: ShouldStop | None = None,
+                 steady: SteadyCut | None = None) -> None:
         """beside: what runs beside each trial's load (the tuner of factor `tuner`,
         supplied by a layer that may import casslab.tune); a spec with a tuner level
         other than off needs it. should_stop: the stopping rule of `design.until:
         verdicts` (casslab.experiment.sequential; built from casslab.analysis by the
-        caller), which such a spec needs."""
+        caller), which such a spec needs. steady: the steady-state classifier of
+        `workload.warmup: until-steady` (casslab.experiment.steadywindow), likewise."""
         self.spec = spec
         self.beside = beside
         self.should_stop = should_stop
+        self.steady = steady
         self.results = results
         self.lab = campaign_lab(spec, lab_name or f"exp-{spec.digest[:10]}", home=home,
                                 cache=cache)
@@ -233,6 +237,10 @@ class CampaignRunner:
         """Before the first trial: a tuner level is refused when nothing can run it, or
         when the work beside the trial says it cannot."""
         levels = tuner_levels(self.spec)
+        if self.spec.workload.warmup is not None and self.steady is None:
+            raise UsageError("workload.warmup: until-steady needs the steady-state "
+                             "classifier, which this caller did not supply (run the "
+                             "campaign with `casslab experiment run`)")
         if levels and self.beside is None:
             raise UsageError(f"factor {TUNER_FACTOR}: level {levels[0]!r} needs the tuner "
                              "beside the trial, which this caller did not supply (run the "
@@ -304,6 +312,12 @@ class CampaignRunner:
             store.mark_ended(trial_id, "failed", str(exc))
             self.emit(Event("trial-end", f"{label}: failed: {exc}", done, total, t.cell.key))
             return False
+        intervals = result.intervals
+        warmup = self.spec.workload.warmup
+        if warmup is not None and self.steady is not None:
+            window = steady_window(intervals, self.steady, warmup.max_s)
+            intervals = window.intervals
+            quality |= {"steady_start_s": window.start_s, "steady_class": window.klass}
         s = result.summary
         ok = s.ended_by == "completed"
         error = None if ok else f"load ended by {s.ended_by} (stop.timeout_s or cluster lost)"
@@ -311,7 +325,7 @@ class CampaignRunner:
             error = "; ".join(metrics.errors[:3])
         if beside.error is not None:
             ok, error = False, f"{TUNER_FACTOR}: {beside.error}"
-        store.commit_trial(trial_id, summary=s.raw, intervals=result.intervals,
+        store.commit_trial(trial_id, summary=s.raw, intervals=intervals,
                            metrics=metrics, command=result.command,
                            status="done" if ok else "failed", error=error,
                            audit=beside.audit)
