@@ -85,6 +85,8 @@ def validate(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML)."
                    f"{_n(len(r.findings), 'finding')}" + (
                        f" ({len(r.absent)} more not compared: levels this size drops)"
                        if r.absent else "") if not r.empty or r.absent else "")
+            # The pilot is read first: a bad one is the only line printed.
+            lines, more = _detectable(s, pilot) if size is None or size == scale else ([], [])
             # One line per size, never folded (paths make it long; scripts grep it).
             lab_warm = (f", {s.design.lab_warmup_trials} per lab after it is built"
                         if s.design.lab_warmup_trials else "")
@@ -97,7 +99,6 @@ def validate(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML)."
                 warnings = [f"{_n(len(warnings), 'finding')} cannot be decided at this size "
                             "(smoke runs check the pipeline, not the findings)"]
             if size is None or size == scale:
-                lines, more = _detectable(s, pilot)
                 for line in lines:
                     out.print(f"  {line}", highlight=False, soft_wrap=True)
                 warnings += more

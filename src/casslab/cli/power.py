@@ -19,12 +19,16 @@ from casslab.analysis.responses import trial_values
 from casslab.core.errors import UsageError
 from casslab.experiment.reference import Finding
 from casslab.experiment.spec import CampaignSpec
+from casslab.store.db import StoreError
 from casslab.store.results import Results
 
 
 def pilot_noise(directory: Path, response: str) -> Noise:
     """sigma of log(response) within the cells of a pilot's kept trials."""
-    store, results = Results.open(directory)
+    try:
+        store, results = Results.open(directory)
+    except StoreError as exc:
+        raise UsageError(f"--pilot: {exc}") from None
     with store:
         kept = results.kept_trials()
         try:
