@@ -90,11 +90,14 @@ def calibrate(
     lab_name: Annotated[str | None, typer.Option("--lab", help="Name of the lab it builds "
                                                  "(default exp-<digest>).")] = None,
 ) -> None:
-    """Measure the lab's noise floor: one cell of SPEC run as an A/A design (identical
-    copies A and B, interleaved), then per response the within-trial CV (per-second
-    throughput), the between-trial CV (from the A/B differences within rounds), the
-    drift across trials and the smallest effect a campaign could detect at 5, 10 and 20
-    rounds. The results directory works as `experiment validate/plan --pilot DIR`.
+    """Measure the lab's noise floor: one cell of a spec as an A/A design (interleaved
+    copies); the results work as --pilot.
+
+    SPEC's factors are held at one level each (--cell), copies A and B run in ABBA
+    rounds; then per response the within-trial CV (per-second throughput), the
+    between-trial CV (from the A/B differences within rounds), the drift across trials
+    and the smallest effect a campaign could detect at 5, 10 and 20 rounds. The results
+    directory works as `experiment validate/plan --pilot DIR`.
 
     Example: casslab calibrate examples/calibrate-1node.yaml --rounds 3
     """
