@@ -23,7 +23,7 @@ The size a finding looks for: `expect: ratio` R (its tolerance, default 10 % of 
 `expect: slope` S +- tolerance, and for `higher`/`lower` the ratio of the reference's
 own values at `to` and `from` when it holds both (same other levels), else none.
 The lab's detectable effect z: what the design, with the trials it ran and the noise it
-measured, detects with 80 % power (casslab.analysis.power).
+measured, detects with 90 % power (casslab.analysis.power).
 Verdicts (`classify`), each implied by "the interval covers the true effect", so
 their error rate is that of the intervals:
   holds                          the interval lies within the paper's size band, or
@@ -42,10 +42,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from casslab.analysis.campaign import Analysis, CellStats, level_label
+from casslab.analysis.campaign import Analysis, CellStats, analyze, level_label
 from casslab.analysis.effects import (
     LINE,
     LOG_RATIO,
@@ -64,6 +64,7 @@ from casslab.analysis.power import detectable_log_effect
 from casslab.analysis.sequential import DEFAULT_ROUNDS
 from casslab.analysis.stats import Describe, describe, mann_whitney, welch
 from casslab.experiment.reference import Finding, Reference, RefValue, level_number
+from casslab.store.results import TrialRow
 
 HOLDS = "holds"
 SIZE_DIFFERS = "direction holds, size differs"
@@ -323,7 +324,7 @@ def classify(expect: str, effect: Effect, *, paper: float = math.nan,
         return FAILS, f"lab {ci} excludes 0 on the other side: not {expect}"
     if not math.isnan(bound) and math.isfinite(bound) and -bound <= lo and hi <= bound:
         return UNDETECTABLE, (f"lab {ci} lies within +-{_fmt_abs(bound, sc)}, the smallest "
-                              "effect this lab detects with these trials (80 % power)")
+                              "effect this lab detects with these trials (90 % power)")
     return INCONCLUSIVE, f"lab {ci} includes 0" + (
         f" and reaches past +-{_fmt_abs(bound, sc)} (what this lab can detect)"
         if not math.isnan(bound) and math.isfinite(bound) else "")
@@ -337,13 +338,13 @@ def _pair_key(params: Mapping[str, Any], factor: str) -> tuple[tuple[str, str], 
     return tuple(sorted((k, level_label(v)) for k, v in params.items() if k != factor))
 
 
-def paired_log_ratios(cells: Sequence[CellStats], f: Finding,
-                      rounds: Mapping[int, int]) -> list[float]:
-    """log(to / from) within each round, for every pair of cells at `to` and `from`
-    that share their other levels (and match `where`)."""
+def _round_sides(cells: Sequence[CellStats], f: Finding, rounds: Mapping[int, int]
+                 ) -> dict[int, list[tuple[float, float]]]:
+    """round -> (value at `from`, value at `to`) for every pair of cells at the two
+    levels that share their other levels (and match `where`)."""
     lows = [cs for cs in cells if _matches(cs.params, {**f.where, f.factor: [f.low]})]
     highs = [cs for cs in cells if _matches(cs.params, {**f.where, f.factor: [f.high]})]
-    out = []
+    out: dict[int, list[tuple[float, float]]] = {}
     for cl in lows:
         for ch in highs:
             if _pair_key(cl.params, f.factor) != _pair_key(ch.params, f.factor):
@@ -352,9 +353,32 @@ def paired_log_ratios(cells: Sequence[CellStats], f: Finding,
                   if t in rounds}
             hi = {rounds[t]: v for t, v in zip(ch.trial_ids, ch.values, strict=True)
                   if t in rounds}
-            out += [math.log(hi[r] / lo[r]) for r in sorted(set(lo) & set(hi))
-                    if lo[r] > 0 and hi[r] > 0]
+            for r in sorted(set(lo) & set(hi)):
+                out.setdefault(r, []).append((lo[r], hi[r]))
+    return dict(sorted(out.items()))
+
+
+def paired_log_ratios(cells: Sequence[CellStats], f: Finding,
+                      rounds: Mapping[int, int]) -> list[float]:
+    """One value per complete round: log(to / from), averaged over the pairs of cells
+    at `to` and `from` that share their other levels (and match `where`). One value
+    per round keeps the rounds, not the cells, the independent observations the
+    intervals need."""
+    out = []
+    for pairs in _round_sides(cells, f, rounds).values():
+        logs = [math.log(hi / lo) for lo, hi in pairs if lo > 0 and hi > 0]
+        if logs:
+            out.append(sum(logs) / len(logs))
     return out
+
+
+def paired_slopes(cells: Sequence[CellStats], f: Finding,
+                  rounds: Mapping[int, int]) -> list[float]:
+    """One value per complete round: (to - from) / (to level - from level), averaged
+    over the matching pairs of cells (a slope from the two end levels, within rounds)."""
+    run = level_number(f.high) - level_number(f.low)
+    return [sum((hi - lo) / run for lo, hi in pairs) / len(pairs)
+            for pairs in _round_sides(cells, f, rounds).values()]
 
 
 def finding_effect(f: Finding, cells: Sequence[CellStats], level: float, *,
@@ -415,6 +439,22 @@ def judge(ref: Reference, analyses: Sequence[Analysis], *,
         cells = a.cells if a else []
         lo, hi = _side(cells, f, f.low), _side(cells, f, f.high)
         paper, band = size_looked_for(ref, f)
+        if f.expect == "slope" and rounds is not None:
+            d = paired_slopes(cells, f, rounds)
+            pe = (sequential_log_effect(d, level, c) if sequential else
+                  paired_log_effect(d, level))
+            effect = replace(pe, scale=SLOPE, method=pe.method.replace(
+                "log-ratios", "slopes (to - from) / (to level - from level)"))
+            p = math.nan if sequential else _t_p(effect.estimate, effect.noise_sd,
+                                                 effect.n_low)
+            bound = detectable_log_effect(effect.kind, effect.noise_sd, effect.n_low,
+                                          effect.n_high, level, c=effect.c)
+            verdict, why = classify("slope", effect, paper=paper, band=band, bound=bound)
+            out.append(Verdict(f, verdict, why, f"{effect.method}; {family}", effect.n_low,
+                               effect.n_high, _median(lo), _median(hi), effect, p,
+                               min(1.0, p * m) if not math.isnan(p) else math.nan, paper,
+                               band, bound, budget_spent))
+            continue
         if f.expect == "slope":
             fit = fit_slope(_slope_points(cells, f), f.slope, level)
             effect = Effect(SLOPE, fit.slope, fit.low, fit.high, level,
@@ -443,6 +483,29 @@ def judge(ref: Reference, analyses: Sequence[Analysis], *,
                            min(1.0, p * m) if not math.isnan(p) else math.nan, paper, band,
                            bound, budget_spent))
     return out
+
+
+def rounds_of(rows: Sequence[TrialRow]) -> dict[int, int] | None:
+    """trial id -> round for the kept trials of an interleaved design; None when the
+    campaign has no rounds (its trials are compared pooled)."""
+    rounds = {r.trial_id: r.round for r in rows if r.kept and r.round is not None}
+    return rounds or None
+
+
+def judge_rows(ref: Reference, rows: Sequence[TrialRow], factors: list[dict[str, Any]],
+               values: Mapping[str, Mapping[int, float]] | None = None, *,
+               sequential: bool = False, planned_rounds: int | None = None,
+               budget_spent: bool = False) -> list[Verdict]:
+    """`judge` straight from a campaign's trials (the stopping rule of `until:
+    verdicts`, the demo, the CLI): one Analysis per response the findings name (`values`:
+    response -> trial id -> value, else the trial's ALL row), paired by round when the
+    trials have rounds."""
+    responses = list(dict.fromkeys(f.response for f in ref.findings))
+    analyses = [analyze(list(rows), factors, name,
+                        values=values.get(name) if values is not None else None)
+                for name in responses]
+    return judge(ref, analyses, rounds=rounds_of(rows), sequential=sequential,
+                 planned_rounds=planned_rounds, budget_spent=budget_spent)
 
 
 def all_decisive(verdicts: Sequence[Verdict]) -> bool:

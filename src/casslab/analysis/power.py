@@ -2,7 +2,9 @@
 findings it can never decide. Pure: numbers in, numbers and warnings out.
 
 Detectable effect: the smallest true effect (log-ratio, read in %) whose interval
-excludes 0 with probability POWER (80 %), given the noise of one observation on the
+excludes 0 with probability POWER (90 %: "can detect" means reliably; an A/A pair then
+lies within +- that effect 80 % of the time at any one look), given the noise of one
+observation on the
 log scale (a trial's CV ~ its log sd for CVs of a few %):
 - pooled (Welch t on logs, n1 and n2 trials):  (t_{1-a/2} + t_{power}) sd sqrt(1/n1 + 1/n2),
   df n1 + n2 - 2; rank (Hodges-Lehmann / Mann-Whitney) the same divided by
@@ -27,7 +29,7 @@ from scipy import stats as st  # type: ignore[import-untyped]
 from casslab.analysis.effects import PAIRED, POOLED, RANK, SEQUENTIAL, to_pct
 from casslab.analysis.sequential import DEFAULT_ROUNDS, half_width_factor, tune_c
 
-POWER = 0.80
+POWER = 0.90
 DESIGNS = ("interleaved", "sequential", "pooled")
 
 

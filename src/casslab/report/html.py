@@ -399,7 +399,7 @@ def render_reproduction(repro: Reproduction, analyses: list[Analysis],
              "size differs</b>: the expected side of 0, outside the paper's size; <b>does "
              "not hold</b>: the other side, or outside the size and not the expected way; "
              "<b>smaller than this lab can detect</b>: the whole interval within +- z, z "
-             "the effect these trials detect with 80 % power at the measured noise; "
+             "the effect these trials detect with 90 % power at the measured noise; "
              "<b>inconclusive</b>: anything else. Each verdict is implied by its interval "
              "covering the true effect, so the error rate is the intervals'.</p>"]
     if repro.values:
