@@ -41,6 +41,10 @@ def test_a_series_still_rising_at_the_end_is_still_warming() -> None:
     assert s.klass == WARMING and not s.settled and s.drift_pct > 10
 
 
+def test_a_short_series_still_rising_is_still_warming() -> None:
+    assert steady_state([1000.0 + 5 * i for i in range(60)]).klass == WARMING
+
+
 def test_a_series_that_jumps_and_falls_back_has_no_steady_state() -> None:
     s = steady_state(noisy(np.where((T >= 60) & (T < 120), 1300.0, 1000.0), seed=3))
     assert s.klass == NO_STEADY and "quarters" in s.why

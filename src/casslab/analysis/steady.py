@@ -118,8 +118,11 @@ def steady_state(values: Sequence[float], batch: int = BATCH) -> Steadiness:
     mean_after = float(x[start:].mean())
     where = f"MSER-5 cut at sample {start} ({d} of {k} batches)"
     end = mann_kendall(rest[rest.size // 2:].tolist())
+    # the end's own test only where it can be significant (Mann-Kendall on fewer than 5
+    # values never reaches p <= 0.05)
+    still = end.n < 5 or (not math.isnan(end.p) and end.p <= 0.05 and end.s * tail.s > 0)
     moving = (not math.isnan(tail.p) and tail.p <= ALPHA_TREND and abs(drift) > MAX_DRIFT_PCT
-              and not math.isnan(end.p) and end.p <= 0.05 and end.s * tail.s > 0)
+              and still)
     if moving:
         return Steadiness(WARMING, start, n, mean_after, tail.p, drift,
                           f"{where}, then still moving one way: {drift:+.1f} % over the "

@@ -17,6 +17,7 @@ from typing import Any
 
 from casslab.analysis.campaign import Analysis, Labeller, analyze, cell_label, labeller
 from casslab.analysis.clients import SLOW_SHARE, CellClients, client_table
+from casslab.analysis.drift import drift_warning
 from casslab.analysis.factorial import Factorial, Term
 from casslab.analysis.findings import (
     FAILS,
@@ -27,10 +28,13 @@ from casslab.analysis.findings import (
     Verdict,
     compare_values,
     judge,
+    rounds_of,
+    smallest_effect_pct,
 )
 from casslab.analysis.intervals import BatchMeans, min_n_for_median
 from casslab.analysis.responses import explain, profile_cores, trial_values
 from casslab.analysis.stats import OUTLIER_SD
+from casslab.analysis.steady import BATCH, MIN_BATCHES, STEADY, Steadiness, steady_state
 from casslab.experiment.labels import scalar_label
 from casslab.experiment.reference import Reference, read_reference
 from casslab.experiment.search import Step, find_knee
@@ -117,12 +121,66 @@ def build_report(directory: Path, out: Path | None = None) -> Report:
         drawn = declared_figures(decls, analyses, results, rows, design_factors(c), cores,
                                  ref.values)
     varied = [f["name"] for f in c.factors if len(f["levels"]) > 1]
-    repro = Reproduction(ref, compare_values(ref, analyses, varied), judge(ref, analyses))
+    sequential, planned = until_verdicts(c.spec_yaml)
+    # A finished `until: verdicts` campaign stopped by itself: what is still
+    # inconclusive ran out of rounds or budget.
+    verdicts = judge(ref, analyses, rounds=rounds_of(rows), sequential=sequential,
+                     planned_rounds=planned, budget_spent=sequential)
+    repro = Reproduction(ref, compare_values(ref, analyses, varied), verdicts)
     figures = make_figures(drawn, steps)
-    page = render(c, analyses, rows, figures, steps, repro, clients)
+    page = render(c, analyses, rows, figures, steps, repro, clients,
+                  unsettled(rows, per_second))
     path = out or directory / REPORT_NAME
     path.write_text(page)
     return Report(path, figures, analyses[0], analyses, repro)
+
+
+def until_verdicts(spec_yaml: str) -> tuple[bool, int | None]:
+    """(whether the stored spec adds rounds until verdicts, its maximum of rounds)."""
+    import yaml
+
+    try:
+        doc = yaml.safe_load(spec_yaml)
+    except yaml.YAMLError:
+        return False, None
+    design = doc.get("design") if isinstance(doc, dict) else None
+    if not isinstance(design, dict) or design.get("until") != "verdicts":
+        return False, None
+    trials = design.get("trials")
+    top = trials.get("max") if isinstance(trials, dict) else None
+    return True, top if isinstance(top, int) else None
+
+
+@dataclass(frozen=True)
+class Unsettled:
+    """A kept trial whose recorded series never reached a steady state."""
+
+    row: TrialRow
+    klass: str
+    source: str  # "stored" (the run's until-steady warm-up) or "report" (MSER-5 here)
+    why: str = ""
+
+
+def unsettled(rows: Sequence[TrialRow], per_second: dict[int, list[float]]
+              ) -> list[Unsettled]:
+    """Kept trials that never settled: the class the run stored (workload.warmup:
+    until-steady), else MSER-5 on the recorded per-second throughput when it has enough
+    samples to tell (casslab.analysis.steady)."""
+    out = []
+    for r in rows:
+        if not r.kept:
+            continue
+        if r.steady_class is not None:
+            if r.steady_class != STEADY:
+                out.append(Unsettled(r, r.steady_class, "stored"))
+            continue
+        series = per_second.get(r.trial_id) or []
+        if len(series) < BATCH * MIN_BATCHES:
+            continue
+        s: Steadiness = steady_state(series)
+        if not s.settled:
+            out.append(Unsettled(r, s.klass, "report", s.why))
+    return out
 
 
 def search_groups(steps: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -231,7 +289,8 @@ def render_factorial(fa: Factorial) -> str:
 def render(c: Campaign, analyses: list[Analysis], rows: list[TrialRow],
            figures: list[Figure], steps: list[dict[str, Any]],
            repro: Reproduction | None = None,
-           clients: Sequence[CellClients] = ()) -> str:
+           clients: Sequence[CellClients] = (),
+           never_settled: Sequence[Unsettled] = ()) -> str:
     """The page, in a paper's order: design; results per response with its figures;
     the figures over time and by percentile; the reproduction (references, verdicts);
     appendices (trials that did not finish, versions and machine, spec)."""
@@ -243,7 +302,9 @@ def render(c: Campaign, analyses: list[Analysis], rows: list[TrialRow],
             f"digest {c.spec_digest}</p>")
     factors = labelled_factors(c)
     label = labeller(factors)
-    parts: list[str] = [render_design(factors, rows)]
+    parts: list[str] = [render_design(factors, rows),
+                        render_drift(analyses, (repro or Reproduction(Reference())).verdicts),
+                        render_unsettled(never_settled, label)]
     old = sum(1 for r in rows if r.kept and r.pct_source == V1_MEAN_MAX)
     if old:
         parts.append(f"<p class='note'>{old} kept trials were written by schema 1: their "
@@ -294,6 +355,58 @@ def render(c: Campaign, analyses: list[Analysis], rows: list[TrialRow],
     return "\n".join([head, toc, body, "</body></html>"])
 
 
+def render_drift(analyses: Sequence[Analysis], verdicts: Sequence[Verdict]) -> str:
+    """Each response's drift against run order, and a warning where it is larger than
+    the smallest effect a finding on that response looks for."""
+    rows, warnings = [], []
+    for a in analyses:
+        d = a.drift
+        if d is None:
+            continue
+        rows.append([html.escape(a.title), str(d.n), _signed(d.pct_per_trial, 2) +
+                     f" [{_signed(d.pct_low, 2)}, {_signed(d.pct_high, 2)}]",
+                     _signed(d.total_pct, 1), _p(d.trend.p),
+                     "<b>yes</b>" if d.significant else "no"])
+        w = drift_warning(d, smallest_effect_pct(verdicts, a.response), a.title)
+        if w:
+            warnings.append(f"<p class='note'><b>! Drift.</b> {html.escape(w)}.</p>")
+    if not rows:
+        return ""
+    text = ("<p>Each kept trial's value relative to its cell's mean, (y - cell mean) / "
+            "cell mean, against run order. % per trial: least-squares slope on the trial's "
+            "position among the kept trials, with its 95 % CI (Student t); over the "
+            "campaign: that slope x (kept trials - 1). Mann-Kendall: a distribution-free "
+            "test of a monotone trend (two-sided, continuity-corrected). An interleaved "
+            "design (design.order: interleaved) decides findings within rounds, where a "
+            "drift cancels.</p>")
+    return ("<h2 id='drift'>Drift across the campaign</h2>" + text +
+            _table(["response", "kept trials", "% per trial [95 % CI]", "% over the campaign",
+                    "Mann-Kendall p", "trend (p <= 0.05)"], rows) + "".join(warnings))
+
+
+def _signed(v: float, digits: int) -> str:
+    return "-" if math.isnan(v) else f"{v:+.{digits}f}"
+
+
+def render_unsettled(never: Sequence[Unsettled], label: Labeller) -> str:
+    """Kept trials that never reached a steady state (marked, still counted)."""
+    if not never:
+        return ""
+    stored = sum(1 for u in never if u.source == "stored")
+    text = (f"<p class='note'><b>! {len(never)} kept trial{'s' if len(never) != 1 else ''} "
+            "never settled</b>: their per-second throughput (and p50) had no steady state "
+            "in the recorded window, so their values mix warm-up and steady state. They "
+            "stay in the statistics (dropping them would bias the cells that warm up "
+            f"slowest). Class: {stored} from the run's until-steady warm-up, the rest by "
+            "MSER-5 on the recorded per-second throughput (White 1997; Franklin & White "
+            "2008).</p>")
+    return ("<h2 id='unsettled'>Trials that never settled</h2>" + text +
+            _table(["seq", "cell", "trial", "class", "from", "why"],
+                   [[str(u.row.seq), html.escape(cell_label(u.row.cell_params, label)),
+                     str(u.row.trial_no), html.escape(u.klass), u.source,
+                     html.escape(u.why)] for u in never]))
+
+
 def render_clients(cells: Sequence[CellClients], rows: list[TrialRow],
                    label: Labeller) -> str:
     """The load clients of trials run by several: one row per cell and client."""
@@ -342,6 +455,13 @@ def render_design(factors: list[dict[str, Any]], rows: list[TrialRow]) -> str:
     done = sum(1 for r in rows if r.status == "done")
     text = (f"<p>{cells} cells, {len(rows)} trials planned, {done} finished (warm-ups "
             "included).</p>")
+    reruns = sum(r.guard_reruns for r in rows)
+    disturbed = sum(1 for r in rows if r.disturbed)
+    if reruns or disturbed:
+        text += (f"<p class='note'>Outside noise (design.guard): {reruns} rerun"
+                 f"{'s' if reruns != 1 else ''} of trials disturbed by CPU use outside the "
+                 f"lab; {disturbed} trial{'s' if disturbed != 1 else ''} still over the "
+                 "limit when the reruns ran out (kept, flagged).</p>")
     table = (_table(["factor", "description", "levels (label = full level)"], frows,
                     "design") if frows else "<p>No factors: one cell.</p>")
     return "<h2 id='design'>Design</h2>" + text + table
