@@ -261,6 +261,36 @@ def _terms(terms: list[Term]) -> list[list[str]]:
              _fmt(t.partial_eta2)] for t in terms]
 
 
+def render_blocks(a: Analysis) -> str:
+    """An interleaved design's analysis within rounds: the RCB ANOVA and Friedman over
+    the cells, and every pair of cells' paired change."""
+    b = a.blocks
+    if b is None:
+        return ""
+    labels = {cs.key: cs.label or cs.key for cs in a.cells}
+    tests = [[t.test, str(t.k), str(len(b.rounds)), _fmt(t.statistic),
+              ", ".join(_fmt(float(d)) for d in t.df), _p(t.p),
+              f"{t.effect_name} = {_fmt(t.effect)}"] for t in (b.rcb, b.friedman)
+             if not math.isnan(t.statistic)]
+    pairs = []
+    for pe in b.pairs:
+        est, lo, hi = pe.pct
+        pairs.append([html.escape(labels.get(pe.low_cell, pe.low_cell)),
+                      html.escape(labels.get(pe.high_cell, pe.high_cell)), str(pe.n),
+                      f"{_signed(est, 1)} % [{_signed(lo, 1)}, {_signed(hi, 1)}]", _p(pe.p)])
+    return ("<h3>Within rounds (interleaved design)</h3><p class='note'>Each round ran one "
+            "kept trial of every cell back to back, so a drift hits a round's cells alike; "
+            f"here the {len(b.rounds)} complete rounds are blocks. Randomized complete "
+            "block ANOVA on log values (cells as treatment, rounds as blocks, no "
+            "interaction) and Friedman's rank test (3 or more cells). Pairs: the mean "
+            "per-round change of b against a, (exp(mean log(b / a)) - 1) x 100, with its "
+            "95 % Student-t CI and paired t p (fixed number of rounds, not corrected for "
+            "the number of pairs; the findings' verdicts are).</p>"
+            + (_table(["test", "cells", "rounds", "statistic", "df", "p", "effect size"],
+                      tests) if tests else "")
+            + _table(["cell a", "cell b", "rounds", "change b / a [95 % CI]", "p"], pairs))
+
+
 def render_factorial(fa: Factorial) -> str:
     """The factorial ANOVA: terms with interactions, assumption checks, the rank-based
     table, and each factor's effect within each level of the others."""
@@ -679,6 +709,8 @@ def render_response(a: Analysis) -> list[str]:
          + ([_within(cs.within)] if within else []) for cs in a.cells]))
     parts.append(f"<p>Values in {html.escape(a.unit)}.</p>")
     parts.append(_short_cells(a))
+    if a.blocks is not None:
+        parts.append(render_blocks(a))
     if a.factorial:
         parts.append(render_factorial(a.factorial))
     if a.factors:
