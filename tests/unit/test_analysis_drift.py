@@ -69,6 +69,7 @@ def test_a_drift_larger_than_the_smallest_effect_warns_and_a_smaller_one_does_no
     warning = drift_warning(d, 5.0, "runtime_s")
     assert warning.startswith("runtime_s: the kept trials drift +") and "interleaved" in warning
     assert drift_warning(d, 25.0) == ""
+    assert "differences within rounds" in drift_warning(d, 5.0, interleaved=True)
 
 
 def _grid_rows(drift_per_trial: float, seed: int) -> tuple[list[tuple[tuple[str, ...], float]],

@@ -120,10 +120,12 @@ def drift(order: Sequence[float], cells: Sequence[str], values: Sequence[float])
     return Drift(n, ncells, 100 * b, 100 * (b - half), 100 * (b + half), trend)
 
 
-def drift_warning(d: Drift, smallest_effect_pct: float, response: str = "") -> str:
+def drift_warning(d: Drift, smallest_effect_pct: float, response: str = "",
+                  interleaved: bool = False) -> str:
     """A warning when the drift over the campaign (|total_pct|) is larger than the
     smallest effect a finding looks for (in %), else "". Only a significant trend
-    warns: a non-significant slope is within the noise."""
+    warns: a non-significant slope is within the noise. `interleaved`: the campaign ran
+    in rounds, so its verdicts (within rounds) are not at risk, only pooled tables."""
     if math.isnan(smallest_effect_pct) or math.isnan(d.total_pct) or not d.significant:
         return ""
     if abs(d.total_pct) <= abs(smallest_effect_pct):
@@ -133,4 +135,6 @@ def drift_warning(d: Drift, smallest_effect_pct: float, response: str = "") -> s
             f"({d.pct_per_trial:+.2f} % per trial, Mann-Kendall p = {d.trend.p:.3g}), more "
             f"than the smallest effect a finding looks for ({abs(smallest_effect_pct):.1f} "
             "%): a comparison of pooled trials may measure the run order, not the factor "
-            "(use design.order: interleaved)")
+            + ("(the verdicts here come from differences within rounds, which it hits "
+               "alike; read the within-round tables, not the pooled ones)" if interleaved
+               else "(use design.order: interleaved)"))

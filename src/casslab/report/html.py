@@ -397,7 +397,8 @@ def render_drift(analyses: Sequence[Analysis], verdicts: Sequence[Verdict]) -> s
                      f" [{_signed(d.pct_low, 2)}, {_signed(d.pct_high, 2)}]",
                      _signed(d.total_pct, 1), _p(d.trend.p),
                      "<b>yes</b>" if d.significant else "no"])
-        w = drift_warning(d, smallest_effect_pct(verdicts, a.response), a.title)
+        w = drift_warning(d, smallest_effect_pct(verdicts, a.response), a.title,
+                          a.blocks is not None)
         if w:
             warnings.append(f"<p class='note'><b>! Drift.</b> {html.escape(w)}.</p>")
     if not rows:
@@ -713,6 +714,9 @@ def render_response(a: Analysis) -> list[str]:
         parts.append(render_blocks(a))
     if a.factorial:
         parts.append(render_factorial(a.factorial))
+        if a.blocks is not None and not a.factorial.independent:
+            parts.append("<p class='note'>The factorial ANOVA pools the rounds; with the "
+                         "drift it found, read the within-round analysis above.</p>")
     if a.factors:
         parts.append("<h3>Factors</h3>" if not a.factorial else
                      "<h4>One-way tests per factor (other factors pooled; read the "
