@@ -2,15 +2,17 @@
 
 Pure: (run order, cell, value) triples in, a Drift out.
 
-- Residuals: each trial's value relative to its cell's mean, r = (y - mean_cell) /
-  mean_cell, so cells of different size weigh alike and the drift reads in %.
+- Residuals: each trial's log value less its cell's mean log, r = log y - mean_cell(log
+  y), so cells of different size weigh alike and the drift reads in % (a trial 10 %
+  above its cell's geometric mean has r = log 1.1).
 - Trend test: Mann-Kendall (Mann 1945, Kendall 1975) on the residuals in run order:
   S = sum over pairs i < j of sign(r_j - r_i), its variance with the tie correction,
   z with continuity correction, two-sided normal p. Distribution-free: it asks whether
   later trials tend to be higher, not whether the trend is a line.
-- Size: the least-squares slope of r on the trial's position among the kept trials
-  (0, 1, 2, ...), x 100: % of the cell mean per kept trial, with its 95 % Student-t CI
-  (n - 2 df). Over the campaign the drift is that slope x (n - 1).
+- Size: the least-squares slope b of r on the trial's position among the kept trials
+  (0, 1, 2, ...), read as (exp(b) - 1) x 100 % per kept trial, with its 95 % Student-t
+  CI (n - cells - 1 df: each cell's mean is estimated too). Over the campaign:
+  (exp(b (n - 1)) - 1) x 100 %, compounded (a steady fall can never pass -100 %).
 - Warning: when the drift over the campaign is larger than the smallest effect a
   finding looks for, a pooled comparison can be decided by the run order instead of the
   factor (an interleaved design cancels it; casslab.analysis.blocks).
@@ -53,8 +55,10 @@ class Drift:
 
     @property
     def total_pct(self) -> float:
-        """The fitted drift from the first kept trial to the last, in % of a cell mean."""
-        return self.pct_per_trial * (self.n - 1) if self.n > 1 else math.nan
+        """The fitted drift from the first kept trial to the last, in % (compounded)."""
+        if self.n < 2 or math.isnan(self.pct_per_trial):
+            return math.nan
+        return 100 * math.expm1(math.log1p(self.pct_per_trial / 100) * (self.n - 1))
 
     @property
     def significant(self) -> bool:
@@ -87,14 +91,15 @@ def mann_kendall(values: Sequence[float]) -> MannKendall:
 
 
 def relative_residuals(cells: Sequence[str], values: Sequence[float]) -> list[float]:
-    """(y - mean of its cell) / mean of its cell; NaN for a cell of one trial or a cell
-    mean of 0 (no residual to speak of)."""
+    """log y - mean log y of its cell; NaN for a value <= 0 and for a cell with fewer
+    than 2 positive values (no residual to speak of)."""
+    logs = [math.log(y) if y > 0 else math.nan for y in values]
     groups: dict[str, list[float]] = {}
-    for c, y in zip(cells, values, strict=True):
-        groups.setdefault(c, []).append(y)
+    for c, v in zip(cells, logs, strict=True):
+        if not math.isnan(v):
+            groups.setdefault(c, []).append(v)
     means = {c: (sum(v) / len(v) if len(v) > 1 else math.nan) for c, v in groups.items()}
-    return [(y - means[c]) / means[c] if means[c] else math.nan
-            for c, y in zip(cells, values, strict=True)]
+    return [v - means.get(c, math.nan) for c, v in zip(cells, logs, strict=True)]
 
 
 def drift(order: Sequence[float], cells: Sequence[str], values: Sequence[float]) -> Drift:
@@ -117,7 +122,8 @@ def drift(order: Sequence[float], cells: Sequence[str], values: Sequence[float])
     df = max(n - ncells - 1, 1)
     se = math.sqrt(float((resid ** 2).sum()) / df / sxx)
     half = float(st.t.ppf(0.975, df)) * se
-    return Drift(n, ncells, 100 * b, 100 * (b - half), 100 * (b + half), trend)
+    return Drift(n, ncells, 100 * math.expm1(b), 100 * math.expm1(b - half),
+                 100 * math.expm1(b + half), trend)
 
 
 def drift_warning(d: Drift, smallest_effect_pct: float, response: str = "",
