@@ -343,3 +343,31 @@ def test_a_delay_slope_holds_and_an_a_a_pair_is_below_what_the_lab_detects() -> 
     assert v_aa.verdict == UNDETECTABLE and v_aa.label.startswith(
         "smaller than this lab can detect (+-") and v_aa.label.endswith("%, measured)")
     assert v_aa.effect.anytime and v_aa.bound < math.log(1.05)
+
+
+def test_the_engine_looked_at_every_round_of_null_campaigns_keeps_alpha() -> None:
+    """2,000 null campaigns (no effect), each looked at after every round from 2 to 20
+    through the engine itself (sequential effect, classify) and stopped at the first
+    decisive verdict: a false one (holds / does not hold) at most alpha of the time;
+    "smaller than this lab can detect" is true under the null and may come."""
+    from casslab.analysis.effects import sequential_log_effect
+    from casslab.analysis.power import detectable_log_effect
+    from casslab.analysis.sequential import tune_c
+
+    rng = np.random.default_rng(12)
+    c = tune_c(20, 0.05)
+    false, bounded = 0, 0
+    for _ in range(2000):
+        d = rng.normal(0.0, 0.03, 20)
+        for n in range(2, 21):
+            e = sequential_log_effect(d[:n].tolist(), 0.95, c)
+            z = detectable_log_effect(e.kind, e.noise_sd, n, n, 0.95, c=c)
+            verdict, _ = classify("higher", e, bound=z)
+            if verdict in (HOLDS, FAILS):
+                false += 1
+                break
+            if verdict == UNDETECTABLE:
+                bounded += 1
+                break
+    assert false / 2000 <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 2000)
+    assert bounded / 2000 > 0.5  # most null campaigns end with the measured bound
