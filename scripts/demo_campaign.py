@@ -1,9 +1,13 @@
 """A compact campaign on a real 3-node lab, then its report (`make demo` runs this).
 
-3 nodes (Raspberry Pi 3 profile), YCSB A and I at RF 3, Ethernet vs Wi-Fi links,
-5 kept trials per cell after 1 warm-up, 1,000 operations each, in a seeded random
-order (so warming caches do not favour whichever cell runs last). Prints the report's
-path and a summary table. About 5 minutes on 2 cores.
+3 nodes (Raspberry Pi 3 profile), YCSB A at RF 3, Ethernet vs Wi-Fi links, 1,000
+operations a trial, in an interleaved design: rounds of one Ethernet and one Wi-Fi
+trial in ABBA order, so the nodes' warm-up drift (a fresh lab's trials got 4.7x faster
+over a run) hits both alike and the verdict comes from the differences within rounds.
+With `until: verdicts` it adds rounds (at least 3, at most 30) until the finding "Wi-Fi
+is slower" is decisive by an anytime-valid confidence sequence, or its 5-minute budget
+is spent. Prints the verdict ("Wi-Fi slower by X % [CI]"), the drift check, the report's
+path and a summary table. About 5-7 minutes on 2 cores.
 
 Usage: .venv/bin/python scripts/demo_campaign.py [--results DIR] [--lab NAME]
 """
@@ -11,18 +15,23 @@ Usage: .venv/bin/python scripts/demo_campaign.py [--results DIR] [--lab NAME]
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from pathlib import Path
 
 from rich.console import Console
 
+from casslab.analysis.drift import drift
+from casslab.analysis.sequential import tune_c
 from casslab.cli.report import print_cells
+from casslab.cli.stopping import finding_states, until_verdicts
 from casslab.core.errors import CasslabError
 from casslab.core.paths import default_cache, default_home
 from casslab.experiment.runner import CampaignRunner, Event
-from casslab.experiment.spec import parse_spec
+from casslab.experiment.spec import CampaignSpec, parse_spec
 from casslab.report.html import build_report
+from casslab.store.results import Results
 
 SPEC = """\
 name: demo
@@ -32,11 +41,20 @@ workload:
   records: 1000
   options: {{in-flight: 4, rf: 3}}
 factors:
-  - {{name: workload, levels: [ycsb-a, ycsb-i]}}
-  - {{name: network, levels: [ethernet, wifi]}}
-design: {{trials: 5, warmup_trials: 1, randomize: true, seed: 1}}
+  - {{name: network, levels: [ethernet, wifi], labels: [Ethernet, Wi-Fi]}}
+design:
+  order: interleaved
+  trials: {{min: 3, max: 30}}
+  until: verdicts
+  budget: 5m
+  lab_warmup_trials: 2
+  seed: 1
 stop: {{ops: 1000, timeout_s: 120}}
 analysis: {{response: runtime_s}}
+reference:
+  findings:
+    - {{claim: Wi-Fi is slower, response: runtime_s, factor: network, from: ethernet,
+       to: wifi, expect: higher}}
 """
 
 
@@ -51,23 +69,49 @@ def main() -> int:
     t0 = time.monotonic()
 
     def on_event(e: Event) -> None:
-        if e.kind in ("plan", "lab", "trial-end", "message", "prepare"):
+        if e.kind in ("plan", "lab", "trial-end", "message", "prepare", "round"):
             done = f"[{e.done}/{e.total}] " if e.total else ""
             console.print(f"{done}{e.message}", highlight=False, markup=False)
 
     try:
         outcome = CampaignRunner(spec, args.results, home=default_home(),
                                  cache=default_cache(), lab_name=args.lab,
-                                 on_event=on_event).run()
+                                 on_event=on_event,
+                                 should_stop=until_verdicts(spec, args.results)).run()
         report = build_report(args.results)
     except CasslabError as exc:
         console.print(f"[bold red]error:[/] {exc}", highlight=False)
         return 1
     print_cells(report.analysis)
+    console.print(outcome.stop_line, highlight=False)
+    print_verdicts(spec, args.results, console)
     console.print(f"{outcome.done} trials in {time.monotonic() - t0:.0f} s "
                   f"({outcome.failed} failed)")
     console.print(f"report: {report.path.resolve()}")
     return 0 if outcome.failed == 0 else 1
+
+
+def print_verdicts(spec: CampaignSpec, results: Path, console: Console) -> None:
+    """Each finding with its effect and anytime-valid interval, and the drift check of
+    the kept trials (residuals after cell means against run order)."""
+    store, res = Results.open(results)
+    with store:
+        kept = [t for t in res.kept_trials() if t.round is not None]
+    rounds = max((t.round or 0 for t in kept), default=0)
+    alpha = spec.reference.alpha
+    for f, st in zip(spec.reference.findings,
+                     finding_states(spec, results, rounds, alpha,
+                                    tune_c(spec.design.trials_max, alpha)), strict=True):
+        cs = st.interval
+        pct = [100 * math.expm1(x) for x in (cs.mean, cs.low, cs.high)]
+        word = "slower" if pct[0] > 0 else "faster"
+        verdict = ("decisive" if st.decisive else "not decisive (budget or rounds spent)")
+        console.print(f"{f.claim}: Wi-Fi {word} by {abs(pct[0]):.1f} % [{pct[1]:+.1f} %, "
+                      f"{pct[2]:+.1f} %] ({cs.coverage}, {cs.n} rounds): {verdict}",
+                      highlight=False)
+    d = drift([float(t.seq) for t in kept], [t.cell for t in kept],
+              [t.response(spec.response) for t in kept])
+    console.print(f"drift check ({spec.response}): {d.line()}", highlight=False)
 
 
 if __name__ == "__main__":

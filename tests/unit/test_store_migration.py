@@ -162,4 +162,26 @@ def test_a_schema_5_database_gains_the_node_restarts_table(tmp_path: Path) -> No
         assert store.schema_found == 5
         assert store.conn.execute("SELECT COUNT(*) FROM node_restarts").fetchone()[0] == 0
     with Store(tmp_path) as store:
-        assert store.schema_found == SCHEMA_VERSION == 6
+        assert store.schema_found == SCHEMA_VERSION == 7
+
+
+def test_a_schema_6_database_gains_the_round_and_quality_columns(tmp_path: Path) -> None:
+    with Store(tmp_path) as store:
+        cid, _ = store.open_campaign(name="c", digest="d", spec_yaml="", response="ops_s",
+                                     factors=[])
+        tid = store.ensure_plan(cid, [(1, 0, "all", {}, 1, False, "none")])[1][0]
+    raw = sqlite3.connect(tmp_path / "results.db")
+    for col in ("round", "steady_start_s", "steady_class", "outside_cpu_pct", "steal_pct",
+                "guard_reruns", "disturbed"):
+        raw.execute(f"ALTER TABLE trials DROP COLUMN {col}")
+    raw.execute("UPDATE meta SET value='6' WHERE key='schema_version'")
+    raw.commit()
+    raw.close()
+    with Store(tmp_path) as store:
+        assert store.schema_found == 6
+        store.set_rounds(cid, {1: 4})
+        store.set_quality(tid, steady_start_s=3.0, steady_class="steady",
+                          outside_cpu_pct=12.5, steal_pct=0.0, guard_reruns=1)
+        row = Results(store).trials()[0]
+    assert (row.round, row.steady_start_s, row.steady_class, row.outside_cpu_pct,
+            row.guard_reruns, row.disturbed) == (4, 3.0, "steady", 12.5, 1, False)

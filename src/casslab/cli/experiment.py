@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -24,7 +25,9 @@ from casslab.core.paths import default_cache, default_home
 if TYPE_CHECKING:
     from casslab.experiment.design import PlannedTrial
     from casslab.experiment.runner import Event
+    from casslab.experiment.sequential import ShouldStop
     from casslab.experiment.spec import CampaignSpec
+    from casslab.experiment.steadywindow import SteadyCut
     from casslab.tune.factor import TunerBeside
 
 app = typer.Typer(help="Campaigns of trials from a YAML spec: validate, plan, run, export.",
@@ -33,6 +36,10 @@ app = typer.Typer(help="Campaigns of trials from a YAML spec: validate, plan, ru
 AllowLarge = Annotated[bool, typer.Option(
     "--allow-large", help="Accept a campaign above 20000 trials or 30 days of (upper-bound) "
     "wall time; without it such a spec is refused before it is planned.")]
+Pilot = Annotated[Path | None, typer.Option(
+    "--pilot", help="A results directory (e.g. from casslab calibrate) whose within-cell "
+    "spread is the noise for each finding's smallest detectable effect (default: "
+    "design.noise_cv).")]
 Scale = Annotated[str | None, typer.Option(
     "--scale", help="Run the spec at one of its named sizes (its `scales:` block, e.g. "
     "paper) or `smoke` (a few cells of one short trial); default: as written.")]
@@ -54,7 +61,8 @@ def _tuner(spec: CampaignSpec) -> TunerBeside | None:
 
 @app.command()
 def validate(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
-             allow_large: AllowLarge = False, scale: Scale = None) -> None:
+             allow_large: AllowLarge = False, scale: Scale = None,
+             pilot: Pilot = None) -> None:
     """Check a spec, and each of its sizes unless --scale names one; errors name the
     field, its line and what is valid.
 
@@ -77,6 +85,8 @@ def validate(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML)."
                    f"{_n(len(r.findings), 'finding')}" + (
                        f" ({len(r.absent)} more not compared: levels this size drops)"
                        if r.absent else "") if not r.empty or r.absent else "")
+            # The pilot is read first: a bad one is the only line printed.
+            lines, more = _detectable(s, pilot) if size is None or size == scale else ([], [])
             # One line per size, never folded (paths make it long; scripts grep it).
             lab_warm = (f", {s.design.lab_warmup_trials} per lab after it is built"
                         if s.design.lab_warmup_trials else "")
@@ -88,9 +98,20 @@ def validate(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML)."
                 # A smoke run checks the pipeline; one trial per cell decides nothing.
                 warnings = [f"{_n(len(warnings), 'finding')} cannot be decided at this size "
                             "(smoke runs check the pipeline, not the findings)"]
+            if size is None or size == scale:
+                for line in lines:
+                    out.print(f"  {line}", highlight=False, soft_wrap=True)
+                warnings += more
             for warning in warnings:
                 err.print(f"[yellow]warning:[/] {what}: {warning}", highlight=False,
                           soft_wrap=True)
+
+
+def _detectable(spec: CampaignSpec, pilot: Path | None) -> tuple[list[str], list[str]]:
+    """Per finding, the smallest detectable effect (casslab.cli.power)."""
+    from casslab.cli.power import finding_lines
+
+    return finding_lines(spec, pilot)
 
 
 def _power_warnings(spec: CampaignSpec, trials: list[PlannedTrial]) -> list[str]:
@@ -110,7 +131,7 @@ def _n(count: int, noun: str) -> str:
 
 @app.command()
 def plan(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
-         allow_large: AllowLarge = False, scale: Scale = None) -> None:
+         allow_large: AllowLarge = False, scale: Scale = None, pilot: Pilot = None) -> None:
     """Print the run order: block, cell, trial number, warm-up, the reset before the
     trial and why; then blocks, warm-ups, kept trials and resets by kind.
 
@@ -125,13 +146,21 @@ def plan(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
         _tuner(s)
         trials = make_plan(s)
     table = Table(title=f"{len(trials)} trials in run order")
-    for col in ("seq", "block", "cell", "trial", "warm-up", "reset before", "why"):
+    rounds = s.design.interleaved
+    for col in ("seq", *(("round",) if rounds else ()), "block", "cell", "trial", "warm-up",
+                "reset before", "why"):
         table.add_column(col, overflow="fold")  # a cut cell key would hide its last levels
     for t in trials:
-        table.add_row(str(t.seq), str(t.block), t.cell.key, str(t.trial_no),
-                      "yes" if t.warmup else "", "" if t.reset == "none" else t.reset, t.why)
+        table.add_row(str(t.seq), *((str(t.round),) if rounds else ()), str(t.block),
+                      t.cell.key, str(t.trial_no), "yes" if t.warmup else "",
+                      "" if t.reset == "none" else t.reset, t.why)
+        lines, warnings = _detectable(s, pilot)
     out.print(table)
     out.print(summarize_plan(trials).line(), highlight=False)
+    for line in lines:
+        out.print(line, highlight=False, soft_wrap=True)
+    for warning in warnings:
+        err.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -171,7 +200,7 @@ def run(
                 if e.kind == "plan":
                     progress.update(task, total=e.total, completed=e.done)
                     progress.console.print(e.message)
-                elif e.kind in ("trial-end", "message"):
+                elif e.kind in ("trial-end", "message", "round"):
                     progress.update(task, completed=e.done)
                     progress.console.print(e.message, highlight=False, markup=False)
                 elif e.kind == "trial-start":
@@ -184,16 +213,49 @@ def run(
             try:
                 outcome = CampaignRunner(s, target, home=default_home(), cache=default_cache(),
                                          lab_name=lab_name, on_event=on_event,
-                                         beside=beside).run()
+                                         beside=beside, should_stop=_stop_rule(s, target),
+                                         steady=_steady(s)).run()
             except CampaignInterrupted as exc:
                 progress.stop()
                 err.print(f"[bold red]interrupted:[/] {exc}", highlight=False)
                 raise typer.Exit(130) from None
     out.print(f"{outcome.done} trials run, {outcome.skipped} already done, {outcome.failed} "
               f"failed, in {outcome.elapsed_s:.0f} s; results: {outcome.results}", soft_wrap=True)
+    if s.design.guard is not None:
+        out.print(f"design.guard: {outcome.guard_reruns} runs thrown away and run again for "
+                  f"outside CPU over {s.design.guard.max_outside_cpu_pct:g} %; "
+                  f"{outcome.disturbed} kept trials still over it (flagged)", soft_wrap=True,
+                  highlight=False)
+    if outcome.stop_line:
+        out.print(outcome.stop_line, soft_wrap=True, highlight=False)
+        for line in outcome.decision.lines if outcome.decision else ():
+            out.print(f"  {line}", soft_wrap=True, highlight=False, markup=False)
     out.print(f"report: casslab report {outcome.results}", soft_wrap=True)
     if outcome.failed:
         raise typer.Exit(1)
+
+
+def _steady(spec: CampaignSpec) -> SteadyCut | None:
+    """workload.warmup: until-steady's classifier (MSER-5, casslab.analysis.steady) on
+    a trial's throughput and p50 series, else None."""
+    if spec.workload.warmup is None:
+        return None
+    from casslab.analysis.steady import steady_start
+
+    def cut(series: Sequence[Sequence[float]]) -> tuple[int, str]:
+        found = steady_start(series)
+        return found.start, found.klass
+
+    return cut
+
+
+def _stop_rule(spec: CampaignSpec, results: Path) -> ShouldStop | None:
+    """design.until: verdicts' stopping rule (casslab.cli.stopping), else None."""
+    if spec.design.until != "verdicts":
+        return None
+    from casslab.cli.stopping import until_verdicts
+
+    return until_verdicts(spec, results)
 
 
 @app.command()

@@ -119,6 +119,10 @@ class CasslabGroup(LazyGroup):
         "experiment": LazyCommand("casslab.cli.experiment", "app",
                                   "Campaigns of trials from a YAML spec: validate, plan, run, "
                                   "export."),
+        "calibrate": LazyCommand("casslab.cli.calibrate", "calibrate",
+                                 "Measure the lab's noise floor: one cell of a spec as an "
+                                 "A/A design (interleaved copies); the results work as "
+                                 "--pilot."),
         "tune": LazyCommand("casslab.cli.tune", "app",
                             "Watch a keyspace and ALTER its TWCS and UCS tables to the rules' "
                             "optimal options as the TTL and read share change; Ctrl-C or "

@@ -20,9 +20,16 @@ together (the lab is built once per lab configuration).
 - `design.lab_warmup_trials: N`: N more warm-ups once per lab, right after it is
   built, of the cell that runs first on it (before its own reset and warm-ups), so
   the first kept trials of a campaign do not run on a cold node.
-With `randomize: true` the order of labs, of blocks within a lab and of warm-ups and
-kept trials within a block is shuffled with `design.seed`; without it cells run in
-factor order (first factor slowest), grouped by lab.
+With `design.order: random` (`randomize: true`) the order of labs, of blocks within a
+lab and of warm-ups and kept trials within a block is shuffled with `design.seed`; with
+`blocked` (the default) cells run in factor order (first factor slowest), grouped by lab.
+
+`design.order: interleaved` runs in rounds (casslab.experiment.rounds): round r holds
+the r-th kept trial of every cell, in a counterbalanced order; a block's warm-ups come
+when the round enters it after a reset (once, at the start, when the campaign has one
+lab and one schema); with a design.reset, or the tuner on, each kept trial is its own
+unit as above. With `until: verdicts` the plan holds `trials.max` rounds and the runner
+stops after any round from `trials.min` on (casslab.experiment.sequential).
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from casslab.experiment.beside import TUNER_FACTOR, TUNER_OFF
+from casslab.experiment.rounds import arrange
 from casslab.experiment.spec import RESETS, CampaignSpec, Factor, is_relative
 
 LAB_KINDS = ("lab",)
@@ -66,6 +74,7 @@ class PlannedTrial:
     reset: str  # what a run from the start does before this trial
     block: int = 1
     why: str = ""
+    round: int = 0  # interleaved designs: the round (from 1); 0 in other designs
 
 
 def cell_key(params: dict[str, Any]) -> str:
@@ -143,6 +152,7 @@ class _Unit:
     cell: Cell
     warmups: int
     kept: bool
+    round: int = 0
 
 
 def _block_units(block: list[Cell], spec: CampaignSpec, rng: random.Random | None
@@ -172,6 +182,8 @@ def _run_blocks(spec: CampaignSpec, rng: random.Random | None) -> list[list[_Uni
     warm-ups, then the trial.
     """
     d = spec.design
+    if d.interleaved:
+        return _round_units(spec)
     out: list[list[_Unit]] = []
     by_lab: dict[str, list[_Unit]] = {}
     for b in _blocks(spec, rng):
@@ -191,6 +203,35 @@ def _run_blocks(spec: CampaignSpec, rng: random.Random | None) -> list[list[_Uni
         if rng is not None:
             rng.shuffle(units)
         out.extend([u] for u in units)
+    return out
+
+
+def _round_units(spec: CampaignSpec) -> list[list[_Unit]]:
+    """An interleaved design's units, one list per round (see the module docstring)."""
+    d = spec.design
+    labs: dict[str, dict[str, list[Cell]]] = {}
+    for c in cells(spec.factors):
+        lab, schema = block_key(c.params, spec.factors)
+        labs.setdefault(lab, {}).setdefault(schema, []).append(c)
+    groups = [list(blocks.values()) for blocks in labs.values()]
+    out: list[list[_Unit]] = []
+    prev: tuple[str, str] | None = None
+    for r, run in enumerate(arrange(groups, d.trials_max, d.seed), start=1):
+        units: list[_Unit] = []
+        for c in run:
+            if d.reset != "none" or _tuned(c):  # each kept trial: reset, warm-ups, trial
+                units.append(_Unit(c, d.warmup_trials, True, r))
+                prev = None
+                continue
+            key = block_key(c.params, spec.factors)
+            if key != prev and d.warmup_trials:  # entering a block after its reset
+                block = next(b for lab in groups for b in lab
+                             if block_key(b[0].params, spec.factors) == key)
+                members = [x for x in run if x in block]
+                units.extend(_Unit(x, d.warmup_trials, False, r) for x in members)
+            prev = key
+            units.append(_Unit(c, 0, True, r))
+        out.append(units)
     return out
 
 
@@ -243,7 +284,7 @@ def plan(spec: CampaignSpec) -> list[PlannedTrial]:
                            "; then design.lab_warmup_trials") if i == 0 else ""
                     block += reset != "none"
                     out.append(PlannedTrial(len(out) + 1, unit.cell, counts[unit.cell.index],
-                                            True, reset, block, why))
+                                            True, reset, block, why, unit.round))
                     prev = params
             # design.reset comes before a kept trial's own warm-ups, never inside a unit
             unit_reset = between if unit.kept and between != "none" else "none"
@@ -263,7 +304,7 @@ def plan(spec: CampaignSpec) -> list[PlannedTrial]:
                 warm = i < unit.warmups
                 block += reset != "none"
                 out.append(PlannedTrial(len(out) + 1, unit.cell, counts[unit.cell.index], warm,
-                                        reset, max(block, 1), why))
+                                        reset, max(block, 1), why, unit.round))
                 prev = params
     return out
 
@@ -288,19 +329,35 @@ class PlanSummary:
     warmups: int
     kept: int
     resets: dict[str, int]  # reset kind -> how many, in RESETS order, "none" left out
+    rounds: int = 0  # interleaved designs
+    # resets a round after the first needs (a round's rebuilds are the cost of
+    # interleaving lab factors): kind -> how many
+    round_resets: dict[str, int] | None = None
 
     def line(self) -> str:
         resets = ", ".join(f"{n} {k}" for k, n in self.resets.items()) or "none"
-        return (f"{self.blocks} blocks, {self.warmups} warm-ups, {self.kept} kept trials; "
-                f"resets: {resets}")
+        out = (f"{self.blocks} blocks, {self.warmups} warm-ups, {self.kept} kept trials; "
+               f"resets: {resets}")
+        if self.rounds:
+            per = ", ".join(f"{n} {k}" for k, n in (self.round_resets or {}).items()) or "none"
+            out += (f"; {self.rounds} rounds of {self.kept // self.rounds} kept trials, "
+                    f"each round after the first: {per}")
+        return out
 
 
 def summarize_plan(trials: list[PlannedTrial]) -> PlanSummary:
-    """Counts of a plan: blocks, warm-ups, kept trials and resets by kind."""
+    """Counts of a plan: blocks, warm-ups, kept trials and resets by kind; with rounds,
+    the resets of a later round (round 2: the first round also builds the first lab)."""
     by_kind = Counter(t.reset for t in trials)
+    rounds = max((t.round for t in trials), default=0)
+    per: dict[str, int] | None = None
+    if rounds:
+        later = Counter(t.reset for t in trials if t.round == min(2, rounds))
+        per = {k: later[k] for k in RESETS if k != "none" and later[k]}
     return PlanSummary(len({t.block for t in trials}), sum(t.warmup for t in trials),
                        sum(not t.warmup for t in trials),
-                       {k: by_kind[k] for k in RESETS if k != "none" and by_kind[k]})
+                       {k: by_kind[k] for k in RESETS if k != "none" and by_kind[k]},
+                       rounds, per)
 
 
 def search_key(params: dict[str, Any], factors: tuple[Factor, ...]) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 from casslab.cassandra import catalog, compaction
 from casslab.core.errors import CasslabError, UsageError
-from casslab.experiment import network, profilefactors, tableopts
+from casslab.experiment import network, outside, profilefactors, tableopts
 from casslab.experiment.beside import (
     TUNER_FACTOR,
     Beside,
@@ -40,7 +40,9 @@ from casslab.experiment.design import (
 from casslab.experiment.loadopts import cell_options
 from casslab.experiment.recovery import Recovery, Restart
 from casslab.experiment.search import PeakResult, PeakSearch, Step, resolve_relative, summarize
+from casslab.experiment.sequential import Sequencer, ShouldStop, StopDecision
 from casslab.experiment.spec import CampaignSpec, StopRule, is_relative
+from casslab.experiment.steadywindow import SteadyCut, steady_window
 from casslab.lab import LabOptions
 from casslab.load import LoadResult, LoadSpec
 from casslab.load.multi import START_MARGIN_S
@@ -81,6 +83,14 @@ class Outcome:
     failed: int
     elapsed_s: float
     peaks: dict[str, PeakResult] = field(default_factory=dict)
+    # design.until: verdicts: why it stopped (sequential.BY_*), the line saying so, and
+    # the rule's last answer
+    stopped_by: str = ""
+    stop_line: str = ""
+    decision: StopDecision | None = None
+    # design.guard: runs thrown away for outside noise, and kept trials still over it
+    guard_reruns: int = 0
+    disturbed: int = 0
 
 
 def uses_network(spec: CampaignSpec) -> bool:
@@ -119,12 +129,19 @@ class CampaignRunner:
     def __init__(self, spec: CampaignSpec, results: Path, *, home: Path, cache: Path,
                  lab_name: str | None = None,
                  on_event: Callable[[Event], None] | None = None,
-                 beside: Beside | None = None) -> None:
+                 beside: Beside | None = None,
+                 should_stop: ShouldStop | None = None,
+                 steady: SteadyCut | None = None) -> None:
         """beside: what runs beside each trial's load (the tuner of factor `tuner`,
         supplied by a layer that may import casslab.tune); a spec with a tuner level
-        other than off needs it."""
+        other than off needs it. should_stop: the stopping rule of `design.until:
+        verdicts` (casslab.experiment.sequential; built from casslab.analysis by the
+        caller), which such a spec needs. steady: the steady-state classifier of
+        `workload.warmup: until-steady` (casslab.experiment.steadywindow), likewise."""
         self.spec = spec
         self.beside = beside
+        self.should_stop = should_stop
+        self.steady = steady
         self.results = results
         self.lab = campaign_lab(spec, lab_name or f"exp-{spec.digest[:10]}", home=home,
                                 cache=cache)
@@ -136,6 +153,7 @@ class CampaignRunner:
         self._net: dict[str, Any] | None = None  # link conditions applied now
         self._limits: dict[str, float | int] = {}  # live profile fields applied now
         self._prepared = False
+        self._guard_counts = [0, 0]  # design.guard: reruns, kept trials still disturbed
 
     # ---- entry point ------------------------------------------------------------------
 
@@ -145,6 +163,7 @@ class CampaignRunner:
         t0 = time.monotonic()
         trials = plan(self.spec)
         self._check_beside()
+        sequencer = self._sequencer()
         store = Store(self.results)
         try:
             cid, resumed = store.open_campaign(
@@ -158,6 +177,8 @@ class CampaignRunner:
                     Path(self.spec.lab.inventory).read_text())
             status = store.ensure_plan(cid, [(t.seq, t.cell.index, t.cell.key, t.cell.params,
                                               t.trial_no, t.warmup, t.reset) for t in trials])
+            if self.spec.design.interleaved:
+                store.set_rounds(cid, {t.seq: t.round for t in trials})
             pending = [t for t in trials if status[t.seq][1] != "done"]
             skipped = len(trials) - len(pending)
             self.emit(Event("plan", f"{len(trials)} trials in {len({t.cell.index for t in trials})}"
@@ -166,7 +187,7 @@ class CampaignRunner:
             done, failed = skipped, 0
             with self._signals():
                 try:
-                    for t in pending:
+                    for t in sequencer.trials(pending) if sequencer else pending:
                         ok = self._recovering(store, cid, status[t.seq][0], t, done,
                                               len(trials))
                         done += ok
@@ -179,15 +200,43 @@ class CampaignRunner:
                         f"trials are kept in {store.path}; run again to resume") from None
                 finally:
                     self._teardown()
-            return Outcome(self.results, len(trials), done - skipped, skipped, failed,
-                           time.monotonic() - t0, dict(self.peaks))
+            out = Outcome(self.results, len(trials), done - skipped, skipped, failed,
+                          time.monotonic() - t0, dict(self.peaks),
+                          guard_reruns=self._guard_counts[0], disturbed=self._guard_counts[1])
+            if sequencer is not None:
+                out = replace(out, stopped_by=sequencer.stopped_by,
+                              stop_line=sequencer.summary(), decision=sequencer.decision)
+                self.emit(Event("message", out.stop_line, done, len(trials)))
+            return out
         finally:
             store.close()
+
+    def _sequencer(self) -> Sequencer | None:
+        """The round-by-round schedule of `design.until: verdicts` (None otherwise)."""
+        d = self.spec.design
+        if d.until != "verdicts":
+            return None
+        if self.should_stop is None:
+            raise UsageError("design.until: verdicts needs the stopping rule, which this "
+                             "caller did not supply (run the campaign with `casslab "
+                             "experiment run`)")
+
+        def on_round(r: int, decision: StopDecision | None) -> None:
+            lines = decision.lines if decision is not None else ()
+            for line in lines:
+                self.emit(Event("message", f"  {line}"))
+            self.emit(Event("round", f"round {r} (min {d.trials}, max {d.trials_max})"))
+
+        return Sequencer(d, self.should_stop, on_round=on_round)
 
     def _check_beside(self) -> None:
         """Before the first trial: a tuner level is refused when nothing can run it, or
         when the work beside the trial says it cannot."""
         levels = tuner_levels(self.spec)
+        if self.spec.workload.warmup is not None and self.steady is None:
+            raise UsageError("workload.warmup: until-steady needs the steady-state "
+                             "classifier, which this caller did not supply (run the "
+                             "campaign with `casslab experiment run`)")
         if levels and self.beside is None:
             raise UsageError(f"factor {TUNER_FACTOR}: level {levels[0]!r} needs the tuner "
                              "beside the trial, which this caller did not supply (run the "
@@ -289,8 +338,8 @@ class CampaignRunner:
         store.mark_running(trial_id, {**params, "seed": self._seed(t)}, reset)
         self.emit(Event("trial-start", label, done, total, t.cell.key))
         try:
-            result, metrics, beside = self._measure(params, self.spec.stop, self._seed(t),
-                                                    label=label)
+            result, metrics, beside, quality = self._measure_guarded(t, params, label, done,
+                                                                     total)
         except KeyboardInterrupt:
             store.mark_ended(trial_id, "interrupted", "interrupted by the user")
             raise
@@ -298,6 +347,12 @@ class CampaignRunner:
             store.mark_ended(trial_id, "failed", str(exc))
             self.emit(Event("trial-end", f"{label}: failed: {exc}", done, total, t.cell.key))
             return False
+        intervals = result.intervals
+        warmup = self.spec.workload.warmup
+        if warmup is not None and self.steady is not None:
+            window = steady_window(intervals, self.steady, warmup.max_s)
+            intervals = window.intervals
+            quality |= {"steady_start_s": window.start_s, "steady_class": window.klass}
         s = result.summary
         ok = s.ended_by == "completed"
         error = None if ok else f"load ended by {s.ended_by} (stop.timeout_s or cluster lost)"
@@ -305,10 +360,11 @@ class CampaignRunner:
             error = "; ".join(metrics.errors[:3])
         if beside.error is not None:
             ok, error = False, f"{TUNER_FACTOR}: {beside.error}"
-        store.commit_trial(trial_id, summary=s.raw, intervals=result.intervals,
+        store.commit_trial(trial_id, summary=s.raw, intervals=intervals,
                            metrics=metrics, command=result.command,
                            status="done" if ok else "failed", error=error,
                            audit=beside.audit)
+        store.set_quality(trial_id, **quality)
         if beside.error is not None:
             self.emit(Event("trial-end", f"{label}: failed: {error}", done, total,
                             t.cell.key))
@@ -316,6 +372,34 @@ class CampaignRunner:
         self.emit(Event("trial-end", f"{label}: {s.ops:,} ops in {s.elapsed_s:.2f} s "
                         f"({s.ops_s:,.0f} ops/s)", done + ok, total, t.cell.key))
         return ok
+
+    def _measure_guarded(self, t: PlannedTrial, params: dict[str, Any], label: str,
+                         done: int, total: int
+                         ) -> tuple[LoadResult, TrialMetrics, BesideResult, dict[str, Any]]:
+        """The trial's run with the machine's outside CPU and steal time around it; a
+        kept trial over design.guard is thrown away and run again, at most guard.reruns
+        times (the last run is kept, flagged `disturbed` when still over)."""
+        guard = self.spec.design.guard
+        reruns = 0
+        while True:
+            before = outside.snapshot(self.lab.cpu_seconds())
+            result, metrics, beside = self._measure(params, self.spec.stop, self._seed(t),
+                                                    label=label)
+            noise = outside.between(before, outside.snapshot(self.lab.cpu_seconds()))
+            over = guard is not None and not t.warmup and \
+                outside.over_guard(noise, guard.max_outside_cpu_pct)
+            if not over or guard is None or reruns >= guard.reruns:
+                break
+            reruns += 1
+            self.emit(Event("message", f"{label}: the machine used {noise.outside_cpu_pct:.0f} "
+                            f"% CPU outside the lab (design.guard: at most "
+                            f"{guard.max_outside_cpu_pct:g} %): running it again ({reruns}/"
+                            f"{guard.reruns})", done, total, t.cell.key))
+        self._guard_counts[0] += reruns
+        self._guard_counts[1] += over
+        quality = {"outside_cpu_pct": noise.outside_cpu_pct, "steal_pct": noise.steal_pct,
+                   "guard_reruns": reruns, "disturbed": over}
+        return result, metrics, beside, quality
 
     def _rewarm(self, t: PlannedTrial, params: dict[str, Any], reset: str, done: int,
                 total: int) -> None:

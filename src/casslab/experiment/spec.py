@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,10 +63,22 @@ LAB_KEYS = ("nodes", "profile", "node_profiles", "runtime", "network", "set", "t
             "backend", "inventory", "max_restarts")
 BACKENDS = ("local", "hosts")
 DEFAULT_MAX_RESTARTS = 3  # lab.max_restarts (casslab.experiment.recovery)
-WORKLOAD_KEYS = ("name", "records", "prepare", "options", "ycsb", "clients")
+WORKLOAD_KEYS = ("name", "records", "prepare", "options", "ycsb", "clients", "warmup")
+WARMUP_KEYS = ("until", "max_s")
+WARMUP_MODES = ("until-steady",)
+# workload.warmup's maximum when the spec gives none: half the trial's duration_s, at
+# most this (a trial that has not settled by then is marked, not run longer).
+DEFAULT_STEADY_MAX_S = 30.0
 YCSB_KEYS = ("file", "props")
 FACTOR_KEYS = ("name", "levels", "label", "labels")
-DESIGN_KEYS = ("trials", "warmup_trials", "lab_warmup_trials", "randomize", "seed", "reset")
+DESIGN_KEYS = ("trials", "warmup_trials", "lab_warmup_trials", "randomize", "seed", "reset",
+               "order", "until", "budget", "noise_cv", "guard")
+ORDERS = ("random", "blocked", "interleaved")
+UNTILS = ("trials", "verdicts")
+TRIALS_RANGE_KEYS = ("min", "max")
+GUARD_KEYS = ("max_outside_cpu_pct", "reruns")
+MAX_DESIGN_TRIALS = 1000
+MAX_GUARD_RERUNS = 10
 STOP_KEYS = ("ops", "duration_s", "timeout_s")
 SEARCH_KEYS = ("vary", "start", "multiply", "add", "max_steps", "stop_when", "trials", "ops",
                "duration_s")
@@ -78,7 +90,11 @@ FACTOR_DOC = ("nodes, profile, profile.<memory_mib|heap_mib|cpu_cores|disk_read_
               "network[.all|client|nodes|nodeA-nodeB].<delay_ms|jitter_ms|loss_pct|rate_mbit>, "
               "network.scale.<group of lab.network.groups>, "
               "workload, records, rf, compaction, cl, cl_read, cl_write, in_flight, workers, "
-              "threads, rate, option.<casslab-load option>, tuner, " + tableopts.FACTOR_DOC)
+              "threads, rate, option.<casslab-load option>, tuner, copy (A/A: levels that "
+              "change nothing), " + tableopts.FACTOR_DOC)
+# An A/A factor: its levels are names of identical copies of every cell (casslab
+# calibrate; an A/A pair beside real factors). Nothing is applied for it.
+COPY_FACTOR = "copy"
 
 
 class SpecError(specio.SpecError):
@@ -112,12 +128,23 @@ class WorkloadSpec:
     options: dict[str, Any] = field(default_factory=dict)
     # casslab-load processes per run (casslab.load.multi), results merged by absolute time.
     clients: int = 1
+    warmup: SteadyWarmup | None = None  # workload.warmup: until-steady
+
+
+@dataclass(frozen=True)
+class SteadyWarmup:
+    """`workload.warmup: until-steady`: a trial's recorded window starts where its
+    per-interval series has settled, at most `max_s` seconds into the run (a trial not
+    settled by then is stored as such, its window starting at max_s)."""
+
+    max_s: float
 
 
 @dataclass(frozen=True)
 class Factor:
-    """One factor: `kind` is lab, limits, network, schema or workload (what it touches;
-    limits: the profile's CPU and disk fields, applied on the running lab)."""
+    """One factor: `kind` is lab, limits, network, schema, workload, tuner or copy (what
+    it touches; limits: the profile's CPU and disk fields, applied on the running lab;
+    copy: nothing, the levels are identical copies for an A/A comparison)."""
 
     name: str
     kind: str
@@ -132,7 +159,20 @@ class Factor:
 
 
 @dataclass(frozen=True)
+class Guard:
+    """`design.guard`: a kept trial during which the machine outside the lab used more
+    than `max_outside_cpu_pct` % of its CPU (all cores = 100 %) is flagged and run
+    again, at most `reruns` times per trial."""
+
+    max_outside_cpu_pct: float
+    reruns: int = 2
+
+
+@dataclass(frozen=True)
 class DesignSpec:
+    """`trials`: kept trials per cell (with `until: verdicts` the minimum of rounds,
+    `trials_max` the maximum; otherwise both are the same)."""
+
     trials: int = 3
     warmup_trials: int = 0
     randomize: bool = False
@@ -142,6 +182,20 @@ class DesignSpec:
     # (JIT, caches, memtable and commit log sizing) over minutes of load, which a
     # design.reset's per-trial warm-ups would pay again before every kept trial.
     lab_warmup_trials: int = 0
+    order: str = "blocked"  # ORDERS; `randomize: true` is `random`
+    trials_max: int = 0  # 0: `trials` (see __post_init__)
+    until: str = "trials"  # UNTILS
+    budget_s: float | None = None  # wall time after which no new round starts
+    noise_cv: float | None = None  # a trial's coefficient of variation, for power
+    guard: Guard | None = None
+
+    def __post_init__(self) -> None:
+        if self.trials_max == 0:
+            object.__setattr__(self, "trials_max", self.trials)
+
+    @property
+    def interleaved(self) -> bool:
+        return self.order == "interleaved"
 
 
 @dataclass(frozen=True)
@@ -301,8 +355,10 @@ def parse_spec(text: str, *, source: str = "spec", base_dir: Path | None = None,
     workload = _workload(v, top["workload"], base_dir)
     search = _search(v, top.get("search"))
     factors = _factors(v, top.get("factors"), lab, search is not None, base_dir)
-    design = _design(v, top.get("design"))
     stop = _stop(v, top.get("stop"), ("stop",), staged="stages" in workload.options)
+    warmup = _warmup(v, top["workload"].get("warmup") if isinstance(top["workload"], dict)
+                     else None, stop)
+    workload = replace(workload, warmup=warmup)
     metrics = v.mapping(top.get("metrics"), ("metrics",), METRICS_KEYS)
     interval = v.number(metrics.get("interval_s", 1.0), ("metrics", "interval_s"), 0.1, 60.0)
     cql = v.boolean(metrics.get("cql", True), ("metrics", "cql"))
@@ -310,7 +366,6 @@ def parse_spec(text: str, *, source: str = "spec", base_dir: Path | None = None,
     default_response = "runtime_s" if stop.ops and not stop.duration_s else "ops_s"
     responses = _responses(v, analysis, default_response, _op_names(workload, factors))
     boot = v.integer(analysis.get("bootstrap", 2000), ("analysis", "bootstrap"), 100, 100_000)
-    aseed = v.integer(analysis.get("seed", design.seed), ("analysis", "seed"), 0)
     _cross_checks(v, lab, factors, search)
     _check_table_factors(v, workload, factors)
     _check_load_options(v, workload, factors)
@@ -320,6 +375,8 @@ def parse_spec(text: str, *, source: str = "spec", base_dir: Path | None = None,
     figures = parse_figures(v, top.get("report"), design_factors, responses)
     reference = parse_reference(v, top.get("reference"), design_factors, responses,
                                 strict=scale is None)
+    design = _design(v, top.get("design"), reference)
+    aseed = v.integer(analysis.get("seed", design.seed), ("analysis", "seed"), 0)
     spec = CampaignSpec(name=name, description=str(top.get("description") or ""), lab=lab,
                         workload=workload, factors=tuple(factors), design=design, stop=stop,
                         search=search, metrics_interval_s=interval, metrics_cql=cql,
@@ -344,8 +401,8 @@ def estimate_size(spec: CampaignSpec) -> CampaignSize:
     """Count cells and trials without planning them (plain arithmetic, no lists)."""
     cells = math.prod(len(f.levels) for f in spec.factors)
     d = spec.design  # warm-ups come again after each design.reset (experiment/design.py)
-    trials = cells * (d.trials * (d.warmup_trials + 1) if d.reset != "none"
-                      else d.trials + d.warmup_trials)
+    trials = cells * (d.trials_max * (d.warmup_trials + 1) if d.reset != "none"
+                      else d.trials_max + d.warmup_trials)
     trials += d.lab_warmup_trials * math.prod(len(f.levels) for f in spec.factors
                                               if f.kind == "lab")
     wall = trials * _trial_bound_s(spec.stop)
@@ -525,15 +582,137 @@ def _workload_name(v: _V, value: Any, path: Path_, base_dir: Path | None) -> str
     return v.choice(value, path, list(WORKLOADS), "workload (or a user profile .yaml)")
 
 
-def _design(v: _V, raw: Any) -> DesignSpec:
+def _design(v: _V, raw: Any, reference: Reference) -> DesignSpec:
     m = v.mapping(raw, ("design",), DESIGN_KEYS)
-    trials = v.integer(m.get("trials", 3), ("design", "trials"), 1, 1000)
+    until = v.choice(m.get("until", "trials"), ("design", "until"), UNTILS, "design.until")
+    lo, hi = _trials(v, m.get("trials", 3), until)
     warm = v.integer(m.get("warmup_trials", 0), ("design", "warmup_trials"), 0, 1000)
-    rnd = v.boolean(m.get("randomize", False), ("design", "randomize"))
+    order = _order(v, m)
     seed = v.integer(m.get("seed", 1), ("design", "seed"), 0)
     reset = v.choice(m.get("reset", "none"), ("design", "reset"), RESETS, "reset")
     lab_warm = v.integer(m.get("lab_warmup_trials", 0), ("design", "lab_warmup_trials"), 0, 100)
-    return DesignSpec(trials, warm, rnd, seed, reset, lab_warm)
+    if until == "verdicts":
+        if order != "interleaved":
+            raise v.doc.error(("design", "until"), "verdicts needs `order: interleaved` (it "
+                              "adds whole rounds, one kept trial of every cell each)")
+        if not reference.findings:
+            raise v.doc.error(("design", "until"), "verdicts needs reference.findings (the "
+                              "findings whose verdicts end the campaign); valid without "
+                              "them: trials")
+    budget = None
+    if "budget" in m:
+        if until != "verdicts":
+            raise v.doc.error(("design", "budget"), "is for `until: verdicts` (a campaign of "
+                              "fixed trials runs them all)")
+        budget = _duration(v, m["budget"], ("design", "budget"))
+    noise = None if "noise_cv" not in m else _cv(v, m["noise_cv"], ("design", "noise_cv"))
+    guard = _guard(v, m.get("guard"))
+    return DesignSpec(lo, warm, order == "random", seed, reset, lab_warm, order, hi, until,
+                      budget, noise, guard)
+
+
+def _trials(v: _V, raw: Any, until: str) -> tuple[int, int]:
+    """design.trials: N, or {min: N, max: M} with `until: verdicts` (min >= 2: one round
+    has no within-round spread to decide from)."""
+    path: Path_ = ("design", "trials")
+    if not isinstance(raw, dict):
+        n = v.integer(raw, path, 1, MAX_DESIGN_TRIALS)
+        if until == "verdicts":
+            raise v.doc.error(path, f"{n}: with `until: verdicts` give a range, e.g. "
+                              "{min: 3, max: 20}")
+        return n, n
+    m = v.mapping(raw, path, TRIALS_RANGE_KEYS)
+    if until != "verdicts":
+        raise v.doc.error(path, "a range {min, max} needs `design.until: verdicts` (else "
+                          "give one number)")
+    for key in TRIALS_RANGE_KEYS:
+        if key not in m:
+            raise v.doc.error((*path, key), "is required (e.g. trials: {min: 3, max: 20})")
+    lo = v.integer(m["min"], (*path, "min"), 2, MAX_DESIGN_TRIALS)
+    hi = v.integer(m["max"], (*path, "max"), lo, MAX_DESIGN_TRIALS)
+    return lo, hi
+
+
+def _order(v: _V, m: dict[str, Any]) -> str:
+    """design.order, or the older `randomize` (true: random, false: blocked)."""
+    rnd = v.boolean(m["randomize"], ("design", "randomize")) if "randomize" in m else None
+    if "order" not in m:
+        return "random" if rnd else "blocked"
+    order = v.choice(m["order"], ("design", "order"), ORDERS, "order")
+    if rnd is not None and rnd != (order == "random"):
+        raise v.doc.error(("design", "randomize"), f"{str(rnd).lower()} contradicts "
+                          f"`order: {order}`; remove randomize")
+    return order
+
+
+def _duration(v: _V, raw: Any, path: Path_) -> float:
+    """A wall time: `5m`, `90s`, `1h` or a number of seconds, more than 0."""
+    from casslab.core.errors import UsageError
+    from casslab.core.units import parse_duration_s
+
+    try:
+        out = parse_duration_s(raw, "value", bare="s") if not isinstance(raw, bool) else -1.0
+    except UsageError:
+        out = -1.0
+    if not out > 0 or not math.isfinite(out):
+        raise v.doc.error(path, f"{raw!r} is not a wall time (valid: e.g. 5m, 90s, 1h, or "
+                          "seconds > 0)")
+    return out
+
+
+def _cv(v: _V, raw: Any, path: Path_) -> float:
+    """A coefficient of variation: a fraction in (0, 1) or a percentage `5%`."""
+    if isinstance(raw, str) and raw.strip().endswith("%"):
+        try:
+            out = float(raw.strip()[:-1]) / 100
+        except ValueError:
+            out = math.nan
+    elif isinstance(raw, int | float) and not isinstance(raw, bool):
+        out = float(raw)
+    else:
+        out = math.nan
+    if not 0 < out < 1:
+        raise v.doc.error(path, f"{raw!r} is not a coefficient of variation (valid: a "
+                          "fraction > 0 and < 1, e.g. 0.05, or a percentage, e.g. 5%)")
+    return out
+
+
+def _guard(v: _V, raw: Any) -> Guard | None:
+    if raw is None:
+        return None
+    path: Path_ = ("design", "guard")
+    m = v.mapping(raw, path, GUARD_KEYS)
+    if "max_outside_cpu_pct" not in m:
+        raise v.doc.error((*path, "max_outside_cpu_pct"), "is required (the CPU % of the "
+                          "whole machine the world outside the lab may use, e.g. 10)")
+    pct = v.number(m["max_outside_cpu_pct"], (*path, "max_outside_cpu_pct"), 0.0, 100.0,
+                   lo_open=True)
+    reruns = v.integer(m.get("reruns", 2), (*path, "reruns"), 0, MAX_GUARD_RERUNS)
+    return Guard(pct, reruns)
+
+
+def _warmup(v: _V, raw: Any, stop: StopRule) -> SteadyWarmup | None:
+    """workload.warmup: `until-steady` or {until: until-steady, max_s: S}."""
+    if raw is None:
+        return None
+    path: Path_ = ("workload", "warmup")
+    m = {"until": raw} if isinstance(raw, str) else v.mapping(raw, path, WARMUP_KEYS)
+    if "until" not in m:
+        raise v.doc.error((*path, "until"), "is required (valid: until-steady)")
+    v.choice(m["until"], (*path, "until") if not isinstance(raw, str) else path,
+             WARMUP_MODES, "warm-up")
+    default = DEFAULT_STEADY_MAX_S
+    if stop.duration_s is not None:
+        default = min(default, stop.duration_s / 2)
+    max_s = (v.number(m["max_s"], (*path, "max_s"), 0.0, MAX_TRIAL_S, lo_open=True)
+             if "max_s" in m else default)
+    if stop.duration_s is not None and max_s >= stop.duration_s:
+        raise v.doc.error((*path, "max_s") if "max_s" in m else path,
+                          f"{max_s:g} s must be shorter than stop.duration_s "
+                          f"{stop.duration_s:g} (the window must keep some of the trial)")
+    if stop.duration_s is None and stop.ops is None:
+        raise v.doc.error(path, "until-steady needs a stop rule with duration_s or ops")
+    return SteadyWarmup(max_s)
 
 
 def _stop(v: _V, raw: Any, path: Path_, *, staged: bool = False) -> StopRule:
@@ -610,6 +789,8 @@ def factor_kind(name: str) -> str | None:
         return "workload"
     if name == TUNER_FACTOR:  # runs beside the load; the keyspace it altered is recreated
         return "tuner"
+    if name == COPY_FACTOR:
+        return "copy"
     return None
 
 
@@ -711,6 +892,10 @@ def _level(v: _V, name: str, value: Any, path: Path_, has_search: bool,
         return v.integer(value, path, 1, 100_000)
     if name == "rate":
         return v.number(value, path, 0.0, lo_open=True)
+    if name == COPY_FACTOR:
+        if isinstance(value, dict | list | bool) or value is None:
+            raise v.doc.error(path, f"{value!r}: a copy's level is a name (e.g. A, B)")
+        return str(value)
     if name == TUNER_FACTOR:
         try:
             return tuner_level(value, base_dir)
@@ -861,6 +1046,13 @@ def json_schema() -> specio.JsonSchema:
                              ", or a cassandra-stress user profile .yaml"},
                     "records": integer(1), "prepare": {"type": "boolean"},
                     "clients": integer(1, MAX_CLIENTS),
+                    "warmup": {"oneOf": [enum(WARMUP_MODES), obj(
+                        {"until": enum(WARMUP_MODES),
+                         "max_s": num(0, MAX_TRIAL_S, lo_open=True,
+                                      description="latest start of the recorded window")},
+                        required=("until",))],
+                        "description": "until-steady: the recorded window starts once the "
+                                       "per-interval series has settled"},
                     "options": {"type": "object", "description": "casslab-load options"},
                     "ycsb": obj({"file": {"type": "string", "description": "YCSB workload "
                                           "property file (e.g. workloads/workloada)"},
@@ -888,10 +1080,34 @@ def json_schema() -> specio.JsonSchema:
                         "description": "short label per level (list in level order, "
                                        "or level -> label)"}},
             required=("name", "levels"))},
-        "design": obj({"trials": integer(1, 1000), "warmup_trials": integer(0, 1000),
+        "design": obj({"trials": {"oneOf": [
+                           integer(1, MAX_DESIGN_TRIALS),
+                           obj({"min": integer(2, MAX_DESIGN_TRIALS),
+                                "max": integer(2, MAX_DESIGN_TRIALS)},
+                               required=TRIALS_RANGE_KEYS)],
+                           "description": "kept trials per cell, or {min, max} rounds "
+                                          "with until: verdicts"},
+                       "warmup_trials": integer(0, 1000),
                        "lab_warmup_trials": integer(0, 100),
-                       "randomize": {"type": "boolean"}, "seed": integer(0),
-                       "reset": enum(RESETS)}),
+                       "randomize": {"type": "boolean",
+                                     "description": "older spelling of order: random"},
+                       "order": enum(ORDERS, "blocked: cells in factor order, grouped by "
+                                     "lab; random: shuffled blocks and trials; "
+                                     "interleaved: rounds of one trial per cell, "
+                                     "counterbalanced (Williams)"),
+                       "until": enum(UNTILS, "verdicts: add rounds until every finding "
+                                     "is decisive (needs order: interleaved)"),
+                       "budget": {"type": ["string", "number"],
+                                  "description": "wall time after which no new round "
+                                                 "starts, e.g. 5m (until: verdicts)"},
+                       "noise_cv": {"type": ["string", "number"],
+                                    "description": "a trial's coefficient of variation, "
+                                                   "e.g. 0.05 or 5% (for power)"},
+                       "seed": integer(0),
+                       "reset": enum(RESETS),
+                       "guard": obj({"max_outside_cpu_pct": num(0, 100, lo_open=True),
+                                     "reruns": integer(0, MAX_GUARD_RERUNS)},
+                                    required=("max_outside_cpu_pct",))}),
         "stop": obj(stop),
         "search": obj({"vary": enum(SEARCHABLE), "start": num(0, lo_open=True),
                        "multiply": num(1, lo_open=True), "add": num(0, lo_open=True),

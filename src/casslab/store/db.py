@@ -167,7 +167,28 @@ class Store:
                          f"plans for the same spec ({what}); run it into a new --results "
                          "directory")
 
+    def set_rounds(self, campaign_id: int, rounds: dict[int, int]) -> None:
+        """Each planned trial's round (seq -> round from 1) of an interleaved design."""
+        with self.conn:
+            self.conn.execute("BEGIN")
+            self.conn.executemany("UPDATE trials SET round=? WHERE campaign_id=? AND seq=?",
+                                  [(r, campaign_id, seq) for seq, r in rounds.items()])
+
     # ---- trials -----------------------------------------------------------------------
+
+    def set_quality(self, trial_id: int, *, steady_start_s: float | None = None,
+                    steady_class: str | None = None, outside_cpu_pct: float | None = None,
+                    steal_pct: float | None = None, guard_reruns: int = 0,
+                    disturbed: bool = False) -> None:
+        """What a trial's measurement was worth: where its steady state began and its
+        class, the machine's CPU outside the lab and steal time (% of all cores), and
+        how often design.guard ran it again (`disturbed`: still over the guard when the
+        reruns ran out)."""
+        self.conn.execute(
+            "UPDATE trials SET steady_start_s=?, steady_class=?, outside_cpu_pct=?, "
+            "steal_pct=?, guard_reruns=?, disturbed=? WHERE id=?",
+            (steady_start_s, steady_class, outside_cpu_pct, steal_pct, guard_reruns,
+             int(disturbed), trial_id))
 
     def mark_running(self, trial_id: int, params: dict[str, Any], reset: str) -> None:
         self.conn.execute("UPDATE trials SET status='running', started_at=?, params_json=?, "

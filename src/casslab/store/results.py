@@ -69,6 +69,14 @@ class TrialRow:
     p999_ms: float | None
     max_ms: float | None
     pct_source: str | None
+    # Schema 6 (NULL/0 in older databases and in trials that did not measure them):
+    round: int | None = None  # interleaved designs: the round (from 1)
+    steady_start_s: float | None = None  # where the recorded window's steady state began
+    steady_class: str | None = None  # steady, warming, none (workload.warmup: until-steady)
+    outside_cpu_pct: float | None = None  # CPU used outside the lab, % of all cores
+    steal_pct: float | None = None  # steal time, % of all cores
+    guard_reruns: int = 0  # times design.guard ran it again for outside noise
+    disturbed: bool = False  # still over design.guard when its reruns ran out
 
     @property
     def kept(self) -> bool:
@@ -199,7 +207,9 @@ _TRIALS = (
     "SELECT t.id AS trial_id, t.seq, t.trial_no, t.warmup, t.status, t.error, t.started_at, "
     "t.ended_at, t.ended_by, c.key AS cell, c.idx AS cell_idx, t.params_json, "
     "c.params_json AS cell_params_json, s.runtime_s, s.ops, s.ops_s, s.errors, s.mean_ms, "
-    "s.p50_ms, s.p95_ms, s.p99_ms, s.p999_ms, s.max_ms, s.pct_source FROM trials t "
+    "s.p50_ms, s.p95_ms, s.p99_ms, s.p999_ms, s.max_ms, s.pct_source, t.round, "
+    "t.steady_start_s, t.steady_class, t.outside_cpu_pct, t.steal_pct, t.guard_reruns, "
+    "t.disturbed FROM trials t "
     "JOIN cells c ON c.id = t.cell_id LEFT JOIN summaries s ON s.trial_id = t.id AND "
     "s.op = 'ALL' ORDER BY t.seq")
 
@@ -241,6 +251,7 @@ class Results:
         for r in self._conn.execute(_TRIALS).fetchall():
             d = dict(r)
             d["warmup"] = bool(d["warmup"])
+            d["disturbed"] = bool(d["disturbed"])
             d["params"] = json.loads(d.pop("params_json") or "{}")
             d["cell_params"] = json.loads(d.pop("cell_params_json") or "{}")
             out.append(TrialRow(**d))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 # How a summary or interval row's percentiles were computed (column pct_source).
 FROM_HISTOGRAM = "histogram"  # percentiles of the row's own (for ALL: merged) histogram
@@ -29,7 +29,10 @@ CREATE TABLE IF NOT EXISTS trials (
   cell_id INTEGER NOT NULL REFERENCES cells(id), seq INTEGER NOT NULL,
   trial_no INTEGER NOT NULL, warmup INTEGER NOT NULL, status TEXT NOT NULL,
   reset TEXT, params_json TEXT, started_at REAL, ended_at REAL, error TEXT, attempts INTEGER
-  NOT NULL DEFAULT 0, ended_by TEXT, command TEXT, UNIQUE (campaign_id, seq));
+  NOT NULL DEFAULT 0, ended_by TEXT, command TEXT, round INTEGER, steady_start_s REAL,
+  steady_class TEXT, outside_cpu_pct REAL, steal_pct REAL,
+  guard_reruns INTEGER NOT NULL DEFAULT 0, disturbed INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (campaign_id, seq));
 CREATE TABLE IF NOT EXISTS summaries (
   trial_id INTEGER NOT NULL REFERENCES trials(id), op TEXT NOT NULL, runtime_s REAL NOT NULL,
   ops INTEGER NOT NULL, ops_s REAL NOT NULL, errors INTEGER NOT NULL, mean_ms REAL NOT NULL,
@@ -112,6 +115,22 @@ _V2_TO_V3 = ("ALTER TABLE node_metrics ADD COLUMN cpu_credits REAL",)
 # the same way.
 # Schema 5 -> 6: table node_restarts (a node found dead before or after a trial, its cause
 # and its restart; casslab.experiment.recovery), made the same way.
+# Schema 6 -> 7: per trial, its round of an interleaved design, where its steady state
+# began and its class (workload.warmup: until-steady), the CPU the machine used outside
+# the lab and the steal time during it, and design.guard's reruns and flag. Older trials
+# keep NULL (not measured) and 0 reruns.
+_V6_TO_V7 = (("round", "INTEGER"), ("steady_start_s", "REAL"), ("steady_class", "TEXT"),
+             ("outside_cpu_pct", "REAL"), ("steal_pct", "REAL"),
+             ("guard_reruns", "INTEGER NOT NULL DEFAULT 0"),
+             ("disturbed", "INTEGER NOT NULL DEFAULT 0"))
+
+
+def _add_trial_columns(conn: sqlite3.Connection) -> None:
+    """Schema 6 -> 7; a column already there (a database downgraded by hand) stays."""
+    have = {r[1] for r in conn.execute("PRAGMA table_info(trials)")}
+    for name, decl in _V6_TO_V7:
+        if name not in have:
+            conn.execute(f"ALTER TABLE trials ADD COLUMN {name} {decl}")
 
 
 def _version(conn: sqlite3.Connection) -> int | None:
@@ -144,6 +163,8 @@ def open_schema(conn: sqlite3.Connection) -> int:
         if found in (1, 2):
             for statement in _V2_TO_V3:
                 conn.execute(statement)
+        if found is not None and found < 7:
+            _add_trial_columns(conn)
         # executescript would commit the open transaction: one statement at a time.
         for statement in SCHEMA.split(";"):
             if statement.strip():

@@ -21,6 +21,7 @@ from casslab.load import LoadResult, LoadSpec
 from casslab.load.multi import local_places, run_clients
 from casslab.metrics.sampler import NodeTarget, Sampler
 from casslab.metrics.samples import TrialMetrics
+from casslab.profiles.cgroups import cpu_usage_s
 from casslab.profiles.credits import BALANCE_FILE
 from casslab.system.process import is_same_process
 from casslab.testbed.netlab import apply_net, net_target, open_lab
@@ -72,6 +73,10 @@ class CampaignLab(Protocol):
     def sampler(self, interval_s: float,
                 cql: Callable[[], AbstractContextManager[Any]] | None) -> TrialSampler:
         """A sampler of the running nodes' resource use."""
+
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds the lab's nodes used so far, on this machine (their cgroups);
+        None when that cannot be read here (nodes on other hosts, a cgroup gone)."""
 
 
 @runtime_checkable
@@ -155,3 +160,12 @@ class LocalCampaignLab:
         targets = [NodeTarget(n.name, n.pid, n.address, Path(n.directory) / "data", credits)
                    for n in state.nodes if is_same_process(n.pid, n.start_ticks)]
         return Sampler(targets, interval_s=interval_s, cql=cql)
+
+    def cpu_seconds(self) -> float | None:
+        total = 0.0
+        for n in self.lab.state().nodes:
+            used = cpu_usage_s(n.cgroup_dirs)
+            if used is None:
+                return None
+            total += used
+        return total

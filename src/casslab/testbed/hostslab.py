@@ -332,6 +332,10 @@ class HostsLab:
                 cql: Callable[[], AbstractContextManager[Any]] | None) -> TrialSampler:
         return _HostsSampler(self, interval_s, cql)
 
+    def cpu_seconds(self) -> float | None:
+        """The nodes run on other machines: nothing of theirs to subtract here."""
+        return None
+
     def started(self) -> list[cluster.Started]:
         """The running nodes' pids: from this run's start, else from their pid files."""
         if self._started is None:

@@ -1,0 +1,80 @@
+"""`design.until: verdicts` on a real 1-node lab: an interleaved campaign with a known
+effect (2 ms of one-way delay on the client's link, both directions: +4 ms per read's
+round trip) and an A/A pair (two request timeouts no read comes near) stops by itself
+once both findings are decisive: the delay's slope within 10 % of the configured round
+trip, the A/A pair's difference inside +-10 %. The response is the median read latency:
+on a machine shared with other work a trial's mean carries its stalls, and at no delay
+the median is a fraction of a millisecond whose ratios are noise, so the A/A pair is
+compared where the delay is on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from casslab.analysis.sequential import tune_c
+from casslab.cli.stopping import finding_states, until_verdicts
+from casslab.core.paths import default_cache, default_home
+from casslab.experiment.runner import CampaignRunner, Event
+from casslab.experiment.sequential import BY_VERDICTS
+from casslab.experiment.spec import parse_spec
+from casslab.store.results import Results
+
+from labtools import leftovers
+
+pytestmark = pytest.mark.integration
+
+LAB = "itseq"
+SPEC = """\
+name: itseq
+lab: {nodes: 1, profile: container}
+workload: {name: ycsb-c, records: 300, options: {in-flight: 1}}
+factors:
+  - {name: network.client.delay_ms, levels: [0, 2]}
+  - {name: option.timeout, levels: [10s, 12s]}
+design:
+  order: interleaved
+  trials: {min: 3, max: 14}
+  until: verdicts
+  budget: 6m
+  lab_warmup_trials: 1
+stop: {ops: 300, timeout_s: 60}
+metrics: {interval_s: 1, cql: false}
+analysis: {responses: [read.p50_ms]}
+reference:
+  findings:
+    - {claim: 2 ms each way adds 4 ms per read, response: read.p50_ms,
+       factor: network.client.delay_ms, from: 0, to: 2, expect: slope, slope: 2.0,
+       tolerance: 0.2}
+    - {claim: the request timeout changes nothing, response: read.p50_ms,
+       factor: option.timeout, from: 10s, to: 12s, expect: no difference,
+       where: {network.client.delay_ms: [2]}}
+"""
+
+
+def test_campaign_stops_by_itself_when_both_findings_are_decisive(tmp_path: Path) -> None:
+    spec = parse_spec(SPEC, source="itseq")
+    results = tmp_path / "results"
+    events: list[Event] = []
+    try:
+        outcome = CampaignRunner(spec, results, home=default_home(), cache=default_cache(),
+                                 lab_name=LAB, on_event=events.append,
+                                 should_stop=until_verdicts(spec, results)).run()
+    finally:
+        assert not leftovers(LAB)
+    assert outcome.failed == 0
+    assert outcome.stopped_by == BY_VERDICTS, outcome.stop_line
+    store, res = Results.open(results)
+    with store:
+        kept = res.kept_trials()
+    rounds = max(t.round or 0 for t in kept)
+    assert 3 <= rounds < 14 and len(kept) == 4 * rounds
+    assert any(e.kind == "round" for e in events)
+    delay, aa = finding_states(spec, results, rounds, 0.05, tune_c(14, 0.05))
+    # the delay: ms of mean read latency per ms of one-way delay, 2 within 10 %
+    assert delay.decisive and 1.8 <= delay.interval.low <= delay.interval.high <= 2.2, \
+        delay.line()
+    # the A/A pair: no difference, bounded inside +-10 % (the bound is in its line)
+    assert aa.decisive and not aa.interval.excludes(0.0), aa.line()
+    assert "[" in aa.line() and "%" in aa.line()
