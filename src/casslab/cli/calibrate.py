@@ -125,7 +125,7 @@ def calibrate(
     held = ", ".join(f"{f.name}={f.levels[0]}" for f in s.factors if f.name != "copy")
     table = Table(title=f"noise floor of {spec} ({held or 'its one cell'}), {rounds} A/A "
                   "rounds")
-    for col in ("response", "trials", "within-trial CV", "between-trial CV",
+    for col in ("response", "trials", "within-trial CV of ops/s", "between-trial CV",
                 *(f"detectable, {n} rounds" for n in ROUNDS_SHOWN)):
         table.add_column(col, justify="left" if col == "response" else "right")
     for r in rows:
