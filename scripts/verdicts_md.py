@@ -1,8 +1,9 @@
 """Print the findings of campaigns as a Markdown table (for docs/reproductions).
 
 Each results folder's verdicts are the report's Reproduction section (casslab.analysis.
-findings: the spec's declared findings, two-sided tests Holm-corrected over a spec's
-findings); the report is written to a temporary file, the results are not changed.
+findings, the one verdict engine: each finding's effect with its interval, simultaneous
+over a spec's findings); the report is written to a temporary file, the results are not
+changed.
 
 Usage: python scripts/verdicts_md.py RESULTS [RESULTS ...]
 """
@@ -23,10 +24,8 @@ def _p(v: float) -> str:
 
 
 def _effect(v: Verdict) -> str:
-    if v.fit is not None:
-        return f"slope {v.fit.slope:.3g} [{v.fit.low:.3g}, {v.fit.high:.3g}]"
-    ratio = "-" if math.isnan(v.ratio) else f"x {v.ratio:.2f}"
-    return f"{ratio}, {v.effect_name} {v.effect:.2f}"
+    ratio = "" if math.isnan(v.ratio) or v.fit else f"; medians x {v.ratio:.2f}"
+    return f"{v.interval()}{ratio}"
 
 
 def rows(results: Path) -> list[str]:
@@ -35,8 +34,8 @@ def rows(results: Path) -> list[str]:
     out = []
     for v in rep.reproduction.verdicts:
         n = f"{v.fit.n} (line)" if v.fit else f"{v.n_low} / {v.n_high}"
-        out.append(f"| {v.finding.claim} (`{results.name}`) | **{v.verdict}** | {v.test} | "
-                   f"{_p(v.p)} | {_p(v.p_holm)} | {_effect(v)} | {n} |")
+        out.append(f"| {v.finding.claim} (`{results.name}`) | **{v.label}** | {v.test} | "
+                   f"{_p(v.p)} | {_p(v.p_adj)} | {_effect(v)} | {n} |")
     return out
 
 
@@ -44,7 +43,8 @@ def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__, file=sys.stderr)
         return 2
-    print("| finding (results) | verdict | test | p | p (Holm) | effect (to / from) | n |")
+    print("| finding (results) | verdict | interval (method, family) | p | p (Bonferroni) | "
+          "effect [interval] (coverage) | n |")
     print("|---|---|---|---|---|---|---|")
     for arg in argv:
         for line in rows(Path(arg)):

@@ -4,6 +4,8 @@ valid; a scaled spec leaves out the entries about levels it dropped."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from casslab.experiment.spec import SpecError, parse_spec
@@ -71,6 +73,16 @@ def test_an_expected_slope_is_read_with_its_tolerance() -> None:
     assert (second.slope, second.tolerance, second.claim) == (-2.0, 0.3, "faster")
 
 
+def test_a_ratio_is_read_with_its_relative_tolerance() -> None:
+    ref = parse_spec(HEAD + """reference:
+  findings:
+    - {factor: nodes, from: 1, to: 3, expect: ratio, ratio: 1.12, tolerance: 0.05}
+    - {factor: nodes, from: 1, to: 3, expect: ratio, ratio: 1.12}
+""").reference
+    given, default = ref.findings
+    assert given.tolerance == 0.05 and math.isnan(default.tolerance)
+
+
 def test_a_spec_without_reference_has_an_empty_one() -> None:
     assert parse_spec(HEAD).reference.empty
 
@@ -116,6 +128,10 @@ def test_a_spec_without_reference_has_an_empty_one() -> None:
      "reference.findings[0].ratio: is required with `expect: ratio`"),
     ("  findings:\n    - {factor: network, expect: higher, ratio: 2}\n", 9,
      "reference.findings[0].ratio: is only for `expect: ratio`"),
+    ("  findings:\n    - {factor: network, expect: no difference, tolerance: 0.1}\n", 9,
+     "reference.findings[0].tolerance: is for a size"),
+    ("  findings:\n    - {factor: network, expect: ratio, ratio: 2, tolerance: 1.5}\n", 9,
+     "reference.findings[0].tolerance: 1.5 is"),
     ("  findings:\n    - {factor: network, expect: higher, bogus: 1}\n", 9,
      "reference.findings[0].bogus: unknown key"),
 ])

@@ -81,11 +81,20 @@ def test_report_has_every_figure_and_table(tmp_path: Path) -> None:
     for heading in ("Cells", "Factors", "Pairwise comparisons", "Scaling", "Peak search"):
         assert heading in page
     assert "4 warm-up (dropped)" in page and "20 kept" in page
+    # the drift table: the fixture's noise has no trend, so no warning
+    assert "<h2 id='drift'>Drift across the campaign</h2>" in page
+    assert a_drift_row(page) and "! Drift." not in page
+    assert "never settled" not in page  # 12 s trials: too short to classify, not marked
     assert "http://" not in page and "https://" not in page  # self-contained
     a = rep.analysis
     assert len(a.cells) == 4 and all(c.stats.n == 5 for c in a.cells)
     nodes = next(f for f in a.factors if f.name == "nodes")
     assert nodes.anova.p < 0.001 and nodes.kruskal.p < 0.001
+
+
+def a_drift_row(page: str) -> bool:
+    m = re.search(r"<h2 id='drift'>.*?<tbody>(.*?)</tbody>", page, re.S)
+    return m is not None and "run time (s)" in m.group(1) and "% per trial" not in m.group(1)
 
 
 def test_each_response_gets_its_own_sections_and_figures(tmp_path: Path) -> None:

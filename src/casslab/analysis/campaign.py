@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from casslab.analysis.drift import Drift, drift
 from casslab.analysis.factorial import Factorial, factorial_anova, full_grid, replicated
 from casslab.analysis.intervals import BatchMeans, batch_means
 from casslab.analysis.stats import (
@@ -107,6 +108,7 @@ class Analysis:
     counts: dict[str, int] = field(default_factory=dict)
     factorial: Factorial | None = None
     factorial_note: str = ""  # why there is no factorial table, when there is none
+    drift: Drift | None = None  # residuals after cell means against run order (seq)
 
     @property
     def title(self) -> str:
@@ -185,7 +187,9 @@ def analyze(rows: list[TrialRow], factors: list[dict[str, Any]], response: str, 
                                   kruskal(list(present.values())), pairwise(present)))
     fac, note = factorial(good, factors, value, label)
     return Analysis(response, _unit(response), cells, fstats,
-                    curves(good, factors, value, label), counts, fac, note)
+                    curves(good, factors, value, label), counts, fac, note,
+                    drift([float(r.seq) for r in good], [r.cell for r in good],
+                          [value(r) for r in good]))
 
 
 def factorial(good: list[TrialRow], factors: list[dict[str, Any]],
@@ -203,7 +207,7 @@ def factorial(good: list[TrialRow], factors: list[dict[str, Any]],
     if not replicated(full_grid(names, data)):
         return None, ("not every cell of the factor grid has >= 2 kept trials: no "
                       "interaction can be estimated, one-way tests (other factors pooled)")
-    return factorial_anova(names, data), ""
+    return factorial_anova(names, data, [float(r.seq) for r in good]), ""
 
 
 def numeric_factor(f: dict[str, Any]) -> bool:

@@ -7,9 +7,13 @@ dataclasses out.
   balanced, and sensible when a failed trial unbalances it).
 - Effect size per term: partial eta^2 = SS_term / (SS_term + SS_residual).
 - Assumptions: Shapiro-Wilk on the residuals (normality), Brown-Forsythe (Levene on
-  medians) across cells (equal variances), each at ALPHA_ASSUMPTION. When one fails,
-  the same model on the ranks of y (rank-transform ANOVA, Conover & Iman 1981) is
-  reported beside it and the rank table is the one to read.
+  medians) across cells (equal variances), and, when the run order is known,
+  Mann-Kendall of the residuals against it (independence: a machine that drifts makes
+  trials run close together alike, casslab.analysis.drift), each at ALPHA_ASSUMPTION.
+  When normality or equal variances fails, the same model on the ranks of y
+  (rank-transform ANOVA, Conover & Iman 1981) is reported beside it and the rank table
+  is the one to read; ranks do not cure a drift, so a failed independence check says
+  neither table's p values can be trusted (an interleaved design can).
 - Simple effects: each factor's one-way test within each combination of the other
   factors' levels, so an interaction shows as an effect that changes across them.
 """
@@ -27,9 +31,11 @@ from scipy import stats as st  # type: ignore[import-untyped]
 from statsmodels.formula.api import ols  # type: ignore[import-untyped]
 from statsmodels.stats.anova import anova_lm  # type: ignore[import-untyped]
 
+from casslab.analysis.drift import mann_kendall
 from casslab.analysis.stats import anova_oneway, kruskal
 
 ALPHA_ASSUMPTION = 0.05
+INDEPENDENCE = "independent of run order"
 
 
 @dataclass(frozen=True)
@@ -83,11 +89,22 @@ class Factorial:
         return all(c.ok for c in self.checks)
 
     @property
+    def independent(self) -> bool:
+        """False when the residuals trend with run order (True when not checked)."""
+        return all(c.ok for c in self.checks if c.assumption == INDEPENDENCE)
+
+    @property
     def method(self) -> str:
         if not self.checks:
             return "ANOVA (assumptions not checkable: no spread within cells)"
-        return ("ANOVA (normal residuals, equal variances)" if self.assumptions_ok else
-                "rank-transform ANOVA (an assumption failed)")
+        if not self.independent:
+            return ("neither table is reliable: the residuals trend with run order (a "
+                    "drift; use design.order: interleaved)")
+        if self.assumptions_ok:
+            checked = ", independent of run order" if any(
+                c.assumption == INDEPENDENCE for c in self.checks) else ""
+            return f"ANOVA (normal residuals, equal variances{checked})"
+        return "rank-transform ANOVA (an assumption failed)"
 
 
 def replicated(cells: Mapping[tuple[str, ...], Sequence[float]]) -> bool:
@@ -95,9 +112,10 @@ def replicated(cells: Mapping[tuple[str, ...], Sequence[float]]) -> bool:
     return bool(cells) and all(len(v) >= 2 for v in cells.values())
 
 
-def factorial_anova(factors: Sequence[str], rows: Sequence[tuple[tuple[str, ...], float]]
-                    ) -> Factorial:
-    """Multi-way ANOVA with interactions on (levels, value) rows, one level per factor.
+def factorial_anova(factors: Sequence[str], rows: Sequence[tuple[tuple[str, ...], float]],
+                    order: Sequence[float] | None = None) -> Factorial:
+    """Multi-way ANOVA with interactions on (levels, value) rows, one level per factor;
+    `order`: each row's run order (sequence number), for the independence check.
 
     Raises ValueError when fewer than 2 factors are given or the residual has no degree
     of freedom (no replication).
@@ -110,8 +128,8 @@ def factorial_anova(factors: Sequence[str], rows: Sequence[tuple[tuple[str, ...]
     df["rank_y"] = st.rankdata(df["y"])
     rank_terms, _ = _anova(df, cols, "rank_y", factors)
     groups = [g["y"].to_numpy() for _, g in df.groupby(cols)]
-    return Factorial(list(factors), len(df), terms, rank_terms, _checks(resid, groups),
-                     simple_effects(factors, rows))
+    return Factorial(list(factors), len(df), terms, rank_terms,
+                     _checks(resid, groups, order), simple_effects(factors, rows))
 
 
 def _anova(df: pd.DataFrame, cols: list[str], y: str,
@@ -142,7 +160,8 @@ def _anova(df: pd.DataFrame, cols: list[str], y: str,
     return out, resid
 
 
-def _checks(resid: np.ndarray, groups: list[np.ndarray]) -> list[Check]:
+def _checks(resid: np.ndarray, groups: list[np.ndarray],
+            order: Sequence[float] | None = None) -> list[Check]:
     out = []
     if resid.size >= 3 and float(np.ptp(resid)) > 0:
         w, p = st.shapiro(resid)
@@ -153,6 +172,12 @@ def _checks(resid: np.ndarray, groups: list[np.ndarray]) -> list[Check]:
         stat, p = st.levene(*spread, center="median")
         out.append(Check("equal variances", "Brown-Forsythe", float(stat), float(p),
                          bool(p > ALPHA_ASSUMPTION)))
+    if order is not None and resid.size >= 3 and float(np.ptp(resid)) > 0:
+        ranked = [float(r) for _, r in sorted(zip(order, resid.tolist(), strict=True))]
+        mk = mann_kendall(ranked)
+        if not math.isnan(mk.p):
+            out.append(Check(INDEPENDENCE, "Mann-Kendall z (residuals in run order)", mk.z,
+                             mk.p, bool(mk.p > ALPHA_ASSUMPTION)))
     return out
 
 

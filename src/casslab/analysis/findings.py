@@ -1,42 +1,80 @@
 """A study's published numbers and findings (casslab.experiment.reference) against the
-lab's kept trials. Pure: an Analysis per response in, rows for the report out.
+lab's kept trials. Pure: an Analysis per response in, rows for the report out. This is
+the one verdict engine of casslab: every verdict (report, CLI, `design.until:
+verdicts`) comes from `judge` and its `classify`.
 
 Reference values: the lab's value is the median of the kept trials of every cell that
 matches the value's `at` (one cell when `at` names every varied factor), with its 95 %
 CI from order statistics (casslab.analysis.intervals, as in the cells table); the ratio
 is lab / paper, the paper's value converted to the response's unit.
 
-Findings: a two-sided test between the trials at level `to` and at level `from` (Welch's
-t by default, Mann-Whitney U on request), Holm-corrected across all findings of the
-campaign. Verdict at level alpha:
-  holds          the difference is significant and has the expected sign
-  does not hold  significant with the other sign, or any significant difference when
-                 "no difference" was expected
-  inconclusive   too few trials (Welch: < 2 per side) or p (Holm) above alpha; a
-                 non-significant difference is no evidence that there is none, so "no
-                 difference" is at best inconclusive
-An expected ratio R (`to` / `from`) is tested on the logarithms with Welch's t twice:
-against no difference (H0: ratio 1) and against the paper's ratio (H0: ratio R); both p
-values join the Holm family. It does not hold when the lab's ratio differs significantly
-from R, holds when it differs significantly from 1 on R's side (and not from R), and is
-inconclusive otherwise.
+Findings are decided from an interval of the effect, never from a p value alone:
+- the effect of `to` against `from` is the log-ratio e = log(to / from) (read as a
+  change in %), or for `expect: slope` the least-squares slope on the factor;
+- its interval (casslab.analysis.effects): pooled trials, Welch's t on logs (or, with
+  `test: mann-whitney`, the Hodges-Lehmann shift of the logs with its exact
+  distribution-free interval from the Mann-Whitney U distribution); interleaved rounds
+  (trial -> round given), the paired t interval of the per-round log-ratios, or, when
+  rounds are added until decisive (`sequential`), Lai's anytime-valid confidence
+  sequence (casslab.analysis.sequential);
+- simultaneous over the campaign's findings: each interval has coverage 1 - alpha / m
+  (Bonferroni over the m findings), so all of them cover at once with 1 - alpha.
+The size a finding looks for: `expect: ratio` R (its tolerance, default 10 % of R),
+`expect: slope` S +- tolerance, and for `higher`/`lower` the ratio of the reference's
+own values at `to` and `from` when it holds both (same other levels), else none.
+The lab's detectable effect z: what the design, with the trials it ran and the noise it
+measured, detects with 90 % power (casslab.analysis.power).
+Verdicts (`classify`), each implied by "the interval covers the true effect", so
+their error rate is that of the intervals:
+  holds                          the interval lies within the paper's size band, or
+                                 (no size) excludes 0 on the expected side
+  direction holds, size differs  on the expected side of 0, but outside the size band
+  does not hold                  on the other side of 0; outside the size band and not
+                                 on the expected side; any difference for "no
+                                 difference"
+  smaller than this lab can detect   the whole interval within +- z (and no size band
+                                 it contradicts): whatever the effect, it is below z
+  inconclusive                   anything else ("(budget spent)" when no more trials
+                                 will come)
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from casslab.analysis.campaign import Analysis, CellStats, level_label
-from casslab.analysis.stats import Describe, describe, holm, mann_whitney, welch
+from casslab.analysis.campaign import Analysis, CellStats, analyze, level_label
+from casslab.analysis.effects import (
+    LINE,
+    LOG_RATIO,
+    POOLED,
+    RANK,
+    SLOPE,
+    Effect,
+    hodges_lehmann_effect,
+    paired_log_effect,
+    pct_text,
+    sequential_log_effect,
+    to_pct,
+    welch_log_effect,
+)
+from casslab.analysis.power import detectable_log_effect
+from casslab.analysis.sequential import DEFAULT_ROUNDS
+from casslab.analysis.stats import Describe, describe, mann_whitney, welch
 from casslab.experiment.reference import Finding, Reference, RefValue, level_number
+from casslab.store.results import TrialRow
 
-HOLDS, FAILS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
+HOLDS = "holds"
+SIZE_DIFFERS = "direction holds, size differs"
+FAILS = "does not hold"
+UNDETECTABLE = "smaller than this lab can detect"
+INCONCLUSIVE = "inconclusive"
+DECISIVE = (HOLDS, SIZE_DIFFERS, FAILS, UNDETECTABLE)
+DEFAULT_RATIO_TOLERANCE = 0.10  # a ratio holds within 10 % of the paper's
 TEST_NAMES = {"welch": "Welch t", "mann-whitney": "Mann-Whitney U",
               "ols": "least-squares slope"}
-EFFECT_NAMES = {"welch": "Hedges g", "mann-whitney": "rank-biserial r", "ols": "slope"}
 
 
 @dataclass(frozen=True)
@@ -59,18 +97,20 @@ class ValueRow:
 @dataclass(frozen=True)
 class Verdict:
     finding: Finding
-    verdict: str  # HOLDS, FAILS or INCONCLUSIVE
+    verdict: str  # one of DECISIVE or INCONCLUSIVE
     why: str  # one sentence: what decided it
-    test: str  # "Welch t (two-sided), Holm over 3 findings, alpha 0.05"
-    n_low: int
+    test: str  # how the interval was made and its family
+    n_low: int  # kept trials at `from` (complete rounds, for paired effects)
     n_high: int
     median_low: float
     median_high: float
-    p: float  # the test's two-sided p
-    p_holm: float  # what decided the verdict
-    effect: float  # Hedges g or rank-biserial r, `to` minus `from`
-    effect_name: str
-    p_ratio: float = math.nan  # expect ratio: H0 ratio = R, Holm-corrected
+    effect: Effect  # the interval that decided (log-ratio or slope scale)
+    p: float = math.nan  # two-sided p of "no effect" (fixed-n methods; NaN sequential)
+    p_adj: float = math.nan  # Bonferroni over the family
+    paper: float = math.nan  # the size looked for, on the effect's scale (NaN: none)
+    band: tuple[float, float] = (math.nan, math.nan)  # paper's size +- tolerance
+    bound: float = math.nan  # z: the lab's detectable effect, on the effect's scale
+    budget_spent: bool = False
     fit: SlopeFit | None = None  # expect slope: the lab's fitted slope
 
     @property
@@ -79,6 +119,39 @@ class Verdict:
         if math.isnan(self.median_low) or self.median_low == 0:
             return math.nan
         return self.median_high / self.median_low
+
+    @property
+    def decisive(self) -> bool:
+        return self.verdict in DECISIVE
+
+    @property
+    def label(self) -> str:
+        """The verdict as the table prints it."""
+        if self.verdict == UNDETECTABLE:
+            return f"{UNDETECTABLE} (+-{_fmt_abs(self.bound, self.effect.scale)}, measured)"
+        if self.verdict == SIZE_DIFFERS:
+            return (f"{SIZE_DIFFERS} (lab {_size(self.effect.estimate, self.effect.scale)} "
+                    f"vs paper {_size(self.paper, self.effect.scale)})")
+        if self.verdict == INCONCLUSIVE and self.budget_spent:
+            return f"{INCONCLUSIVE} (budget spent)"
+        return self.verdict
+
+    def interval(self) -> str:
+        """The effect with its interval and coverage: "+12.0 % [+8.1, +16.0] (95 % CI,
+        anytime-valid)"."""
+        e = self.effect
+        if e.scale == LOG_RATIO:
+            est, lo, hi = e.pct()
+            body = f"{est:+.1f} % [{lo:+.1f}, {hi:+.1f}]"
+        else:
+            body = f"{e.estimate:.4g} [{e.low:.4g}, {e.high:.4g}]"
+        return f"{body} ({e.coverage})"
+
+
+def _size(v: float, scale: str) -> str:
+    if math.isnan(v):
+        return "-"
+    return f"{to_pct(v):+.1f} %" if scale == LOG_RATIO else f"{v:.4g}"
 
 
 @dataclass(frozen=True)
@@ -116,23 +189,6 @@ def fit_slope(points: Sequence[tuple[float, float]], paper: float,
     p = (float(2 * stats.t.sf(abs(b - paper) / se, n - 2)) if se > 0 else
          (1.0 if b == paper else 0.0))
     return SlopeFit(b, b - half, b + half, coverage, n, len(set(xs)), p)
-
-
-def decide_slope(fit: SlopeFit, paper: float, tolerance: float) -> tuple[str, str]:
-    """(verdict, why): holds when the interval lies within paper +- tolerance, does not
-    hold when it lies wholly outside, else inconclusive."""
-    lo, hi = paper - tolerance, paper + tolerance
-    band = f"{paper:.4g} +- {tolerance:.4g}"
-    if math.isnan(fit.slope):
-        return INCONCLUSIVE, (f"too few trials for a line ({fit.n} trials at {fit.levels} "
-                              "levels; the fit needs >= 3 trials at >= 2 levels)")
-    ci = (f"slope {fit.slope:.4g} [{fit.low:.4g}, {fit.high:.4g}] ({fit.coverage:.0%} "
-          "CI)")
-    if lo <= fit.low and fit.high <= hi:
-        return HOLDS, f"{ci} lies within the paper's {band}"
-    if fit.high < lo or fit.low > hi:
-        return FAILS, f"{ci} lies outside the paper's {band}"
-    return INCONCLUSIVE, f"{ci} overlaps the edge of the paper's {band}"
 
 
 def _slope_points(cells: Sequence[CellStats], f: Finding) -> list[tuple[float, float]]:
@@ -180,119 +236,294 @@ def _median(values: Sequence[float]) -> float:
     return describe(values).median if values else math.nan
 
 
+def ratio_band(ratio: float, tolerance: float) -> tuple[float, float]:
+    """The log-scale band of ratios within `tolerance` (a fraction) of `ratio`."""
+    return (math.log(ratio) + math.log1p(-min(tolerance, 0.999)), math.log(ratio) +
+            math.log1p(tolerance))
+
+
+def implied_ratio(ref: Reference, f: Finding) -> float:
+    """The ratio `to` / `from` the reference's own values give for a finding: the
+    geometric mean over pairs of values at `to` and `from` with the same other levels
+    (within the finding's `where`); NaN when it holds no such pair."""
+    def side(level: Any) -> dict[tuple[tuple[str, str], ...], float]:
+        out = {}
+        for rv in ref.values:
+            if rv.response != f.response or f.factor not in rv.at or rv.value <= 0:
+                continue
+            if level_label(rv.at[f.factor]) != level_label(level):
+                continue
+            rest = {k: v for k, v in rv.at.items() if k != f.factor}
+            if not _matches(rest, {k: w for k, w in f.where.items() if k in rest}):
+                continue
+            out[tuple(sorted((k, level_label(v)) for k, v in rest.items()))] = rv.value
+        return out
+    lo, hi = side(f.low), side(f.high)
+    logs = [math.log(hi[k] / lo[k]) for k in lo if k in hi]
+    return math.exp(sum(logs) / len(logs)) if logs else math.nan
+
+
+def size_looked_for(ref: Reference, f: Finding) -> tuple[float, tuple[float, float]]:
+    """(the paper's effect, its band) on the finding's effect scale: log R and R within
+    its tolerance (default 10 %) for a ratio, expected or implied by the reference's
+    values; the slope +- tolerance for a slope; (NaN, (NaN, NaN)) for a direction only."""
+    nan = math.nan
+    if f.expect == "slope":
+        return f.slope, (f.slope - f.tolerance, f.slope + f.tolerance)
+    if f.expect == "no difference":
+        return nan, (nan, nan)
+    r = f.ratio if f.expect == "ratio" else implied_ratio(ref, f)
+    if math.isnan(r) or r <= 0:
+        return nan, (nan, nan)
+    if f.expect in ("higher", "lower") and (r > 1) != (f.expect == "higher"):
+        return nan, (nan, nan)  # the values contradict the claim: test the claim
+    tol = f.tolerance if not math.isnan(f.tolerance) else DEFAULT_RATIO_TOLERANCE
+    return math.log(r), ratio_band(r, tol)
+
+
+def _fmt_scale(v: float, scale: str) -> str:
+    return _size(v, scale)
+
+
+def classify(expect: str, effect: Effect, *, paper: float = math.nan,
+             band: tuple[float, float] = (math.nan, math.nan), bound: float = math.nan
+             ) -> tuple[str, str]:
+    """(verdict, why) from the effect's interval: the one rule every verdict follows
+    (see the module's doc). `paper`/`band`: the size looked for and its tolerance band
+    on the effect's scale (NaN: a direction only); `bound`: the lab's detectable
+    effect z on that scale (NaN: unknown)."""
+    lo, hi, sc = effect.low, effect.high, effect.scale
+    if math.isnan(lo) or math.isnan(hi) or not effect.bounded:
+        return INCONCLUSIVE, (f"no finite interval yet ({effect.n_low} at `from`, "
+                              f"{effect.n_high} at `to`: too few for {effect.coverage})")
+    ci = f"{_fmt_scale(effect.estimate, sc)} [{_fmt_scale(lo, sc)}, {_fmt_scale(hi, sc)}]"
+    sign = {"higher": 1.0, "lower": -1.0}.get(expect, 0.0)
+    if expect in ("ratio", "slope") and not math.isnan(paper):
+        sign = math.copysign(1.0, paper) if paper != 0 else 0.0
+    right_side = (sign > 0 and lo > 0) or (sign < 0 and hi < 0)
+    wrong_side = (sign > 0 and hi < 0) or (sign < 0 and lo > 0)
+    if not math.isnan(band[0]):
+        paper_s = (f"paper {_fmt_scale(paper, sc)}, band [{_fmt_scale(band[0], sc)}, "
+                   f"{_fmt_scale(band[1], sc)}]")
+        if band[0] <= lo and hi <= band[1]:
+            return HOLDS, f"lab {ci} lies within the {paper_s}"
+        if hi < band[0] or lo > band[1]:
+            if right_side:
+                return SIZE_DIFFERS, f"lab {ci}: the expected direction, outside the {paper_s}"
+            return FAILS, f"lab {ci} lies outside the {paper_s}" + (
+                ", on the other side of 0" if wrong_side else "")
+        if right_side:
+            return INCONCLUSIVE, (f"lab {ci}: the expected direction, but the interval "
+                                  f"overlaps the edge of the {paper_s}")
+        return INCONCLUSIVE, f"lab {ci} overlaps the {paper_s} and 0 or its edge"
+    if expect == "no difference" and (lo > 0 or hi < 0):
+        return FAILS, f"lab {ci} excludes 0: a difference"
+    if right_side:
+        return HOLDS, f"lab {ci} excludes 0: {expect}"
+    if wrong_side:
+        return FAILS, f"lab {ci} excludes 0 on the other side: not {expect}"
+    if not math.isnan(bound) and math.isfinite(bound) and -bound <= lo and hi <= bound:
+        return UNDETECTABLE, (f"lab {ci} lies within +-{_fmt_abs(bound, sc)}, the smallest "
+                              "effect this lab detects with these trials (90 % power)")
+    return INCONCLUSIVE, f"lab {ci} includes 0" + (
+        f" and reaches past +-{_fmt_abs(bound, sc)} (what this lab can detect)"
+        if not math.isnan(bound) and math.isfinite(bound) else "")
+
+
+def _fmt_abs(v: float, scale: str) -> str:
+    return f"{to_pct(abs(v)):.1f} %" if scale == LOG_RATIO else f"{abs(v):.4g}"
+
+
+def _pair_key(params: Mapping[str, Any], factor: str) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((k, level_label(v)) for k, v in params.items() if k != factor))
+
+
+def _round_sides(cells: Sequence[CellStats], f: Finding, rounds: Mapping[int, int]
+                 ) -> dict[int, list[tuple[float, float]]]:
+    """round -> (value at `from`, value at `to`) for every pair of cells at the two
+    levels that share their other levels (and match `where`)."""
+    lows = [cs for cs in cells if _matches(cs.params, {**f.where, f.factor: [f.low]})]
+    highs = [cs for cs in cells if _matches(cs.params, {**f.where, f.factor: [f.high]})]
+    out: dict[int, list[tuple[float, float]]] = {}
+    for cl in lows:
+        for ch in highs:
+            if _pair_key(cl.params, f.factor) != _pair_key(ch.params, f.factor):
+                continue
+            lo = {rounds[t]: v for t, v in zip(cl.trial_ids, cl.values, strict=True)
+                  if t in rounds}
+            hi = {rounds[t]: v for t, v in zip(ch.trial_ids, ch.values, strict=True)
+                  if t in rounds}
+            for r in sorted(set(lo) & set(hi)):
+                out.setdefault(r, []).append((lo[r], hi[r]))
+    return dict(sorted(out.items()))
+
+
+def paired_log_ratios(cells: Sequence[CellStats], f: Finding,
+                      rounds: Mapping[int, int]) -> list[float]:
+    """One value per complete round: log(to / from), averaged over the pairs of cells
+    at `to` and `from` that share their other levels (and match `where`). One value
+    per round keeps the rounds, not the cells, the independent observations the
+    intervals need."""
+    out = []
+    for pairs in _round_sides(cells, f, rounds).values():
+        logs = [math.log(hi / lo) for lo, hi in pairs if lo > 0 and hi > 0]
+        if logs:
+            out.append(sum(logs) / len(logs))
+    return out
+
+
+def paired_slopes(cells: Sequence[CellStats], f: Finding,
+                  rounds: Mapping[int, int]) -> list[float]:
+    """One value per complete round: (to - from) / (to level - from level), averaged
+    over the matching pairs of cells (a slope from the two end levels, within rounds)."""
+    run = level_number(f.high) - level_number(f.low)
+    return [sum((hi - lo) / run for lo, hi in pairs) / len(pairs)
+            for pairs in _round_sides(cells, f, rounds).values()]
+
+
+def finding_effect(f: Finding, cells: Sequence[CellStats], level: float, *,
+                   rounds: Mapping[int, int] | None = None, sequential: bool = False,
+                   c: float | None = None) -> tuple[Effect, float]:
+    """(the effect's interval at `level`, the two-sided p of no effect) for a
+    difference finding: paired per round when `rounds` (trial id -> round) is given,
+    else pooled (Welch on logs, or Hodges-Lehmann for `test: mann-whitney`)."""
+    if rounds is not None:
+        d = paired_log_ratios(cells, f, rounds)
+        if sequential:
+            return sequential_log_effect(d, level, c), math.nan
+        e = paired_log_effect(d, level)
+        p = _t_p(e.estimate, e.noise_sd, e.n_low)
+        return e, p
+    lo, hi = _side(cells, f, f.low), _side(cells, f, f.high)
+    if f.test == "mann-whitney":
+        return hodges_lehmann_effect(lo, hi, level), mann_whitney(hi, lo)[1]
+    e = welch_log_effect(lo, hi, level)
+    llo, lhi = _logs(lo), _logs(hi)
+    return e, (welch(lhi, llo)[1] if llo is not None and lhi is not None else math.nan)
+
+
+def _t_p(mean: float, sd: float, n: int) -> float:
+    from scipy import stats
+
+    if n < 2 or math.isnan(sd):
+        return math.nan
+    if sd == 0:
+        return 1.0 if mean == 0 else 0.0
+    return float(2 * stats.t.sf(abs(mean) / (sd / math.sqrt(n)), n - 1))
+
+
 def _logs(values: Sequence[float]) -> list[float] | None:
     return [math.log(v) for v in values] if all(v > 0 for v in values) else None
 
 
-def _tests(f: Finding, lo: list[float], hi: list[float]
-           ) -> tuple[tuple[float, float, float], float]:
-    """The test of the difference and, for an expected ratio, the p value of H0: ratio R
-    (both on logarithms, which need positive values: else NaN, inconclusive)."""
-    if f.expect != "ratio":
-        return (welch(hi, lo) if f.test == "welch" else mann_whitney(hi, lo)), math.nan
-    llo, lhi = _logs(lo), _logs(hi)
-    if llo is None or lhi is None:
-        return (math.nan, math.nan, math.nan), math.nan
-    shifted = [v - math.log(f.ratio) for v in lhi]
-    return welch(lhi, llo), welch(shifted, llo)[1]
+def judge(ref: Reference, analyses: Sequence[Analysis], *,
+          rounds: Mapping[int, int] | None = None, sequential: bool = False,
+          planned_rounds: int | None = None, budget_spent: bool = False) -> list[Verdict]:
+    """Every finding's verdict from its effect's interval, simultaneous over the
+    findings (Bonferroni). `rounds`: trial id -> round of an interleaved design (paired
+    effects); `sequential`: rounds are added until decisive (anytime-valid intervals,
+    the sequence tuned for `planned_rounds`); `budget_spent`: no more trials will come
+    (an inconclusive verdict says so)."""
+    from casslab.analysis.sequential import tune_c
 
-
-def judge(ref: Reference, analyses: Sequence[Analysis]) -> list[Verdict]:
-    """Every finding's verdict, p values Holm-corrected across the findings (an expected
-    ratio's second test included)."""
     by_response = {a.response: a for a in analyses}
-    sides = []
-    raw: list[float] = []
+    m = max(len(ref.findings), 1)
+    level = 1 - ref.alpha / m
+    family = (f"{pct_text(1 - ref.alpha)} simultaneous over {m} findings (Bonferroni, "
+              f"each {pct_text(level)})" if m > 1 else pct_text(level)) + \
+        f", alpha {ref.alpha:g}"
+    c = tune_c(planned_rounds or DEFAULT_ROUNDS, ref.alpha / m) if sequential else None
+    out = []
     for f in ref.findings:
         a = by_response.get(f.response)
-        lo, hi = (_side(a.cells, f, f.low), _side(a.cells, f, f.high)) if a else ([], [])
-        if f.expect == "slope":  # decided by its interval, outside the Holm family
-            sides.append((lo, hi, (math.nan, math.nan, math.nan)))
-            raw += [math.nan, math.nan]
+        cells = a.cells if a else []
+        lo, hi = _side(cells, f, f.low), _side(cells, f, f.high)
+        paper, band = size_looked_for(ref, f)
+        if f.expect == "slope" and rounds is not None:
+            d = paired_slopes(cells, f, rounds)
+            pe = (sequential_log_effect(d, level, c) if sequential else
+                  paired_log_effect(d, level))
+            effect = replace(pe, scale=SLOPE, method=pe.method.replace(
+                "log-ratios", "slopes (to - from) / (to level - from level)"))
+            p = math.nan if sequential else _t_p(effect.estimate, effect.noise_sd,
+                                                 effect.n_low)
+            bound = detectable_log_effect(effect.kind, effect.noise_sd, effect.n_low,
+                                          effect.n_high, level, c=effect.c)
+            verdict, why = classify("slope", effect, paper=paper, band=band, bound=bound)
+            out.append(Verdict(f, verdict, why, f"{effect.method}; {family}", effect.n_low,
+                               effect.n_high, _median(lo), _median(hi), effect, p,
+                               min(1.0, p * m) if not math.isnan(p) else math.nan, paper,
+                               band, bound, budget_spent))
             continue
-        stat, p_ratio = _tests(f, lo, hi)
-        sides.append((lo, hi, stat))
-        raw += [stat[1], p_ratio]
-    adjusted = holm(raw)
-    m = sum(1 for p in raw if not math.isnan(p))
-    out = []
-    for i, (f, (lo, hi, stat)) in enumerate(zip(ref.findings, sides, strict=True)):
         if f.expect == "slope":
-            a = by_response.get(f.response)
-            out.append(slope_verdict(f, a.cells if a else [], lo, hi, 1 - ref.alpha))
+            fit = fit_slope(_slope_points(cells, f), f.slope, level)
+            effect = Effect(SLOPE, fit.slope, fit.low, fit.high, level,
+                            "least-squares slope, Student t (n - 2 df)", False, fit.n, fit.n,
+                            kind=LINE)
+            verdict, why = classify("slope", effect, paper=paper, band=band)
+            if math.isnan(fit.slope):
+                why = (f"too few trials for a line ({fit.n} trials at {fit.levels} levels; "
+                       "the fit needs >= 3 trials at >= 2 levels)")
+            out.append(Verdict(f, verdict, why, f"{effect.method}; {family}", len(lo),
+                               len(hi), _median(lo), _median(hi), effect, fit.p,
+                               math.nan, paper, band, math.nan, budget_spent, fit))
             continue
-        p_holm, p_ratio = adjusted[2 * i], adjusted[2 * i + 1]
-        test = (f"{TEST_NAMES[f.test]} (two-sided{', on logs' if f.expect == 'ratio' else ''}"
-                f"), Holm over {m} test{'s' if m != 1 else ''}, alpha {ref.alpha:g}")
-        if f.expect == "ratio":
-            verdict, why = decide_ratio(f.ratio, lo, hi, stat, p_holm, p_ratio, ref.alpha)
-        else:
-            verdict, why = decide(f.expect, lo, hi, stat, p_holm, ref.alpha, f.test)
-        out.append(Verdict(f, verdict, why, test, len(lo), len(hi), _median(lo),
-                           _median(hi), stat[1], p_holm, stat[2], EFFECT_NAMES[f.test],
-                           p_ratio))
+        effect, p = finding_effect(f, cells, level, rounds=rounds, sequential=sequential,
+                                   c=c)
+        bound = detectable_log_effect(effect.kind, effect.noise_sd, effect.n_low,
+                                      effect.n_high, level, c=effect.c)
+        verdict, why = classify(f.expect, effect, paper=paper, band=band, bound=bound)
+        if effect.kind in (POOLED, RANK) and not effect.bounded:
+            need = 2 if effect.kind == POOLED else "enough"
+            why = (f"too few kept trials ({len(lo)} at `from`, {len(hi)} at `to`; the "
+                   f"interval needs {need} each)" if min(len(lo), len(hi)) < 2 or
+                   effect.kind == RANK else why)
+        out.append(Verdict(f, verdict, why, f"{effect.method}; {family}", effect.n_low,
+                           effect.n_high, _median(lo), _median(hi), effect, p,
+                           min(1.0, p * m) if not math.isnan(p) else math.nan, paper, band,
+                           bound, budget_spent))
     return out
 
 
-def slope_verdict(f: Finding, cells: Sequence[CellStats], lo: Sequence[float],
-                  hi: Sequence[float], coverage: float) -> Verdict:
-    """An expected slope's verdict from the lab's fitted slope and its interval."""
-    fit = fit_slope(_slope_points(cells, f), f.slope, coverage)
-    verdict, why = decide_slope(fit, f.slope, f.tolerance)
-    test = (f"least-squares slope, {coverage:.0%} CI (Student t, n - 2 df); p: H0 slope = "
-            "the paper's (not Holm-corrected: the interval decides)")
-    return Verdict(f, verdict, why, test, len(lo), len(hi), _median(lo), _median(hi), fit.p,
-                   math.nan, fit.slope, "slope", fit=fit)
+def rounds_of(rows: Sequence[TrialRow]) -> dict[int, int] | None:
+    """trial id -> round for the kept trials of an interleaved design; None when the
+    campaign has no rounds (its trials are compared pooled)."""
+    rounds = {r.trial_id: r.round for r in rows if r.kept and r.round is not None}
+    return rounds or None
 
 
-def decide_ratio(ratio: float, lo: Sequence[float], hi: Sequence[float],
-                 stat: tuple[float, float, float], p_holm: float, p_ratio: float,
-                 alpha: float) -> tuple[str, str]:
-    """(verdict, why) of an expected ratio `to` / `from` = `ratio`."""
-    if len(lo) < 2 or len(hi) < 2:
-        return INCONCLUSIVE, (f"too few kept trials ({len(lo)} at `from`, {len(hi)} at "
-                              "`to`; the test needs >= 2 each)")
-    if math.isnan(p_ratio) or math.isnan(p_holm):
-        return INCONCLUSIVE, "no test possible (values <= 0 or without spread)"
-    if p_ratio <= alpha:
-        return FAILS, (f"the lab's ratio differs from {ratio:g} (p (Holm) = {p_ratio:.3g} "
-                       f"<= {alpha:g})")
-    side = "higher" if ratio > 1 else "lower"
-    if p_holm <= alpha and (stat[0] > 0) == (ratio > 1):
-        return HOLDS, (f"significantly {side} (p (Holm) = {p_holm:.3g}) and not different "
-                       f"from {ratio:g} (p (Holm) = {p_ratio:.3g})")
-    return INCONCLUSIVE, (f"not different from {ratio:g} (p (Holm) = {p_ratio:.3g}) but not "
-                          f"significantly {side} either (p (Holm) = {p_holm:.3g})")
+def judge_rows(ref: Reference, rows: Sequence[TrialRow], factors: list[dict[str, Any]],
+               values: Mapping[str, Mapping[int, float]] | None = None, *,
+               sequential: bool = False, planned_rounds: int | None = None,
+               budget_spent: bool = False) -> list[Verdict]:
+    """`judge` straight from a campaign's trials (the stopping rule of `until:
+    verdicts`, the demo, the CLI): one Analysis per response the findings name (`values`:
+    response -> trial id -> value, else the trial's ALL row), paired by round when the
+    trials have rounds."""
+    responses = list(dict.fromkeys(f.response for f in ref.findings))
+    analyses = [analyze(list(rows), factors, name,
+                        values=values.get(name) if values is not None else None)
+                for name in responses]
+    return judge(ref, analyses, rounds=rounds_of(rows), sequential=sequential,
+                 planned_rounds=planned_rounds, budget_spent=budget_spent)
 
 
-def _direction(hi: Sequence[float], lo: Sequence[float], stat: tuple[float, float, float],
-               test: str) -> float:
-    """> 0 when `to` is larger: the mean difference (Welch), r (Mann-Whitney)."""
-    if test == "welch":
-        return sum(hi) / len(hi) - sum(lo) / len(lo)
-    return stat[2]
+def all_decisive(verdicts: Sequence[Verdict]) -> bool:
+    """`design.until: verdicts`: stop adding rounds once this is True."""
+    return all(v.decisive for v in verdicts)
 
 
-def decide(expect: str, lo: Sequence[float], hi: Sequence[float],
-           stat: tuple[float, float, float], p_holm: float, alpha: float,
-           test: str = "welch") -> tuple[str, str]:
-    """(verdict, why) of one finding from its two samples and its test's result."""
-    need = 2 if test == "welch" else 1
-    if len(lo) < need or len(hi) < need:
-        return INCONCLUSIVE, (f"too few kept trials ({len(lo)} at `from`, {len(hi)} at "
-                              f"`to`; the test needs >= {need} each)")
-    if math.isnan(p_holm):
-        return INCONCLUSIVE, "no test possible (the trials have no spread)"
-    if p_holm > alpha:
-        return INCONCLUSIVE, f"p (Holm) = {p_holm:.3g} > alpha = {alpha:g}: no significant " \
-                             "difference"
-    sign = _direction(hi, lo, stat, test)
-    went = "higher" if sign > 0 else "lower"
-    if expect == "no difference":
-        return FAILS, f"significant difference (p (Holm) = {p_holm:.3g}): `to` is {went}"
-    if went == expect:
-        return HOLDS, f"significantly {went} (p (Holm) = {p_holm:.3g} <= {alpha:g})"
-    return FAILS, f"significantly {went}, not {expect} (p (Holm) = {p_holm:.3g})"
+def smallest_effect_pct(verdicts: Sequence[Verdict], response: str) -> float:
+    """The smallest effect (in %) the findings on `response` look for: the paper's
+    sizes, else (direction-only findings) the lab's detectable effect; NaN if none."""
+    sizes = []
+    for v in verdicts:
+        if v.finding.response != response or v.effect.scale != LOG_RATIO:
+            continue
+        size = v.paper if not math.isnan(v.paper) else v.bound
+        if not math.isnan(size) and math.isfinite(size):
+            sizes.append(abs(to_pct(abs(size))))
+    return min(sizes) if sizes else math.nan
 
 
 def mann_whitney_min_p(n1: int, n2: int) -> float:
@@ -310,7 +541,7 @@ def power_warnings(ref: Reference, cells: Sequence[tuple[Mapping[str, Any], int]
     possible p, times the Holm family's size, exceeds alpha. `cells`: each cell's params
     and its number of kept trials."""
     tested = [f for f in ref.findings if f.expect != "slope"]
-    family = sum(2 if f.expect == "ratio" else 1 for f in tested)
+    family = len(ref.findings)
     out = []
     for f in tested:
         n_lo, n_hi = (sum(n for params, n in cells

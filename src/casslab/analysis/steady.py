@@ -15,14 +15,17 @@ PELT) because it needs no penalty to tune, is a few lines of numpy (no new
 dependency), and answers exactly the question the recorded window asks: where to start
 so the mean is least biased.
 
-Classes:
-- steady: the cut lies in the first half (Franklin & White's rule: a cut in the second
-  half means the series never settled) and the batch means after it show no trend
-  (Mann-Kendall p > ALPHA_TREND, or a trend smaller than MAX_DRIFT_PCT over the rest);
-- still warming: a cut in the second half, or a trend after the cut, with the batch
-  means moving one way (a significant Mann-Kendall trend over the whole series);
-- no steady state: a cut in the second half without one monotone direction (shifts,
-  oscillation), or too few samples (fewer than MIN_BATCHES batches) to tell.
+The cut is searched in the first half of the batches only (White's rule; a minimum
+among the last few batches is MSER's known end effect: two or three batch means that
+happen to agree give a tiny statistic), then what is left after the cut is checked:
+- steady: no trend and no shift after the cut;
+- still warming: a trend after the cut (Mann-Kendall p <= ALPHA_TREND on the batch
+  means) that moves the series by more than MAX_DRIFT_PCT from first to last batch,
+  and is still going the same way in the last half of the window (p <= 0.05);
+- no steady state: no trend still going at the end, but the four quarters of what is
+  left differ by more than MAX_DRIFT_PCT (one-way ANOVA p <= ALPHA_TREND on their
+  batch means): shifts or a slow oscillation; also a series too short to tell
+  (fewer than MIN_BATCHES batches).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats as st  # type: ignore[import-untyped]
 
 from casslab.analysis.drift import mann_kendall
 
@@ -71,9 +75,9 @@ def batch_means(values: Sequence[float], size: int = BATCH) -> np.ndarray:
     return x[:k * size].reshape(k, size).mean(axis=1) if k else np.array([])
 
 
-def mser_cut(batches: Sequence[float]) -> int:
-    """The MSER cut d (in batches): argmin over d in 0..k-2 of the MSER statistic
-    (the first minimum on ties, so the shortest warm-up)."""
+def mser_cut(batches: Sequence[float], limit: int | None = None) -> int:
+    """The MSER cut d (in batches): argmin over d in 0..limit (default k // 2) of the
+    MSER statistic (the first minimum on ties, so the shortest warm-up)."""
     z = np.asarray(batches, dtype=float)
     k = int(z.size)
     if k < 2:
@@ -84,7 +88,8 @@ def mser_cut(batches: Sequence[float]) -> int:
     m = np.arange(k, 0, -1, dtype=float)  # k - d samples left for cut d
     ss = rs2 - rs * rs / m
     mser = ss / (m * m)
-    return int(np.argmin(mser[:k - 1]))
+    last = k // 2 if limit is None else min(limit, k - 2)
+    return int(np.argmin(mser[:last + 1]))
 
 
 def _drift_pct(z: np.ndarray) -> float:
@@ -110,24 +115,41 @@ def steady_state(values: Sequence[float], batch: int = BATCH) -> Steadiness:
     rest = z[d:]
     tail = mann_kendall(rest.tolist())
     drift = _drift_pct(rest)
-    whole = mann_kendall(z.tolist())
     mean_after = float(x[start:].mean())
-    if d <= k // 2:
-        trending = (not math.isnan(tail.p) and tail.p <= ALPHA_TREND
-                    and abs(drift) > MAX_DRIFT_PCT)
-        if not trending:
-            return Steadiness(STEADY, start, n, mean_after, tail.p, drift,
-                              f"settled from sample {start} (MSER-5 cut {d} of {k} batches)")
+    where = f"MSER-5 cut at sample {start} ({d} of {k} batches)"
+    end = mann_kendall(rest[rest.size // 2:].tolist())
+    # the end's own test only where it can be significant (Mann-Kendall on fewer than 5
+    # values never reaches p <= 0.05)
+    still = end.n < 5 or (not math.isnan(end.p) and end.p <= 0.05 and end.s * tail.s > 0)
+    moving = (not math.isnan(tail.p) and tail.p <= ALPHA_TREND and abs(drift) > MAX_DRIFT_PCT
+              and still)
+    if moving:
         return Steadiness(WARMING, start, n, mean_after, tail.p, drift,
-                          f"still moving after the cut at sample {start}: {drift:+.1f} % "
-                          f"over the rest (Mann-Kendall p = {tail.p:.2g})")
-    if not math.isnan(whole.p) and whole.p <= ALPHA_TREND:
-        return Steadiness(WARMING, n, n, math.nan, tail.p, _drift_pct(z),
-                          f"MSER-5 cuts {d} of {k} batches (past half): the series moves "
-                          f"one way throughout (Mann-Kendall p = {whole.p:.2g})")
-    return Steadiness(NO_STEADY, n, n, math.nan, tail.p, _drift_pct(z),
-                      f"MSER-5 cuts {d} of {k} batches (past half) without one direction: "
-                      "shifts or oscillation")
+                          f"{where}, then still moving one way: {drift:+.1f} % over the "
+                          f"rest (Mann-Kendall p = {tail.p:.2g})")
+    shift, p_shift = _quarters(rest)
+    if p_shift <= ALPHA_TREND and shift > MAX_DRIFT_PCT:
+        return Steadiness(NO_STEADY, start, n, mean_after, tail.p, drift,
+                          f"{where}, then the quarters of the rest differ by up to "
+                          f"{shift:.1f} % (ANOVA p = {p_shift:.2g}) without one direction: "
+                          "shifts or oscillation")
+    return Steadiness(STEADY, start, n, mean_after, tail.p, drift, f"settled: {where}")
+
+
+def _quarters(z: np.ndarray) -> tuple[float, float]:
+    """(largest quarter mean over the smallest - 1, in %; one-way ANOVA p) over the
+    batch means cut into four consecutive quarters."""
+    q = z.size // 4
+    if q < 2:
+        return math.nan, math.nan
+    parts = [z[i * q:(i + 1) * q] for i in range(4)]
+    means = [float(p.mean()) for p in parts]
+    if min(means) <= 0:
+        return math.nan, math.nan
+    spread = 100 * (max(means) / min(means) - 1)
+    if all(float(p.var()) == 0 for p in parts):
+        return spread, (1.0 if spread == 0 else 0.0)
+    return spread, float(st.f_oneway(*parts).pvalue)
 
 
 def steady_start(series: Sequence[Sequence[float]], batch: int = BATCH) -> Steadiness:

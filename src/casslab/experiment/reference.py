@@ -24,7 +24,9 @@ with `ratio: R` says the response at `to` is R times that at `from` (Table 3's 6
 58430 = 1.12 for 3 nodes against 1). `expect: slope` with `slope: S` (and `tolerance:
 T`, default 10 % of |S|) says the response changes by S per unit of a numeric factor:
 the lab's least-squares slope over the levels from `from` to `to` (default all), with
-its confidence interval, decides it.
+its confidence interval, decides it. A ratio (expected, or implied by the reference's
+values at `to` and `from` for higher/lower) holds within `tolerance` (a fraction of the
+ratio, default 0.1).
 """
 
 from __future__ import annotations
@@ -272,9 +274,15 @@ def _finding(v: specio.V, item: Any, path: Path_, factors: Sequence[DesignFactor
     expect = v.choice(m.get("expect"), (*path, "expect"), EXPECTS, "expectation")
     if expect == "slope":
         return _slope_finding(v, m, path, f, factors, responses, strict)
-    for key in ("slope", "tolerance"):
-        if key in m:
-            raise v.doc.error((*path, key), "is only for `expect: slope`")
+    if "slope" in m:
+        raise v.doc.error((*path, "slope"), "is only for `expect: slope`")
+    tolerance = math.nan
+    if "tolerance" in m:
+        if expect == "no difference":
+            raise v.doc.error((*path, "tolerance"), "is for a size (valid with `expect: "
+                              "ratio`, `slope`, or higher/lower with reference values)")
+        # a ratio's tolerance is relative: 0.1 = within 10 % of the paper's ratio
+        tolerance = v.number(m["tolerance"], (*path, "tolerance"), 0.0, 1.0, lo_open=True)
     if len(f.levels) > 2 and not ("from" in m and "to" in m):
         raise v.doc.error(path, f"{f.name} has {len(f.levels)} levels: give `from` and `to` "
                           f"(valid: {', '.join(label(lv) for lv in f.levels)})")
@@ -302,7 +310,8 @@ def _finding(v: specio.V, item: Any, path: Path_, factors: Sequence[DesignFactor
     return Finding(claim, response, f.name, low, high, expect,
                    _where(v, m.get("where"), (*path, "where"), factors, f.name, strict),
                    v.choice(m.get("test", "welch"), (*path, "test"), TESTS, "test"),
-                   v.string(m["source"], (*path, "source")) if "source" in m else "", ratio)
+                   v.string(m["source"], (*path, "source")) if "source" in m else "", ratio,
+                   tolerance=tolerance)
 
 
 def level_number(level: Any) -> float:
@@ -374,7 +383,8 @@ def reference_schema() -> specio.JsonSchema:
         "slope": {"type": "number", "description": "expect: slope: response per unit of "
                   "the factor"},
         "tolerance": specio.schema_number(0, description="expect: slope: how far the lab's "
-                                          "slope may be (default 10 % of |slope|)"),
+                                          "slope may be (default 10 % of |slope|); a ratio: "
+                                          "the fraction of it (default 0.1)"),
         "where": specio.schema_map({}, "factor -> level or list of levels"),
         "test": specio.schema_enum(list(TESTS)), "source": {"type": "string"}},
         required=("factor", "expect"))

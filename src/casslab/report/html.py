@@ -17,11 +17,24 @@ from typing import Any
 
 from casslab.analysis.campaign import Analysis, Labeller, analyze, cell_label, labeller
 from casslab.analysis.clients import SLOW_SHARE, CellClients, client_table
+from casslab.analysis.drift import drift_warning
 from casslab.analysis.factorial import Factorial, Term
-from casslab.analysis.findings import HOLDS, ValueRow, Verdict, compare_values, judge
+from casslab.analysis.findings import (
+    FAILS,
+    HOLDS,
+    SIZE_DIFFERS,
+    UNDETECTABLE,
+    ValueRow,
+    Verdict,
+    compare_values,
+    judge,
+    rounds_of,
+    smallest_effect_pct,
+)
 from casslab.analysis.intervals import BatchMeans, min_n_for_median
 from casslab.analysis.responses import explain, profile_cores, trial_values
 from casslab.analysis.stats import OUTLIER_SD
+from casslab.analysis.steady import BATCH, MIN_BATCHES, STEADY, Steadiness, steady_state
 from casslab.experiment.labels import scalar_label
 from casslab.experiment.reference import Reference, read_reference
 from casslab.experiment.search import Step, find_knee
@@ -108,12 +121,66 @@ def build_report(directory: Path, out: Path | None = None) -> Report:
         drawn = declared_figures(decls, analyses, results, rows, design_factors(c), cores,
                                  ref.values)
     varied = [f["name"] for f in c.factors if len(f["levels"]) > 1]
-    repro = Reproduction(ref, compare_values(ref, analyses, varied), judge(ref, analyses))
+    sequential, planned = until_verdicts(c.spec_yaml)
+    # A finished `until: verdicts` campaign stopped by itself: what is still
+    # inconclusive ran out of rounds or budget.
+    verdicts = judge(ref, analyses, rounds=rounds_of(rows), sequential=sequential,
+                     planned_rounds=planned, budget_spent=sequential)
+    repro = Reproduction(ref, compare_values(ref, analyses, varied), verdicts)
     figures = make_figures(drawn, steps)
-    page = render(c, analyses, rows, figures, steps, repro, clients)
+    page = render(c, analyses, rows, figures, steps, repro, clients,
+                  unsettled(rows, per_second))
     path = out or directory / REPORT_NAME
     path.write_text(page)
     return Report(path, figures, analyses[0], analyses, repro)
+
+
+def until_verdicts(spec_yaml: str) -> tuple[bool, int | None]:
+    """(whether the stored spec adds rounds until verdicts, its maximum of rounds)."""
+    import yaml
+
+    try:
+        doc = yaml.safe_load(spec_yaml)
+    except yaml.YAMLError:
+        return False, None
+    design = doc.get("design") if isinstance(doc, dict) else None
+    if not isinstance(design, dict) or design.get("until") != "verdicts":
+        return False, None
+    trials = design.get("trials")
+    top = trials.get("max") if isinstance(trials, dict) else None
+    return True, top if isinstance(top, int) else None
+
+
+@dataclass(frozen=True)
+class Unsettled:
+    """A kept trial whose recorded series never reached a steady state."""
+
+    row: TrialRow
+    klass: str
+    source: str  # "stored" (the run's until-steady warm-up) or "report" (MSER-5 here)
+    why: str = ""
+
+
+def unsettled(rows: Sequence[TrialRow], per_second: dict[int, list[float]]
+              ) -> list[Unsettled]:
+    """Kept trials that never settled: the class the run stored (workload.warmup:
+    until-steady), else MSER-5 on the recorded per-second throughput when it has enough
+    samples to tell (casslab.analysis.steady)."""
+    out = []
+    for r in rows:
+        if not r.kept:
+            continue
+        if r.steady_class is not None:
+            if r.steady_class != STEADY:
+                out.append(Unsettled(r, r.steady_class, "stored"))
+            continue
+        series = per_second.get(r.trial_id) or []
+        if len(series) < BATCH * MIN_BATCHES:
+            continue
+        s: Steadiness = steady_state(series)
+        if not s.settled:
+            out.append(Unsettled(r, s.klass, "report", s.why))
+    return out
 
 
 def search_groups(steps: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -222,7 +289,8 @@ def render_factorial(fa: Factorial) -> str:
 def render(c: Campaign, analyses: list[Analysis], rows: list[TrialRow],
            figures: list[Figure], steps: list[dict[str, Any]],
            repro: Reproduction | None = None,
-           clients: Sequence[CellClients] = ()) -> str:
+           clients: Sequence[CellClients] = (),
+           never_settled: Sequence[Unsettled] = ()) -> str:
     """The page, in a paper's order: design; results per response with its figures;
     the figures over time and by percentile; the reproduction (references, verdicts);
     appendices (trials that did not finish, versions and machine, spec)."""
@@ -234,7 +302,9 @@ def render(c: Campaign, analyses: list[Analysis], rows: list[TrialRow],
             f"digest {c.spec_digest}</p>")
     factors = labelled_factors(c)
     label = labeller(factors)
-    parts: list[str] = [render_design(factors, rows)]
+    parts: list[str] = [render_design(factors, rows),
+                        render_drift(analyses, (repro or Reproduction(Reference())).verdicts),
+                        render_unsettled(never_settled, label)]
     old = sum(1 for r in rows if r.kept and r.pct_source == V1_MEAN_MAX)
     if old:
         parts.append(f"<p class='note'>{old} kept trials were written by schema 1: their "
@@ -285,6 +355,58 @@ def render(c: Campaign, analyses: list[Analysis], rows: list[TrialRow],
     return "\n".join([head, toc, body, "</body></html>"])
 
 
+def render_drift(analyses: Sequence[Analysis], verdicts: Sequence[Verdict]) -> str:
+    """Each response's drift against run order, and a warning where it is larger than
+    the smallest effect a finding on that response looks for."""
+    rows, warnings = [], []
+    for a in analyses:
+        d = a.drift
+        if d is None:
+            continue
+        rows.append([html.escape(a.title), str(d.n), _signed(d.pct_per_trial, 2) +
+                     f" [{_signed(d.pct_low, 2)}, {_signed(d.pct_high, 2)}]",
+                     _signed(d.total_pct, 1), _p(d.trend.p),
+                     "<b>yes</b>" if d.significant else "no"])
+        w = drift_warning(d, smallest_effect_pct(verdicts, a.response), a.title)
+        if w:
+            warnings.append(f"<p class='note'><b>! Drift.</b> {html.escape(w)}.</p>")
+    if not rows:
+        return ""
+    text = ("<p>Each kept trial's value relative to its cell's mean, (y - cell mean) / "
+            "cell mean, against run order. % per trial: least-squares slope on the trial's "
+            "position among the kept trials, with its 95 % CI (Student t); over the "
+            "campaign: that slope x (kept trials - 1). Mann-Kendall: a distribution-free "
+            "test of a monotone trend (two-sided, continuity-corrected). An interleaved "
+            "design (design.order: interleaved) decides findings within rounds, where a "
+            "drift cancels.</p>")
+    return ("<h2 id='drift'>Drift across the campaign</h2>" + text +
+            _table(["response", "kept trials", "% per trial [95 % CI]", "% over the campaign",
+                    "Mann-Kendall p", "trend (p <= 0.05)"], rows) + "".join(warnings))
+
+
+def _signed(v: float, digits: int) -> str:
+    return "-" if math.isnan(v) else f"{v:+.{digits}f}"
+
+
+def render_unsettled(never: Sequence[Unsettled], label: Labeller) -> str:
+    """Kept trials that never reached a steady state (marked, still counted)."""
+    if not never:
+        return ""
+    stored = sum(1 for u in never if u.source == "stored")
+    text = (f"<p class='note'><b>! {len(never)} kept trial{'s' if len(never) != 1 else ''} "
+            "never settled</b>: their per-second throughput (and p50) had no steady state "
+            "in the recorded window, so their values mix warm-up and steady state. They "
+            "stay in the statistics (dropping them would bias the cells that warm up "
+            f"slowest). Class: {stored} from the run's until-steady warm-up, the rest by "
+            "MSER-5 on the recorded per-second throughput (White 1997; Franklin & White "
+            "2008).</p>")
+    return ("<h2 id='unsettled'>Trials that never settled</h2>" + text +
+            _table(["seq", "cell", "trial", "class", "from", "why"],
+                   [[str(u.row.seq), html.escape(cell_label(u.row.cell_params, label)),
+                     str(u.row.trial_no), html.escape(u.klass), u.source,
+                     html.escape(u.why)] for u in never]))
+
+
 def render_clients(cells: Sequence[CellClients], rows: list[TrialRow],
                    label: Labeller) -> str:
     """The load clients of trials run by several: one row per cell and client."""
@@ -333,6 +455,13 @@ def render_design(factors: list[dict[str, Any]], rows: list[TrialRow]) -> str:
     done = sum(1 for r in rows if r.status == "done")
     text = (f"<p>{cells} cells, {len(rows)} trials planned, {done} finished (warm-ups "
             "included).</p>")
+    reruns = sum(r.guard_reruns for r in rows)
+    disturbed = sum(1 for r in rows if r.disturbed)
+    if reruns or disturbed:
+        text += (f"<p class='note'>Outside noise (design.guard): {reruns} rerun"
+                 f"{'s' if reruns != 1 else ''} of trials disturbed by CPU use outside the "
+                 f"lab; {disturbed} trial{'s' if disturbed != 1 else ''} still over the "
+                 "limit when the reruns ran out (kept, flagged).</p>")
     table = (_table(["factor", "description", "levels (label = full level)"], frows,
                     "design") if frows else "<p>No factors: one cell.</p>")
     return "<h2 id='design'>Design</h2>" + text + table
@@ -380,12 +509,19 @@ def render_reproduction(repro: Reproduction, analyses: list[Analysis],
     parts = [head, f"<p class='note'>{study}Lab value: median of the kept "
              "trials of the matching cells, with its 95 % CI from order statistics (as in "
              "the cells tables; '!' when there are too few trials for 95 %). Ratio: lab / "
-             "paper, the paper's value converted to the lab's unit. Findings: a two-sided "
-             "test between the trials at `from` and at `to` within the cells the finding's "
-             "`where` selects, p values Holm-corrected across the findings; <b>holds</b>: "
-             "significant in the expected direction, <b>does not hold</b>: significant the "
-             "other way (or any difference when none was expected), <b>inconclusive</b>: "
-             "too few trials or p (Holm) above alpha.</p>"]
+             "paper, the paper's value converted to the lab's unit. Findings: each effect "
+             "of `to` against `from` (a change in %, from the log-ratio; or a slope) with "
+             "its interval and that interval's coverage, simultaneous over the findings "
+             "(Bonferroni); interleaved rounds give paired per-round log-ratios, and "
+             "rounds added until decisive an anytime-valid confidence sequence. "
+             "<b>holds</b>: the interval lies within the paper's size (ratio or slope +- "
+             "tolerance) or, with no size, excludes 0 the expected way; <b>direction holds, "
+             "size differs</b>: the expected side of 0, outside the paper's size; <b>does "
+             "not hold</b>: the other side, or outside the size and not the expected way; "
+             "<b>smaller than this lab can detect</b>: the whole interval within +- z, z "
+             "the effect these trials detect with 90 % power at the measured noise; "
+             "<b>inconclusive</b>: anything else. Each verdict is implied by its interval "
+             "covering the true effect, so the error rate is the intervals'.</p>"]
     if repro.values:
         parts.append("<h3>Reference values</h3>")
         parts.append(_table(
@@ -399,22 +535,26 @@ def render_reproduction(repro: Reproduction, analyses: list[Analysis],
     if repro.verdicts:
         parts.append("<h3>Findings</h3>")
         parts.append(_table(
-            ["finding", "verdict", "test", "p", "p (Holm)", "effect", "n (from / to)",
-             "why"],
-            [[html.escape(v.finding.claim) + _finding_detail(v, label), _verdict(v.verdict),
-              html.escape(v.test), _p(v.p), _p(v.p_holm), _effect(v, units),
-              f"{v.fit.n} (line)" if v.fit else f"{v.n_low} / {v.n_high}",
+            ["finding", "verdict", "method (interval, family)", "effect [interval] (coverage)", "p",
+             "p (Bonferroni)", "n (from / to)", "why"],
+            [[html.escape(v.finding.claim) + _finding_detail(v, label),
+              _verdict(v.verdict, v.label), html.escape(v.test), _effect(v, units), _p(v.p),
+              _p(v.p_adj), f"{v.fit.n} (line)" if v.fit else (
+                  f"{v.n_low} rounds" if v.effect.kind in ("paired", "sequential")
+                  else f"{v.n_low} / {v.n_high}"),
               html.escape(v.why)] for v in repro.verdicts], "findings"))
     parts.append(_absent(ref))
     return "\n".join(parts)
 
 
 def _effect(v: Verdict, units: dict[str, str]) -> str:
-    """The effect column: a slope with its interval beside the paper's, else the effect
-    size and the ratio of medians."""
+    """The effect with its interval and coverage (a change in %, or a slope beside the
+    paper's), and the ratio of medians."""
     if v.fit is None:
-        return (f"{html.escape(v.effect_name)} = {_fmt(v.effect)}; median to / from = "
-                f"{_fmt(v.ratio)}")
+        paper = (f"; paper {_fmt(100 * math.expm1(v.paper))} %" if not math.isnan(v.paper)
+                 else "")
+        return (f"{html.escape(v.interval())}{paper}<br><small>median to / from = "
+                f"{_fmt(v.ratio)}</small>")
     f, fit = v.finding, v.fit
     unit = html.escape(f"{units.get(f.response, '')} per unit of {f.factor}")
     return (f"lab slope = {_fmt(fit.slope)} [{_fmt(fit.low)} - {_fmt(fit.high)}] "
@@ -434,9 +574,10 @@ def _finding_detail(v: Verdict, label: Labeller) -> str:
     return f"<br><small>{html.escape(text)}</small>"
 
 
-def _verdict(verdict: str) -> str:
-    colour = {HOLDS: "#1a7f37", "does not hold": "#b3261e"}.get(verdict, "#8a6d00")
-    return f"<b class='verdict' style='color:{colour}'>{html.escape(verdict)}</b>"
+def _verdict(verdict: str, label: str = "") -> str:
+    colour = {HOLDS: "#1a7f37", FAILS: "#b3261e", SIZE_DIFFERS: "#9a5b00",
+              UNDETECTABLE: "#1f5fa8"}.get(verdict, "#8a6d00")
+    return f"<b class='verdict' style='color:{colour}'>{html.escape(label or verdict)}</b>"
 
 
 def _absent(ref: Reference) -> str:
