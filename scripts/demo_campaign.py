@@ -16,7 +16,6 @@ Usage: .venv/bin/python scripts/demo_campaign.py [--results DIR] [--lab NAME]
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from pathlib import Path
@@ -24,12 +23,12 @@ from pathlib import Path
 from rich.console import Console
 
 from casslab.analysis.drift import drift
-from casslab.analysis.sequential import tune_c
 from casslab.cli.report import print_cells
-from casslab.cli.stopping import finding_states, until_verdicts
+from casslab.cli.stopping import round_verdicts, until_verdicts
 from casslab.core.errors import CasslabError
 from casslab.core.paths import default_cache, default_home
 from casslab.experiment.runner import CampaignRunner, Event
+from casslab.experiment.sequential import BY_VERDICTS
 from casslab.experiment.spec import CampaignSpec, parse_spec
 from casslab.report.html import build_report
 from casslab.store.results import Results
@@ -85,35 +84,28 @@ def main() -> int:
         return 1
     print_cells(report.analysis)
     console.print(outcome.stop_line, highlight=False)
-    print_verdicts(spec, args.results, console)
+    print_verdicts(spec, args.results, outcome.stopped_by, console)
     console.print(f"{outcome.done} trials in {time.monotonic() - t0:.0f} s "
                   f"({outcome.failed} failed)")
     console.print(f"report: {report.path.resolve()}")
     return 0 if outcome.failed == 0 else 1
 
 
-def print_verdicts(spec: CampaignSpec, results: Path, console: Console) -> None:
-    """Each finding with its effect and anytime-valid interval, and the drift check of
-    the kept trials (residuals after cell means against run order)."""
+def print_verdicts(spec: CampaignSpec, results: Path, stopped_by: str,
+                   console: Console) -> None:
+    """Each finding's verdict from the one verdict engine (paired by round, anytime-valid)
+    with its effect and interval ("Wi-Fi slower by X % [CI]"), and the drift check of the
+    kept trials (residuals after cell means against run order)."""
     store, res = Results.open(results)
     with store:
         kept = [t for t in res.kept_trials() if t.round is not None]
     rounds = max((t.round or 0 for t in kept), default=0)
-    alpha = spec.reference.alpha
-    for f, st in zip(spec.reference.findings,
-                     finding_states(spec, results, rounds, alpha,
-                                    tune_c(spec.design.trials_max, alpha)), strict=True):
-        cs = st.interval
-        if not cs.bounded:
-            console.print(f"{f.claim}: not decisive, its interval is not finite yet after "
-                          f"{cs.n} rounds (budget or rounds spent)", highlight=False)
-            continue
-        pct = [100 * math.expm1(x) for x in (cs.mean, cs.low, cs.high)]
-        word = "slower" if pct[0] > 0 else "faster"
-        verdict = ("decisive" if st.decisive else "not decisive (budget or rounds spent)")
-        console.print(f"{f.claim}: Wi-Fi {word} by {abs(pct[0]):.1f} % [{pct[1]:+.1f} %, "
-                      f"{pct[2]:+.1f} %] ({cs.coverage}, {cs.n} rounds): {verdict}",
-                      highlight=False)
+    for v in round_verdicts(spec, results, rounds, budget_spent=stopped_by != BY_VERDICTS):
+        est, lo, hi = v.effect.pct()
+        word = "slower" if est > 0 else "faster"
+        console.print(f"{v.finding.claim}: Wi-Fi {word} by {abs(est):.1f} % [{lo:+.1f} %, "
+                      f"{hi:+.1f} %] ({v.effect.coverage}, {v.effect.n_low} rounds): "
+                      f"{v.label}", highlight=False)
     d = drift([float(t.seq) for t in kept], [t.cell for t in kept],
               [t.response(spec.response) for t in kept])
     console.print(f"drift check ({spec.response}): {d.line()}", highlight=False)
