@@ -4,9 +4,10 @@
 operations a trial, in an interleaved design: rounds of one Ethernet and one Wi-Fi
 trial in ABBA order, so the nodes' warm-up drift (a fresh lab's trials got 4.7x faster
 over a run) hits both alike and the verdict comes from the differences within rounds.
-With `until: verdicts` it adds rounds (at least 3, at most 30) until the finding "Wi-Fi
-is slower" is decisive by an anytime-valid confidence sequence, or its 5-minute budget
-is spent. Prints the verdict ("Wi-Fi slower by X % [CI]"), the drift check, the report's
+With `until: verdicts` it adds rounds (at least 5, the fewest for which the 95 %
+confidence sequence tuned to 12 rounds can be finite; at most 12) until the finding
+"Wi-Fi is slower" is decisive, or its 6-minute budget (lab build included) is spent.
+Prints the verdict ("Wi-Fi slower by X % [CI]"), the drift check, the report's
 path and a summary table. About 5-7 minutes on 2 cores.
 
 Usage: .venv/bin/python scripts/demo_campaign.py [--results DIR] [--lab NAME]
@@ -15,7 +16,6 @@ Usage: .venv/bin/python scripts/demo_campaign.py [--results DIR] [--lab NAME]
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from pathlib import Path
@@ -23,12 +23,12 @@ from pathlib import Path
 from rich.console import Console
 
 from casslab.analysis.drift import drift
-from casslab.analysis.sequential import tune_c
 from casslab.cli.report import print_cells
-from casslab.cli.stopping import finding_states, until_verdicts
+from casslab.cli.stopping import round_verdicts, until_verdicts
 from casslab.core.errors import CasslabError
 from casslab.core.paths import default_cache, default_home
 from casslab.experiment.runner import CampaignRunner, Event
+from casslab.experiment.sequential import BY_VERDICTS
 from casslab.experiment.spec import CampaignSpec, parse_spec
 from casslab.report.html import build_report
 from casslab.store.results import Results
@@ -44,9 +44,9 @@ factors:
   - {{name: network, levels: [ethernet, wifi], labels: [Ethernet, Wi-Fi]}}
 design:
   order: interleaved
-  trials: {{min: 3, max: 30}}
+  trials: {{min: 5, max: 12}}
   until: verdicts
-  budget: 5m
+  budget: 6m
   lab_warmup_trials: 2
   seed: 1
 stop: {{ops: 1000, timeout_s: 120}}
@@ -84,31 +84,28 @@ def main() -> int:
         return 1
     print_cells(report.analysis)
     console.print(outcome.stop_line, highlight=False)
-    print_verdicts(spec, args.results, console)
+    print_verdicts(spec, args.results, outcome.stopped_by, console)
     console.print(f"{outcome.done} trials in {time.monotonic() - t0:.0f} s "
                   f"({outcome.failed} failed)")
     console.print(f"report: {report.path.resolve()}")
     return 0 if outcome.failed == 0 else 1
 
 
-def print_verdicts(spec: CampaignSpec, results: Path, console: Console) -> None:
-    """Each finding with its effect and anytime-valid interval, and the drift check of
-    the kept trials (residuals after cell means against run order)."""
+def print_verdicts(spec: CampaignSpec, results: Path, stopped_by: str,
+                   console: Console) -> None:
+    """Each finding's verdict from the one verdict engine (paired by round, anytime-valid)
+    with its effect and interval ("Wi-Fi slower by X % [CI]"), and the drift check of the
+    kept trials (residuals after cell means against run order)."""
     store, res = Results.open(results)
     with store:
         kept = [t for t in res.kept_trials() if t.round is not None]
     rounds = max((t.round or 0 for t in kept), default=0)
-    alpha = spec.reference.alpha
-    for f, st in zip(spec.reference.findings,
-                     finding_states(spec, results, rounds, alpha,
-                                    tune_c(spec.design.trials_max, alpha)), strict=True):
-        cs = st.interval
-        pct = [100 * math.expm1(x) for x in (cs.mean, cs.low, cs.high)]
-        word = "slower" if pct[0] > 0 else "faster"
-        verdict = ("decisive" if st.decisive else "not decisive (budget or rounds spent)")
-        console.print(f"{f.claim}: Wi-Fi {word} by {abs(pct[0]):.1f} % [{pct[1]:+.1f} %, "
-                      f"{pct[2]:+.1f} %] ({cs.coverage}, {cs.n} rounds): {verdict}",
-                      highlight=False)
+    for v in round_verdicts(spec, results, rounds, budget_spent=stopped_by != BY_VERDICTS):
+        est, lo, hi = v.effect.pct()
+        word = "slower" if est > 0 else "faster"
+        console.print(f"{v.finding.claim}: Wi-Fi {word} by {abs(est):.1f} % [{lo:+.1f} %, "
+                      f"{hi:+.1f} %] ({v.effect.coverage}, {v.effect.n_low} rounds): "
+                      f"{v.label}", highlight=False)
     d = drift([float(t.seq) for t in kept], [t.cell for t in kept],
               [t.response(spec.response) for t in kept])
     console.print(f"drift check ({spec.response}): {d.line()}", highlight=False)

@@ -1,65 +1,91 @@
-"""The until: verdicts rule: paired differences per round, decisive only once the
-anytime-valid interval says so."""
+"""The until: verdicts rule on a synthetic interleaved campaign in a real results
+database: not decisive while the anytime-valid intervals are wide, decisive once a
+known effect holds and an A/A pair is smaller than the lab can detect."""
 
 from __future__ import annotations
 
 import math
 import random
+from pathlib import Path
 
 import pytest
 
-from casslab.cli.stopping import round_differences, state
-from casslab.experiment.reference import Finding
-from casslab.store.results import TrialRow
+from casslab.cli.stopping import round_verdicts, until_verdicts
+from casslab.experiment.design import plan
+from casslab.experiment.spec import parse_spec
+from casslab.metrics.samples import TrialMetrics
+from casslab.store.db import Store
+
+SPEC = """\
+workload: ycsb-c
+factors:
+  - {name: network.client.delay_ms, levels: [0, 2]}
+  - {name: copy, levels: [A, B]}
+design: {order: interleaved, trials: {min: 3, max: 12}, until: verdicts}
+reference:
+  findings:
+    - {claim: delay is slower, response: runtime_s, factor: network.client.delay_ms,
+       expect: higher}
+    - {claim: copies alike, response: runtime_s, factor: copy, expect: no difference}
+"""
 
 
-def row(tid: int, rnd: int, level: float, other: str = "x") -> TrialRow:
-    params = {"delay": level, "other": other}
-    return TrialRow(tid, tid, 1, False, "done", None, None, None, "completed", "k", 0, params,
-                    params, 1.0, 1, 1.0, 0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, "histogram",
-                    round=rnd)
+def _pct(us: float) -> dict[str, float]:
+    return {k: us for k in ("mean_us", "p50_us", "p95_us", "p99_us", "p999_us", "max_us")}
 
 
-def test_differences_pair_cells_within_a_round_only() -> None:
-    f = Finding("c", "read.mean_ms", "delay", 0.0, 2.0, "slope", slope=4.0, tolerance=0.4)
-    rows = [row(1, 1, 0.0), row(2, 1, 2.0), row(3, 2, 0.0), row(4, 2, 2.0), row(5, 3, 0.0)]
-    values = {1: 1.0, 2: 9.0, 3: 2.0, 4: 10.0, 5: 100.0}
-    assert round_differences(f, rows, values) == [4.0, 4.0]  # round 3 has no pair
-    g = Finding("c", "read.mean_ms", "delay", 0.0, 2.0, "higher")
-    assert round_differences(g, rows, values) == [math.log(9.0), math.log(5.0)]
+def campaign(directory: Path, noise: float) -> None:
+    """Every planned trial done: runtime 1 s (+50 % with the delay), a drift of +5 % a
+    trial, log-normal noise of sd `noise`."""
+    spec = parse_spec(SPEC)
+    trials = plan(spec)
+    rng = random.Random(3)
+    with Store(directory) as store:
+        cid, _ = store.open_campaign(
+            name="s", digest="d", spec_yaml=SPEC, response="runtime_s",
+            factors=[{"name": f.name, "kind": f.kind, "label": f.name,
+                      "levels": list(f.levels)} for f in spec.factors])
+        status = store.ensure_plan(cid, [(t.seq, t.cell.index, t.cell.key, t.cell.params,
+                                          t.trial_no, t.warmup, t.reset) for t in trials])
+        store.set_rounds(cid, {t.seq: t.round for t in trials})
+        for t in trials:
+            tid = status[t.seq][0]
+            slow = 1.5 if t.cell.params["network.client.delay_ms"] else 1.0
+            runtime = slow * (1 + 0.05 * t.seq) * math.exp(rng.gauss(0, noise))
+            store.mark_running(tid, t.cell.params, "none")
+            store.commit_trial(tid, summary={
+                "elapsed_s": runtime, "ops": 100, "ops_s": 100 / runtime, "errors": 0,
+                "ended_by": "completed", "by_op": {"read": {
+                    "ops": 100, "ops_s": 100 / runtime, "errors": 0,
+                    "latency": _pct(1000), "service": _pct(900)}}},
+                intervals=[], metrics=TrialMetrics(), command=[])
 
 
-def test_known_effect_becomes_decisive_and_null_stays_open_early() -> None:
-    rng = random.Random(4)
-    slope = Finding("d", "r", "delay", 0.0, 2.0, "slope", slope=4.0, tolerance=0.4)
-    diffs = [4.0 + rng.gauss(0, 0.1) for _ in range(10)]
-    s = state(slope, diffs, 0.05, 1.0)
-    assert s.decisive and s.interval.low > 3.6 and s.interval.high < 4.4
-    assert not state(slope, diffs[:1], 0.05, 1.0).decisive  # one round: unbounded
-    aa = Finding("aa", "r", "copy", "a", "b", "no difference")
-    noisy = [rng.gauss(0, 0.3) for _ in range(3)]
-    assert not state(aa, noisy, 0.05, 1.0).decisive
-    quiet = [rng.gauss(0, 0.005) for _ in range(12)]
-    assert state(aa, quiet, 0.05, 1.0).decisive
+def test_quiet_campaign_becomes_decisive_with_holds_and_undetectable(tmp_path: Path) -> None:
+    campaign(tmp_path, noise=0.01)
+    spec = parse_spec(SPEC)
+    early = until_verdicts(spec, tmp_path)(1)
+    assert not early.stop  # one round: no finite anytime-valid interval
+    later = until_verdicts(spec, tmp_path)(8)
+    assert later.stop, later.lines
+    delay, aa = round_verdicts(spec, tmp_path, 8)
+    assert delay.verdict == "holds"
+    assert delay.effect.pct()[0] == pytest.approx(50.0, abs=3.0)  # drift cancelled
+    assert aa.verdict == "smaller than this lab can detect" and "+-" in aa.label
 
 
-def test_detectable_effect_shrinks_with_rounds_and_is_wider_when_anytime_valid() -> None:
-    from casslab.analysis.noisefloor import (
-        INTERLEAVED,
-        POOLED,
-        SEQUENTIAL,
-        detectable_pct,
-        log_sd_within,
-        paired_sigma,
-    )
+def test_noisy_campaign_keeps_going(tmp_path: Path) -> None:
+    campaign(tmp_path, noise=0.6)
+    decision = until_verdicts(parse_spec(SPEC), tmp_path)(4)
+    assert not decision.stop and len(decision.lines) == 2
 
-    fixed = [detectable_pct(0.05, n, INTERLEAVED) for n in (5, 10, 20)]
-    seq = [detectable_pct(0.05, n, SEQUENTIAL) for n in (5, 10, 20)]
-    assert fixed[0] > fixed[1] > fixed[2] > 0
-    assert all(s > f for s, f in zip(seq, fixed, strict=True))
-    assert detectable_pct(0.05, 1, SEQUENTIAL) == math.inf
-    # four pairs a round average the noise down
-    assert detectable_pct(0.05, 10, POOLED, pairs=4) < detectable_pct(0.05, 10, POOLED)
+
+def test_noise_estimates_from_trials() -> None:
+    from casslab.analysis.noisefloor import cv_of, log_sd_within, paired_sigma, within_trial_cv
+    from casslab.analysis.power import log_sd
+
     sd, df = log_sd_within({"a": [1.0, math.e], "b": [2.0]})
     assert df == 1 and sd == pytest.approx(math.sqrt(0.5))
     assert paired_sigma([0.1, -0.1]) == pytest.approx(0.1)
+    assert cv_of(log_sd(0.07)) == pytest.approx(0.07)
+    assert within_trial_cv([9.0, 11.0]) == pytest.approx(math.sqrt(2) / 10)

@@ -1,23 +1,13 @@
-"""The lab's noise and what it lets a campaign detect: for `casslab calibrate`, and for
-`experiment validate / plan` (per finding, the smallest effect the planned trials can
-detect, from design.noise_cv or a pilot's results).
+"""The lab's noise, estimated from trials: for `casslab calibrate` and `experiment
+validate / plan --pilot` (what that noise lets a design detect is
+casslab.analysis.power's).
 
 Noise is sigma, the standard deviation of log(response) of one trial (for small values
-about the coefficient of variation). A finding compares two sides; what it can detect
-depends on how its interval is made (casslab.analysis.effects):
-- interleaved, fixed rounds: a paired t interval of the per-round log-ratios, whose sd
-  is sqrt(2) sigma / sqrt(k) (k: pairs of cells averaged per round); half-width
-  t(n-1) sd / sqrt(n);
-- interleaved with until: verdicts: Lai's t-mixture confidence sequence of the same
-  log-ratios (anytime-valid), whose half-width at n rounds, for data of that sd, is
-  half_width_factor(n) sqrt(n - 1) sd;
-- blocked or random order: Welch's t interval of the difference of mean logs, n trials
-  each side (k pairs pool to n k a side), half-width t(2 n k - 2) sigma sqrt(2 / (n k)).
-The detectable effect printed is that half-width as a change in % (an effect of that
-size is decided about half the time; twice it, nearly always). Drift between trials is
-not in sigma when it is measured within rounds (calibrate's A/A pairs); a pilot's
-within-cell spread includes it, which makes its numbers conservative for interleaved
-designs.
+about the coefficient of variation): from an A/A campaign's per-round log-ratios
+(sd / sqrt(2): two trials per ratio, a drift hitting both cancels), or from any
+campaign's within-cell spread (which includes drift between trials: conservative for
+an interleaved design). The within-trial CV is that of a trial's per-interval
+throughput.
 """
 
 from __future__ import annotations
@@ -25,12 +15,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-
-from scipy import stats as st  # type: ignore[import-untyped]
-
-from casslab.analysis.sequential import half_width_factor, tune_c
-
-INTERLEAVED, SEQUENTIAL, POOLED = "interleaved", "sequential", "pooled"
 
 
 @dataclass(frozen=True)
@@ -55,27 +39,10 @@ def log_sd_within(values_by_cell: Mapping[str, Sequence[float]]) -> tuple[float,
     return (math.sqrt(ss / df) if df else math.nan), df
 
 
-def half_width(sigma: float, n: int, design: str, *, alpha: float = 0.05,
-               pairs: int = 1, c: float | None = None) -> float:
-    """Half-width on the log scale of a finding's interval after n rounds (see the module
-    docstring); inf when n is too small for it."""
-    if not math.isfinite(sigma) or n < 2:
-        return math.inf
-    if design == POOLED:
-        each = n * pairs
-        return float(st.t.ppf(1 - alpha / 2, 2 * each - 2)) * sigma * math.sqrt(2 / each)
-    sd = math.sqrt(2) * sigma / math.sqrt(pairs)
-    if design == SEQUENTIAL:
-        cc = tune_c(n, alpha) if c is None else c
-        return half_width_factor(n, alpha, cc) * math.sqrt(n - 1) * sd
-    return float(st.t.ppf(1 - alpha / 2, n - 1)) * sd / math.sqrt(n)
-
-
-def detectable_pct(sigma: float, n: int, design: str, *, alpha: float = 0.05,
-                   pairs: int = 1, c: float | None = None) -> float:
-    """half_width as a change in % (inf when nothing is detectable)."""
-    h = half_width(sigma, n, design, alpha=alpha, pairs=pairs, c=c)
-    return 100 * math.expm1(h) if math.isfinite(h) else math.inf
+def cv_of(sigma: float) -> float:
+    """A trial's CV from its log sd (log-normal; casslab.analysis.power.log_sd's
+    inverse)."""
+    return math.sqrt(math.expm1(sigma * sigma)) if math.isfinite(sigma) else math.nan
 
 
 def within_trial_cv(per_interval: Sequence[float]) -> float:

@@ -35,13 +35,8 @@ class NoiseRow:
 def noise_rows(results: Path, responses: tuple[str, ...]) -> list[NoiseRow]:
     """The noise of each response in an A/A results directory."""
     from casslab.analysis.drift import drift
-    from casslab.analysis.noisefloor import (
-        INTERLEAVED,
-        SEQUENTIAL,
-        detectable_pct,
-        paired_sigma,
-        within_trial_cv,
-    )
+    from casslab.analysis.noisefloor import cv_of, paired_sigma, within_trial_cv
+    from casslab.analysis.power import detectable_pct
     from casslab.analysis.responses import trial_values
     from casslab.store.results import Results
 
@@ -66,8 +61,8 @@ def noise_rows(results: Path, responses: tuple[str, ...]) -> list[NoiseRow]:
             rows.append(NoiseRow(
                 name, len(kept), 100 * statistics.median(within) if within else math.nan,
                 100 * math.expm1(sigma) if math.isfinite(sigma) else math.nan, d.line(),
-                {n: detectable_pct(sigma, n, SEQUENTIAL) for n in ROUNDS_SHOWN},
-                {n: detectable_pct(sigma, n, INTERLEAVED) for n in ROUNDS_SHOWN}))
+                {n: detectable_pct(cv_of(sigma), n, "sequential") for n in ROUNDS_SHOWN},
+                {n: detectable_pct(cv_of(sigma), n, "interleaved") for n in ROUNDS_SHOWN}))
     return rows
 
 
@@ -125,7 +120,7 @@ def calibrate(
     held = ", ".join(f"{f.name}={f.levels[0]}" for f in s.factors if f.name != "copy")
     table = Table(title=f"noise floor of {spec} ({held or 'its one cell'}), {rounds} A/A "
                   "rounds")
-    for col in ("response", "trials", "within-trial CV", "between-trial CV",
+    for col in ("response", "trials", "within-trial CV of ops/s", "between-trial CV",
                 *(f"detectable, {n} rounds" for n in ROUNDS_SHOWN)):
         table.add_column(col, justify="left" if col == "response" else "right")
     for r in rows:
@@ -133,7 +128,8 @@ def calibrate(
                       *(f"+-{_pct(r.detectable_pct[n])} (+-{_pct(r.detectable_fixed_pct[n])})"
                         for n in ROUNDS_SHOWN))
     out.print(table)
-    out.print("detectable: half-width of the anytime-valid 95 % interval (until: verdicts); "
+    out.print("detectable: the smallest effect one A/B finding detects with 90 % power "
+              "(casslab.analysis.power) by the anytime-valid 95 % interval (until: verdicts); "
               "in brackets with a fixed round count (paired t, 95 %)", highlight=False)
     for r in rows:
         out.print(f"{r.response}: {r.drift}", highlight=False, soft_wrap=True)

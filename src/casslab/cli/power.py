@@ -1,23 +1,19 @@
 """Per finding, the smallest effect a spec's planned trials can detect (for `experiment
 validate` and `plan`), from design.noise_cv or a pilot's results directory
-(`--pilot`, e.g. one `casslab calibrate` wrote); see casslab.analysis.noisefloor."""
+(`--pilot`, e.g. one `casslab calibrate` wrote); casslab.analysis.power computes it,
+casslab.analysis.noisefloor estimates the noise."""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
 
-from casslab.analysis.noisefloor import (
-    INTERLEAVED,
-    POOLED,
-    SEQUENTIAL,
-    Noise,
-    detectable_pct,
-    log_sd_within,
-)
+from casslab.analysis.effects import to_pct
+from casslab.analysis.findings import size_looked_for
+from casslab.analysis.noisefloor import Noise, cv_of, log_sd_within
+from casslab.analysis.power import finding_power
 from casslab.analysis.responses import trial_values
 from casslab.core.errors import UsageError
-from casslab.experiment.reference import Finding
 from casslab.experiment.spec import CampaignSpec
 from casslab.store.db import StoreError
 from casslab.store.results import Results
@@ -53,49 +49,37 @@ def spec_noise(spec: CampaignSpec) -> Noise | None:
     return Noise(math.sqrt(math.log1p(cv * cv)), f"design.noise_cv {cv:g}")
 
 
-def _pairs(spec: CampaignSpec, f: Finding) -> int:
-    """Cell pairs a finding averages per round: the other factors' levels it keeps."""
-    n = 1
-    for other in spec.factors:
-        if other.name != f.factor:
-            n *= len(f.where.get(other.name, other.levels))
-    return n
-
-
 def design_kind(spec: CampaignSpec) -> str:
+    """casslab.analysis.power's design of a spec: sequential, interleaved or pooled."""
     d = spec.design
     if d.until == "verdicts":
-        return SEQUENTIAL
-    return INTERLEAVED if d.interleaved else POOLED
+        return "sequential"
+    return "interleaved" if d.interleaved else "pooled"
 
 
 def finding_lines(spec: CampaignSpec, pilot: Path | None) -> tuple[list[str], list[str]]:
-    """(lines, warnings): per finding its smallest detectable effect; a warning for a
-    finding that can never reach a verdict. Empty without a noise estimate."""
+    """(lines, warnings): per finding its smallest detectable effect at 90 % power
+    (casslab.analysis.power, Bonferroni over the findings as the verdicts are) with the
+    planned kept trials per cell (rounds), and the power module's warning when the plan
+    can never decide it or cannot see the size it looks for. Empty without a noise
+    estimate."""
     lines: list[str] = []
     warnings: list[str] = []
     kind = design_kind(spec)
-    n = spec.design.trials_max
-    alpha = spec.reference.alpha
+    ref = spec.reference
     noises: dict[str, Noise | None] = {}
-    for f in spec.reference.findings:
+    for f in ref.findings:
         if f.response not in noises:
             noises[f.response] = pilot_noise(pilot, f.response) if pilot else spec_noise(spec)
         noise = noises[f.response]
         if noise is None:
             continue
-        z = detectable_pct(noise.sigma, n, kind, alpha=alpha, pairs=_pairs(spec, f))
-        what = f"{n} {'rounds' if kind != POOLED else 'trials a side'} ({kind})"
-        if math.isinf(z):
-            warnings.append(f"finding {f.claim!r} can never reach a verdict: {what} are too "
-                            "few for a finite interval")
-            continue
-        lines.append(f"finding {f.claim!r}: smallest detectable effect +-{z:.1f} % with "
-                     f"{what}, noise sigma {noise.sigma:.3f} ({noise.source})")
-        tol = f.tolerance if f.expect in ("ratio", "no difference") else math.nan
-        tol = 0.10 if f.expect in ("ratio", "no difference") and math.isnan(tol) else tol
-        if math.isfinite(tol) and z >= 100 * tol:
-            warnings.append(f"finding {f.claim!r} can never be shown to hold: its interval "
-                            f"(+-{z:.1f} %) cannot fit inside its +-{100 * tol:g} % "
-                            "tolerance (only a clear difference can decide it)")
+        size, _band = size_looked_for(ref, f)
+        looks_for = to_pct(size) if f.expect != "slope" and math.isfinite(size) else math.nan
+        fp = finding_power(f.claim, looks_for, cv_of(noise.sigma), spec.design.trials_max,
+                           kind, alpha=ref.alpha, family=len(ref.findings),
+                           max_rounds=spec.design.trials_max)
+        lines.append(f"{fp.line()} ({kind}; noise sigma {noise.sigma:.3f}, {noise.source})")
+        if fp.warning:
+            warnings.append(fp.warning)
     return lines, warnings
