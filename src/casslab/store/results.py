@@ -69,7 +69,7 @@ class TrialRow:
     p999_ms: float | None
     max_ms: float | None
     pct_source: str | None
-    # Schema 6 (NULL/0 in older databases and in trials that did not measure them):
+    # Schema 7 (NULL/0 in older databases and in trials that did not measure them):
     round: int | None = None  # interleaved designs: the round (from 1)
     steady_start_s: float | None = None  # where the recorded window's steady state began
     steady_class: str | None = None  # steady, warming, none (workload.warmup: until-steady)
