@@ -225,6 +225,8 @@ class StressSession:
         self.say(cs.header())
 
         def on_interval(obj: dict[str, Any]) -> None:
+            if failed:  # c-s prints nothing after the failed operation
+                return
             for line in printer.lines(obj):
                 self.say(line)
             if obj.get("recorded", True) and printer.start_s is not None:

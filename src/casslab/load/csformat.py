@@ -86,7 +86,9 @@ class Figures:
     def adjusted_row_rate(self) -> float:
         """c-s's adjustedRowRate: rows over the interval less its longest operation."""
         span = self.seconds - self.max_ms / 1e3
-        return self.rows / span if span > 0 else math.nan
+        if span == 0:  # Java's double division: x/0 is infinite, 0/0 NaN
+            return math.copysign(math.inf, self.rows) if self.rows else math.nan
+        return self.rows / span  # negative when an operation outlasted a short interval
 
 
 def _java_float(x: float, spec: str) -> str:
