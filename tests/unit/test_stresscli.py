@@ -35,7 +35,8 @@ def test_mixed_with_ratio_rate_population_columns_schema_mode_and_hdr_log() -> N
                      "-mode", "native", "cql3", "-log", "hdrfile=run.hdr", "interval=5"])
     assert argv == ["casslab-load", "stress", "mixed", "--hosts", "h:9042",
                     "--cl-read", "LOCAL_QUORUM", "--cl-write", "LOCAL_QUORUM",
-                    "--error-retries", "9", "--duration", "600s", "--threads", "20", "--rate", "1000",
+                    "--error-retries", "9", "--duration", "600s", "--threads", "20",
+                    "--rate", "1000",
                     "--mix", "write=1,read=3", "--interval", "5s", "--hdr-log", "run.hdr",
                     "--keyspace", "ks1", "--rf", "3", "--pop", "gaussian(1..5000,5)",
                     "--column-size", "64", "--format", "json"]

@@ -50,6 +50,7 @@ def stress(
     compaction(strategy=...) keyspace=; -mode native cql3 prepared user= password=;
     -node HOSTS; -port native=; -errors ignore retries=N; -log file= hdrfile= interval=;
     -insert batchtype= (user); -graph file= title= revision=. Others are refused.
+    -log file= gets cassandra-stress's text whatever --format prints.
 
     cassandra-stress's defaults: 200 threads for write with n=, otherwise thread counts
     stepped from 4 to 1000 until throughput stops improving (a summary per step);
@@ -94,7 +95,7 @@ def stress(
     try:
         with errors_to_exit():
             ok = StressSession(run, spec, targets, prefix, out_file, output_format,
-                               _Text(log)).run()
+                               _Text(log, output_format == "cassandra-stress")).run()
     finally:
         if log:
             log.close()
@@ -104,13 +105,16 @@ def stress(
 
 @dataclass
 class _Text:
-    """c-s's output: stdout, and the -log file= as well (c-s's MultiResultLogger)."""
+    """c-s's output: on stdout with --format cassandra-stress, and in the -log file= in
+    any format (c-s's MultiResultLogger writes both)."""
 
     log: IO[str] | None
+    stdout: bool
 
     def __call__(self, line: str) -> None:
-        sys.stdout.write(line + "\n")
-        sys.stdout.flush()
+        if self.stdout:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
         if self.log:
             self.log.write(line + "\n")
             self.log.flush()
@@ -163,9 +167,8 @@ class StressSession:
         return self.output_format == "cassandra-stress"
 
     def say(self, line: str) -> None:
-        """A c-s line (only in its format; the others print their own)."""
-        if self.cs_text:
-            self.text(line)
+        """A c-s line (on stdout in its format, in the -log file in any)."""
+        self.text(line)
 
     def run(self) -> bool:
         r = self.run_
@@ -198,7 +201,7 @@ class StressSession:
             target = -1.0 if "converge" not in r.options else float(r.options["converge"])
             if r.steps is not None and not cs.keep_stepping(rates, r.steps.auto, target):
                 break
-        if stepping and self.cs_text:
+        if stepping:
             for line in cs.steps_table(self.steps, self._predefined(), r.fixed):
                 self.text(line)
         self.say("END")
