@@ -2,7 +2,7 @@
 //! workload, run it, and write interval lines, the HdrHistogram log and the
 //! summary. Returns why the run ended; never exits the process.
 
-use crate::config::{Cli, Command, Format, PhaseArg, RunArgs, Warmup};
+use crate::config::{BatchKind, Cli, Command, Format, PhaseArg, RunArgs, Warmup};
 use crate::db;
 use crate::error::{LoadError, Result};
 use crate::exec::runner::{self, EndReason, Sink};
@@ -394,7 +394,10 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
             drive(w, p, &c.run, "iot", config, abort, listener).await
         }
         Command::User(c) => {
-            let prof = profile::load(&c.profile)?;
+            let mut prof = profile::load(&c.profile)?;
+            if let Some(b) = c.batchtype {
+                prof.insert.logged = b == BatchKind::Logged;
+            }
             let names = user::names(&prof);
             let mut default_mix = vec![0.0; names.len()];
             default_mix[0] = 1.0;

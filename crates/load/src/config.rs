@@ -430,6 +430,15 @@ pub struct StressCommand {
     /// Bytes per column (cassandra-stress FIXED(34)).
     #[arg(long, default_value_t = 34)]
     pub column_size: usize,
+    /// Replication of the keyspace created if missing, as a CQL map, e.g.
+    /// `{'class': 'NetworkTopologyStrategy', 'dc1': 3}` (cassandra-stress
+    /// `-schema replication(strategy=...,dc1=3)`); instead of --rf.
+    #[arg(long, conflicts_with = "rf")]
+    pub replication: Option<String>,
+    /// Compaction of the table created if missing: stcs, lcs, ucs, twcs[:SIZE:UNIT]
+    /// or a CQL map '{...}' (cassandra-stress `-schema compaction(strategy=...)`).
+    #[arg(long)]
+    pub compaction: Option<String>,
     /// Keyspace.
     #[arg(long, default_value = "keyspace1")]
     pub keyspace: String,
@@ -488,6 +497,16 @@ pub struct IotCommand {
     pub run: RunArgs,
 }
 
+/// Batch type of a user profile's multi-row inserts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum BatchKind {
+    #[value(name = "LOGGED", alias = "logged")]
+    Logged,
+    #[value(name = "UNLOGGED", alias = "unlogged")]
+    Unlogged,
+}
+
 /// cassandra-stress user profile (YAML), documented subset; see `profile` docs.
 ///
 /// Example: casslab-load user --profile stress.yaml --phase load --records 10000
@@ -507,6 +526,10 @@ pub struct UserCommand {
     /// Replication factor used when the profile has no keyspace_definition.
     #[arg(long, default_value_t = 1)]
     pub rf: u32,
+    /// Batch type of inserts of several rows, instead of the profile's
+    /// insert.batchtype (cassandra-stress `-insert batchtype=`).
+    #[arg(long, value_enum)]
+    pub batchtype: Option<BatchKind>,
     #[command(flatten)]
     pub conn: ConnArgs,
     #[command(flatten)]

@@ -84,15 +84,23 @@ pub async fn ddl(session: &Session, cql: &str) -> Result<()> {
 /// Creates `keyspace` with SimpleStrategy and `rf` replicas if missing,
 /// dropping it first when `drop` is set.
 pub async fn ensure_keyspace(session: &Session, keyspace: &str, rf: u32, drop: bool) -> Result<()> {
+    let simple = format!("{{'class': 'SimpleStrategy', 'replication_factor': {rf}}}");
+    ensure_keyspace_with(session, keyspace, &simple, drop).await
+}
+
+/// Creates `keyspace` if missing with `replication`, a CQL map (dropped first if `drop`).
+pub async fn ensure_keyspace_with(
+    session: &Session,
+    keyspace: &str,
+    replication: &str,
+    drop: bool,
+) -> Result<()> {
     if drop {
         ddl(session, &format!("DROP KEYSPACE IF EXISTS {keyspace}")).await?;
     }
     ddl(
         session,
-        &format!(
-            "CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = \
-             {{'class': 'SimpleStrategy', 'replication_factor': {rf}}}"
-        ),
+        &format!("CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = {replication}"),
     )
     .await
 }

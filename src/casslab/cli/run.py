@@ -18,6 +18,7 @@ from casslab.load import LoadSpec, RunSummary, run_load
 from casslab.load.runner import WORKLOADS
 
 FORMATS = ("table", "json", "ycsb")
+YCSB_THREADS = 1  # YCSB Client: props.getProperty("threadcount", "1")
 
 
 def run(
@@ -91,7 +92,7 @@ def run(
         _check_format(output_format)
         _check_units(duration, warmup)
         workload, options = _with_ycsb_properties(workload, options, property_files or [],
-                                                  properties or [])
+                                                  properties or [], list(ctx.args))
         # Checked by casslab-load's rules before the lab is touched; errors name the flag.
         spec = LoadSpec.of(workload, options, list(ctx.args), where="")
         if clients != 1:
@@ -157,9 +158,12 @@ def _check_format(output_format: str) -> None:
 
 
 def _with_ycsb_properties(workload: str, options: dict[str, Any], files: list[Path],
-                          props: list[str]) -> tuple[str, dict[str, Any]]:
+                          props: list[str], extra: list[str] | None = None
+                          ) -> tuple[str, dict[str, Any]]:
     """The workload and options once YCSB -P files and -p properties are applied; the
-    command's own options (--records, --threads...) win over properties."""
+    command's own options (--records, --threads...) win over properties. Without a
+    threadcount and without a concurrency of casslab's own, one client thread runs, as
+    YCSB's default threadcount=1."""
     if workload != "ycsb" and not files and not props:
         return workload, options
     if workload != "ycsb" and not workload.startswith("ycsb-"):
@@ -174,7 +178,11 @@ def _with_ycsb_properties(workload: str, options: dict[str, Any], files: list[Pa
     for warning in resolved.warnings:
         err.print(f"warning: {warning}", highlight=False, markup=False)
     given = {k: v for k, v in options.items() if v is not None}
-    return resolved.workload, resolved.options | given
+    concurrency = ("threads", "workers", "in-flight")
+    chosen = any(k in given for k in concurrency) or any(
+        a.split("=")[0] in {f"--{k}" for k in concurrency} for a in extra or [])
+    default = {} if chosen or "threads" in resolved.options else {"threads": YCSB_THREADS}
+    return resolved.workload, default | resolved.options | given
 
 
 def _check_units(duration: str | None, warmup: str | None) -> None:

@@ -484,6 +484,10 @@ class StressOptions(SchemaOptions):
     records: int | None = _opt("records", _integer())
     pop: str | None = _opt("pop", _text)
     column_size: int | None = _opt("column-size", _integer(1, 1 << 20))
+    # The keyspace's replication as a CQL map, instead of rf (cassandra-stress
+    # -schema replication(strategy=NetworkTopologyStrategy,dc1=3)).
+    replication: str | None = _opt("replication", _text)
+    compaction: str | None = _opt("compaction", _compaction)
 
 
 @dataclass(frozen=True)
@@ -509,6 +513,8 @@ class UserOptions(LoadOptions):
     pop: str | None = _opt("pop", _text)
     # A keyspace with no replica holds nothing: casslab refuses rf 0 before a run.
     rf: int | None = _opt("rf", _integer(1, U32_MAX))
+    # The profile's insert.batchtype overridden (cassandra-stress -insert batchtype=).
+    batchtype: str | None = _opt("batchtype", _choice(("LOGGED", "UNLOGGED"), consistency=True))
 
 
 # Flags the workload name sets (`ycsb-a` -> --workload a, `iot-full-latest` -> --reads

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -146,7 +147,8 @@ def run_load(spec: LoadSpec, *, hosts: list[str], prefix: list[str],
              on_interval: Callable[[dict[str, Any]], None] | None = None,
              raw_out: Path | None = None, text_format: str = "json",
              on_text: Callable[[str], None] | None = None,
-             binary: str | None = None) -> LoadResult:
+             binary: str | None = None, env: Mapping[str, str] | None = None,
+             stop_when: Callable[[dict[str, Any]], bool] | None = None) -> LoadResult:
     """Run casslab-load to the end and return its summary.
 
     prefix: e.g. `nsenter --net=/var/run/netns/casslab-LAB` to run inside a lab.
@@ -154,22 +156,36 @@ def run_load(spec: LoadSpec, *, hosts: list[str], prefix: list[str],
     stdout line as printed (to pass it through). raw_out receives the JSON lines.
     binary: casslab-load's path where `prefix` runs it (default: find_binary(); the prefix
     may run it elsewhere, e.g. casslab.hosts.sshrun's over ssh).
+    env: variables added to casslab-load's environment (e.g. CASSLAB_USER/PASSWORD).
+    stop_when: asked with each interval line; once true, casslab-load is interrupted (it
+    ends early with its summary, ended_by "interrupted").
     Raises LoadError with the tool's last stderr lines when it gives no summary.
     """
     cmd = [*prefix, *build_command(spec, hosts, binary or find_binary(), text_format)]
     return run_command(cmd, on_interval=on_interval, raw_out=raw_out,
-                       text_format=text_format, on_text=on_text)
+                       text_format=text_format, on_text=on_text, env=env, stop_when=stop_when)
 
 
 def run_command(cmd: list[str], *, on_interval: Callable[[dict[str, Any]], None] | None = None,
                 raw_out: Path | None = None, text_format: str = "json",
-                on_text: Callable[[str], None] | None = None) -> LoadResult:
+                on_text: Callable[[str], None] | None = None,
+                env: Mapping[str, str] | None = None,
+                stop_when: Callable[[dict[str, Any]], bool] | None = None) -> LoadResult:
     """Run a built casslab-load command line (see run_load) and return its summary."""
     sink = raw_out.open("w") if raw_out else None
-    reader = _JsonLines(on_interval, sink)
+    stopped: list[bool] = []
+
+    def interval(obj: dict[str, Any]) -> None:
+        if on_interval:
+            on_interval(obj)
+        if stop_when and not stopped and stop_when(obj):
+            stopped.append(True)
+            proc.send_signal(signal.SIGINT)  # casslab-load then ends with its summary
+
+    reader = _JsonLines(interval, sink)
     try:
         with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) as proc:
+                              text=True, env={**os.environ, **env} if env else None) as proc:
             assert proc.stdout is not None and proc.stderr is not None
             if text_format == "ycsb":
                 # JSON on stderr, text on stdout: both read at once so neither pipe fills.

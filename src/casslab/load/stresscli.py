@@ -20,17 +20,31 @@ COMMANDS = ("write", "read", "mixed", "user")
 COMMAND_OPTIONS = ("n=", "duration=", "err<", "n>", "n<", "cl=", "no-warmup", "truncate=never",
                    "ratio(...) (mixed)", "profile= (user)", "ops(...) (user)")
 GROUPS: dict[str, tuple[str, ...]] = {
-    "-rate": ("threads=N", "fixed=N/s", "throttle=N/s"),
+    "-rate": ("threads=N", "threads=N fixed=N/s", "threads=N throttle=N/s", "threads>=N",
+              "threads<=N", "auto"),
     "-pop": ("seq=A..B", "dist=uniform(A..B)", "dist=gaussian(A..B[,STDVRNG])"),
     "-col": ("n=FIXED(5)", "size=FIXED(N)"),
-    "-schema": ("replication(factor=N[,strategy=SimpleStrategy])", "keyspace=NAME"),
-    "-mode": ("native", "cql3", "prepared"),
+    "-schema": ("replication(factor=N|strategy=S,DC=N,...)", "compaction(strategy=S,K=V,...)",
+                "keyspace=NAME"),
+    "-mode": ("native", "cql3", "prepared", "user=NAME", "password=SECRET"),
     "-node": ("HOST[,HOST...]",),
-    "-log": ("hdrfile=FILE", "interval=Ns"),
+    "-port": ("native=N",),
+    "-errors": ("ignore", "retries=N", "skip-read-validation"),
+    "-log": ("file=FILE", "hdrfile=FILE", "interval=Ns", "no-settings"),
+    "-insert": ("batchtype=LOGGED|UNLOGGED (user)",),
+    "-graph": ("file=FILE.html", "title=TEXT", "revision=NAME", "op=NAME"),
 }
 _COUNT_SUFFIX = {"": 1, "k": 1_000, "m": 1_000_000, "b": 1_000_000_000}
 _DIST_NAMES = {"uniform": "uniform", "gaussian": "gaussian", "gauss": "gaussian",
                "normal": "gaussian", "norm": "gaussian"}
+# cassandra-stress's defaults (SettingsRate, SettingsErrors, StressAction.warmup).
+WRITE_N_THREADS = 200  # write with n= and no -rate
+STEP_MIN_THREADS, STEP_MAX_THREADS = 4, 1000  # otherwise: threads>=4 threads<=1000 auto
+DEFAULT_RETRIES = 9  # -errors retries=9: each operation is tried 10 times
+WARMUP_MAX, WARMUP_SHARE = 50_000, 0.25
+_STRATEGIES = {"SimpleStrategy", "NetworkTopologyStrategy"}
+_COMPACTIONS = {"SizeTieredCompactionStrategy", "LeveledCompactionStrategy",
+                "TimeWindowCompactionStrategy", "UnifiedCompactionStrategy"}
 
 
 class StressArgError(UsageError):
@@ -38,13 +52,62 @@ class StressArgError(UsageError):
 
 
 @dataclass(frozen=True)
+class ThreadSteps:
+    """`-rate threads>=MIN threads<=MAX [auto]` (c-s's default without -rate, except
+    write with n=): the whole command at MIN threads, then doubled below 16 and times 1.5
+    from there, up to MAX; with `auto`, it stops once throughput stops improving."""
+
+    min_threads: int = STEP_MIN_THREADS
+    max_threads: int = STEP_MAX_THREADS
+    auto: bool = True
+
+
+@dataclass(frozen=True)
+class Graph:
+    """`-graph file= [title=] [revision=] [op=]`."""
+
+    file: str
+    title: str | None = None
+    revision: str | None = None
+    op: str | None = None
+
+
+@dataclass(frozen=True)
 class StressRun:
     """A translated command: casslab's workload name (stress-write, ... or a user
-    profile .yaml), casslab-load options as {flag: value}, and -node contact points."""
+    profile .yaml), casslab-load options as {flag: value}, and -node contact points.
+
+    steps: thread stepping (None: one run at the threads in `options`).
+    ignore_errors: -errors ignore; otherwise the run fails at its first failed operation.
+    fixed: -rate fixed= (c-s then reports latency from the intended start).
+    warmup: c-s's warm-up before the run (off with no-warmup).
+    credentials: -mode user= password=, passed as CASSLAB_USER / CASSLAB_PASSWORD.
+    """
 
     workload: str
     options: dict[str, Any]
     nodes: tuple[str, ...] = field(default_factory=tuple)
+    command: str = "write"
+    steps: ThreadSteps | None = None
+    ignore_errors: bool = False
+    fixed: bool = False
+    warmup: bool = True
+    credentials: tuple[str, str] | None = None
+    port: int | None = None
+    log_file: str | None = None
+    graph: Graph | None = None
+
+    def warmup_ops(self, nodes: int) -> int:
+        """c-s's warm-up: a quarter of n= (at most 50000; 50000 with duration= or err<)
+        per node talked to, for each operation type of the mix."""
+        if not self.warmup:
+            return 0
+        ops = self.options.get("ops")
+        each = min(WARMUP_MAX, int(ops * WARMUP_SHARE)) if ops else WARMUP_MAX
+        mix = str(self.options.get("mix", ""))
+        kinds = max(1, sum(1 for part in mix.split(",") if part and
+                           float(part.partition("=")[2] or 0) > 0))
+        return each * max(1, nodes) * kinds
 
 
 def split_words(args: Sequence[str]) -> list[str]:
@@ -90,7 +153,7 @@ def translate(args: Sequence[str]) -> StressRun:
             for p in params:
                 t.command_option(p)
         else:
-            if not params and name != "-mode":
+            if not params and name not in ("-mode", "-errors"):
                 raise StressArgError(f"{name}: needs a value ({', '.join(GROUPS[name])})")
             for p in params:
                 _GROUP_HANDLERS[name](t, p)
@@ -103,6 +166,15 @@ class _Translation:
         self.options: dict[str, Any] = {}
         self.nodes: list[str] = []
         self.profile: str | None = None
+        self.rate: dict[str, str] = {}
+        self.replication: dict[str, str] = {}
+        self.ignore_errors = False
+        self.warmup = True
+        self.user: str | None = None
+        self.password: str | None = None
+        self.port: int | None = None
+        self.log_file: str | None = None
+        self.graph: dict[str, str] = {}
 
     def set(self, flag: str, value: Any, source: str) -> None:
         if flag in self.options and self.options[flag] != value:
@@ -111,8 +183,11 @@ class _Translation:
 
     def command_option(self, p: str) -> None:
         key, value = _key_value(p)
-        if p == "no-warmup" or p == "truncate=never":
-            return  # casslab-load does no warm-up unless asked and never truncates
+        if p == "no-warmup":
+            self.warmup = False
+            return
+        if p == "truncate=never":
+            return  # c-s's default: casslab-load never truncates
         if key == "n":
             self.set("ops", count(value, p), p)
         elif key == "duration":
@@ -145,8 +220,9 @@ class _Translation:
                 if flag in self.options:
                     raise StressArgError(f"-col: the user profile defines its columns "
                                          f"({flag} is for write/read/mixed)")
-            if "keyspace" in self.options:
-                raise StressArgError("-schema keyspace=: the user profile names its keyspace")
+            if "keyspace" in self.options or self.replication or "compaction" in self.options:
+                raise StressArgError("-schema: the user profile defines its keyspace and "
+                                     "table (keyspace_definition, table_definition)")
             workload = self.profile
         else:
             workload = f"stress-{self.command}"
@@ -165,19 +241,92 @@ class _Translation:
             self.options.setdefault("converge", 0.02)
             self.options.setdefault("converge-min", 30)
             self.options.setdefault("converge-max", 200)
-        return StressRun(workload, dict(self.options), tuple(self.nodes))
+        if self.command == "mixed":
+            self.options.setdefault("mix", "write=1,read=1")  # c-s: ratio(write=1,read=1)
+        self.options.setdefault("error-retries", DEFAULT_RETRIES)
+        self._finish_schema()
+        steps = self._finish_rate()
+        if (self.user is None) != (self.password is None):
+            raise StressArgError("-mode user= password=: give both (casslab passes them as "
+                                 "CASSLAB_USER and CASSLAB_PASSWORD)")
+        graph = None
+        if self.graph:
+            if "file" not in self.graph:
+                raise StressArgError("-graph: file=FILE.html is required")
+            graph = Graph(self.graph["file"], self.graph.get("title"),
+                          self.graph.get("revision"), self.graph.get("op"))
+        creds = (self.user, self.password) if self.user is not None and self.password \
+            is not None else None
+        return StressRun(workload, dict(self.options), tuple(self.nodes), self.command, steps,
+                         self.ignore_errors, self.rate.get("kind") == "fixed", self.warmup,
+                         creds, self.port, self.log_file, graph)
+
+    def _finish_rate(self) -> ThreadSteps | None:
+        """c-s's -rate: threads= (with fixed=/throttle=), or thread stepping; without
+        -rate, 200 threads for write with n=, stepping 4..1000 auto otherwise."""
+        stepping = {"min", "max", "auto"} & set(self.rate)
+        if "threads" in self.rate and stepping:
+            raise StressArgError("-rate threads= and threads>=/threads<=/auto: give one "
+                                 "(a thread count, or a range to step through)")
+        if "kind" in self.rate and "threads" not in self.rate:
+            raise StressArgError(f"-rate {self.rate['kind']}=: needs threads=N as well "
+                                 "(cassandra-stress takes a rate only with a thread count)")
+        if "threads" in self.rate:
+            self.set("threads", int(self.rate["threads"]), "-rate threads=")
+            return None
+        if not stepping:
+            if self.command == "write" and "ops" in self.options:
+                self.set("threads", WRITE_N_THREADS, "-rate (default for write n=)")
+                return None
+            return ThreadSteps()
+        lo = int(self.rate.get("min", STEP_MIN_THREADS))
+        hi = int(self.rate.get("max", STEP_MAX_THREADS))
+        if lo > hi:
+            raise StressArgError(f"-rate threads>={lo} threads<={hi}: the least is more "
+                                 "than the most")
+        return ThreadSteps(lo, hi, "auto" in self.rate)
+
+    def _finish_schema(self) -> None:
+        if not self.replication:
+            return
+        strategy = self.replication.pop("strategy", "SimpleStrategy")
+        factor = self.replication.pop("factor", None)
+        if strategy == "SimpleStrategy":
+            if self.replication:
+                raise StressArgError(f"-schema replication({', '.join(self.replication)}=): "
+                                     "SimpleStrategy takes factor=N only")
+            self.set("rf", _int(factor or "1", "-schema replication(factor=)", 1),
+                     "-schema replication")
+            return
+        if factor is not None:
+            raise StressArgError("-schema replication(factor=): NetworkTopologyStrategy "
+                                 "takes a factor per datacenter (e.g. dc1=3)")
+        if not self.replication:
+            raise StressArgError("-schema replication(strategy=NetworkTopologyStrategy): "
+                                 "name a datacenter and its factor, e.g. dc1=3")
+        dcs = ", ".join(f"'{dc}': {n}" for dc, n in self.replication.items())
+        self.set("replication", f"{{'class': '{strategy}', {dcs}}}", "-schema replication")
 
 
 def _rate(t: _Translation, p: str) -> None:
+    m = re.fullmatch(r"threads([<>]=|=)(.*)", p)
+    if m:
+        slot = {"=": "threads", ">=": "min", "<=": "max"}[m.group(1)]
+        t.rate[slot] = str(_int(m.group(2), f"-rate {p}", 1))
+        return
+    if p == "auto":
+        t.rate["auto"] = "1"
+        return
     key, value = _key_value(p)
-    if key == "threads":
-        t.set("threads", _int(value, p, 1), p)
-    elif key in ("fixed", "throttle"):
-        # throttle: cassandra-stress measures from the send; casslab-load reports both
-        # that (service time) and latency from the intended start.
+    if key in ("fixed", "throttle"):
+        # c-s schedules both the same way; fixed= reports latency from the intended
+        # start, throttle= the service time. casslab-load records both.
         m = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)(?:/s)?", value)
         if not m or float(m.group(1)) <= 0:
             raise StressArgError(f"-rate {p}: expected {key}=N/s with N > 0")
+        if "kind" in t.rate:
+            raise StressArgError("-rate fixed= and throttle=: give one")
+        t.rate["kind"] = key
         t.set("rate", float(m.group(1)), p)
     else:
         raise StressArgError(f"-rate {p}: not supported (supported: "
@@ -212,8 +361,14 @@ def _col(t: _Translation, p: str) -> None:
     if key == "size" and fixed:
         t.set("column-size", _int(fixed.group(1), p, 1), p)
         return
-    raise StressArgError(f"-col {p}: not supported (supported: {', '.join(GROUPS['-col'])}; "
-                         "casslab-load's table has 5 fixed-size columns)")
+    if key == "n":
+        raise StressArgError(f"-col {p}: not supported: casslab-load's standard1 has 5 "
+                             "columns, all written (n=FIXED(5)); other counts or a drawn "
+                             "count would write other rows")
+    if key == "size":
+        raise StressArgError(f"-col {p}: not supported: casslab-load writes columns of one "
+                             "fixed size (size=FIXED(N)); drawn sizes would change the data")
+    raise StressArgError(f"-col {p}: not supported (supported: {', '.join(GROUPS['-col'])})")
 
 
 def _schema(t: _Translation, p: str) -> None:
@@ -221,25 +376,70 @@ def _schema(t: _Translation, p: str) -> None:
     if key == "keyspace":
         t.set("keyspace", value, p)
         return
-    m = re.fullmatch(r"replication\((.*)\)", p)
+    m = re.fullmatch(r"(replication|compaction)\((.*)\)", p)
     if not m:
         raise StressArgError(f"-schema {p}: not supported (supported: "
                              f"{', '.join(GROUPS['-schema'])})")
-    for part in filter(None, (s.strip() for s in m.group(1).split(","))):
-        k, v = _key_value(part)
-        if k == "factor":
-            t.set("rf", _int(v, f"-schema {p}", 1), p)
-        elif k == "strategy" and v.rsplit(".", 1)[-1] == "SimpleStrategy":
-            continue
-        else:
-            raise StressArgError(f"-schema {p}: {part} not supported (casslab-load creates "
-                                 "a SimpleStrategy keyspace; give factor=N)")
+    pairs: dict[str, str] = {}
+    for part in filter(None, (x.strip() for x in m.group(2).split(","))):
+        k, eq, v = part.partition("=")
+        if not eq or not k.strip() or not v.strip():
+            raise StressArgError(f"-schema {p}: {part!r} is not KEY=VALUE")
+        pairs[k.strip()] = v.strip()
+    if m.group(1) == "replication":
+        _replication(t, p, pairs)
+    else:
+        _compaction(t, p, pairs)
+
+
+def _replication(t: _Translation, p: str, pairs: dict[str, str]) -> None:
+    strategy = pairs.get("strategy", "SimpleStrategy").rsplit(".", 1)[-1]
+    if strategy not in _STRATEGIES:
+        raise StressArgError(f"-schema {p}: strategy {strategy} not supported (valid: "
+                             f"{', '.join(sorted(_STRATEGIES))})")
+    for k, v in pairs.items():
+        if k not in ("strategy",) and not (v.isdigit() and int(v) >= 1):
+            raise StressArgError(f"-schema {p}: {k}={v}: a replication factor is a whole "
+                                 "number >= 1")
+        if k not in ("strategy", "factor") and not re.fullmatch(r"[A-Za-z0-9_.-]+", k):
+            raise StressArgError(f"-schema {p}: {k!r} is not a datacenter name")
+    t.replication = {**pairs, "strategy": strategy}
+
+
+def _compaction(t: _Translation, p: str, pairs: dict[str, str]) -> None:
+    strategy = pairs.pop("strategy", "")
+    name = strategy.rsplit(".", 1)[-1]
+    if name not in _COMPACTIONS:
+        raise StressArgError(f"-schema {p}: strategy={strategy or '?'}: give one of "
+                             f"{', '.join(sorted(_COMPACTIONS))}")
+    for k, v in pairs.items():
+        if not re.fullmatch(r"[A-Za-z0-9_]+", k) or not re.fullmatch(r"[A-Za-z0-9_.]+", v):
+            raise StressArgError(f"-schema {p}: {k}={v}: expected a compaction option like "
+                                 "min_threshold=4")
+    opts = "".join(f", '{k}': '{v}'" for k, v in pairs.items())
+    t.set("compaction", f"{{'class': '{name}'{opts}}}", p)
 
 
 def _mode(t: _Translation, p: str) -> None:
-    if p.lower() not in GROUPS["-mode"]:
-        raise StressArgError(f"-mode {p}: not supported (casslab-load speaks native CQL3 with "
-                             f"prepared statements: {' '.join(GROUPS['-mode'])})")
+    key, eq, value = p.partition("=")
+    if eq and key in ("user", "password"):
+        if not value:
+            raise StressArgError(f"-mode {key}=: empty")
+        setattr(t, key, value)
+        return
+    if p.lower() in ("native", "cql3", "prepared"):
+        return
+    why = {"unprepared": "casslab-load always prepares its statements",
+           "simplenative": "casslab-load speaks through the Rust driver only",
+           "protocolversion": "casslab-load lets the driver negotiate the protocol",
+           "compression": "casslab-load sends uncompressed frames",
+           "maxpending": "casslab-load's in-flight requests are its threads",
+           "connectionsperhost": "casslab-load opens the driver's default connections",
+           "auth-provider": "casslab-load authenticates with user= password= only"}
+    reason = why.get(key.lower())
+    if reason:
+        raise StressArgError(f"-mode {p}: not supported ({reason})")
+    raise StressArgError(f"-mode {p}: not supported (supported: {' '.join(GROUPS['-mode'])})")
 
 
 def _node(t: _Translation, p: str) -> None:
@@ -251,10 +451,38 @@ def _node(t: _Translation, p: str) -> None:
     t.nodes += hosts
 
 
+def _port(t: _Translation, p: str) -> None:
+    key, value = _key_value(p)
+    if key == "native":
+        t.port = _int(value, f"-port {p}", 1)
+        if t.port > 65535:
+            raise StressArgError(f"-port {p}: a port is 1..65535")
+        return
+    raise StressArgError(f"-port {p}: not supported (supported: native=N; casslab reads no "
+                         "JMX and speaks no Thrift)")
+
+
+def _errors(t: _Translation, p: str) -> None:
+    key, value = _key_value(p)
+    if p == "ignore":
+        t.ignore_errors = True
+    elif key == "retries":
+        t.set("error-retries", _int(value, f"-errors {p}", 0), p)
+    elif p == "skip-read-validation":
+        return  # casslab-load does not validate what reads return
+    else:
+        raise StressArgError(f"-errors {p}: not supported (supported: "
+                             f"{', '.join(GROUPS['-errors'])})")
+
+
 def _log(t: _Translation, p: str) -> None:
     key, value = _key_value(p)
     if key == "hdrfile" and value:
         t.set("hdr-log", value, p)
+    elif key == "file" and value:
+        t.log_file = value
+    elif p == "no-settings":
+        return  # casslab prints no settings block
     elif key == "interval":
         m = re.fullmatch(r"([0-9]+)(s?)", value)
         if not m or int(m.group(1)) == 0:
@@ -265,9 +493,33 @@ def _log(t: _Translation, p: str) -> None:
                              f"{', '.join(GROUPS['-log'])})")
 
 
+def _insert(t: _Translation, p: str) -> None:
+    key, value = _key_value(p)
+    if t.command != "user":
+        raise StressArgError(f"-insert {p}: cassandra-stress applies -insert to user "
+                             "profiles only (write/read/mixed write one row per statement)")
+    if key == "batchtype" and value.upper() in ("LOGGED", "UNLOGGED"):
+        t.set("batchtype", value.upper(), p)
+        return
+    if key == "batchtype":
+        raise StressArgError(f"-insert {p}: LOGGED or UNLOGGED (casslab-load writes no "
+                             "counter batches)")
+    raise StressArgError(f"-insert {p}: not supported (supported: batchtype=; partitions= "
+                         "and select= come from the profile's insert section)")
+
+
+def _graph(t: _Translation, p: str) -> None:
+    key, eq, value = p.partition("=")
+    if not eq or key not in ("file", "title", "revision", "op") or not value:
+        raise StressArgError(f"-graph {p}: not supported (supported: "
+                             f"{', '.join(GROUPS['-graph'])})")
+    t.graph[key] = value
+
+
 _GROUP_HANDLERS: dict[str, Callable[[_Translation, str], None]] = {
     "-rate": _rate, "-pop": _pop, "-col": _col, "-schema": _schema, "-mode": _mode,
-    "-node": _node, "-log": _log}
+    "-node": _node, "-log": _log, "-port": _port, "-errors": _errors, "-insert": _insert,
+    "-graph": _graph}
 
 
 def count(text: str, source: str) -> int:

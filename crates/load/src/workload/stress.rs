@@ -4,7 +4,7 @@
 //! `gaussian(1..N)` (stdvrng 3) for read and mixed, N = --records or --ops or
 //! 1000000. Mixed uses ratio(write=1,read=3) unless --mix is given.
 
-use super::{ttl_clause, ttl_set, ByTtl, Cls};
+use super::{iot, ttl_clause, ttl_set, ByTtl, Cls};
 use crate::config::{Cl, StressCommand, StressMode};
 use crate::db::{self, read_outcome, write_outcome, RetryCounters};
 use crate::error::{LoadError, Result};
@@ -53,6 +53,21 @@ pub fn population(cmd: &StressCommand) -> Result<Dist> {
     }
 }
 
+/// `--replication`: a CQL map `{'class': ..., ...}` naming its class.
+pub fn replication_map(text: &str) -> Result<String> {
+    let t = text.trim();
+    if !(t.starts_with('{') && t.ends_with('}') && t.contains("'class'")) {
+        return Err(LoadError::option(
+            "--replication",
+            format!(
+                "{t:?} is not a CQL replication map (e.g. \
+                 {{'class': 'NetworkTopologyStrategy', 'dc1': 3}})"
+            ),
+        ));
+    }
+    Ok(t.to_string())
+}
+
 /// Writes the 10-byte key of population seed `s` (hex digits of a hash, as text bytes).
 #[inline]
 pub fn key_of(seed: u64, s: u64, out: &mut [u8; KEY_LEN]) {
@@ -79,12 +94,24 @@ pub struct Stress {
 impl Stress {
     /// Creates keyspace and table if missing.
     pub async fn create_schema(session: &Session, cmd: &StressCommand) -> Result<()> {
-        db::ensure_keyspace(session, &cmd.keyspace, cmd.schema.rf, cmd.schema.drop).await?;
+        match &cmd.replication {
+            Some(r) => {
+                let map = replication_map(r)?;
+                db::ensure_keyspace_with(session, &cmd.keyspace, &map, cmd.schema.drop).await?
+            }
+            None => {
+                db::ensure_keyspace(session, &cmd.keyspace, cmd.schema.rf, cmd.schema.drop).await?
+            }
+        }
         let cols: Vec<String> = (0..COLUMNS).map(|i| format!(", \"C{i}\" blob")).collect();
+        let with = match &cmd.compaction {
+            Some(c) => format!(" WITH compaction = {}", iot::compaction_map(c)?),
+            None => String::new(),
+        };
         db::ddl(
             session,
             &format!(
-                "CREATE TABLE IF NOT EXISTS {}.{TABLE} (key blob PRIMARY KEY{})",
+                "CREATE TABLE IF NOT EXISTS {}.{TABLE} (key blob PRIMARY KEY{}){with}",
                 cmd.keyspace,
                 cols.concat()
             ),
@@ -178,6 +205,16 @@ impl Workload for Stress {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_replication_map_must_name_its_class() {
+        let nts = "{'class': 'NetworkTopologyStrategy', 'dc1': 3}";
+        assert_eq!(replication_map(nts).unwrap(), nts);
+        for bad in ["dc1=3", "{'dc1': 3}", ""] {
+            let e = replication_map(bad).unwrap_err().to_string();
+            assert!(e.contains("--replication"), "{e}");
+        }
+    }
 
     #[test]
     fn keys_are_stable_and_distinct() {
