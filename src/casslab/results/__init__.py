@@ -123,7 +123,7 @@ def _typed(frame: pd.DataFrame, rows: type[Any], extra: dict[str, str]) -> pd.Da
             inferred = pd.api.types.infer_dtype(out[column], skipna=True)
             dtype = _INFERRED.get(inferred, "object")
         if dtype not in (None, "object") and column not in _TIMES:
-            out[column] = out[column].astype(dtype)
+            out[column] = out[column].astype(pd.api.types.pandas_dtype(dtype))
     return out
 
 
