@@ -39,7 +39,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from casslab.core import specio
-from casslab.core.errors import ProfileError, UsageError
+from casslab.core.errors import ProfileError, UsageError, require_extra
 from casslab.profiles.hardware import resolve_profile
 
 ROLES = ("nodes", "clients")
@@ -135,6 +135,7 @@ def _ansible(path: Path, source: str) -> tuple[dict[str, set[str]], dict[str, di
     them (the same as `ansible-inventory --list`), in the inventory's order."""
     # Imported here: ansible takes a good part of a second to import, and only commands
     # on real hosts read an inventory.
+    require_extra("ansible", "hosts", f"reading inventory {source}")
     from ansible.inventory.manager import InventoryManager
     from ansible.parsing.dataloader import DataLoader
     from ansible.vars.manager import VariableManager
