@@ -107,9 +107,11 @@ class _JsonLines:
     """Reads casslab-load's JSON lines: intervals, the summary, other text kept apart."""
 
     def __init__(self, on_interval: Callable[[dict[str, Any]], None] | None,
-                 sink: IO[str] | None) -> None:
+                 sink: IO[str] | None,
+                 on_other: Callable[[str], None] | None = None) -> None:
         self.on_interval = on_interval
         self.sink = sink
+        self.on_other = on_other
         self.intervals: list[dict[str, Any]] = []
         self.summary: dict[str, Any] | None = None
         self.other: list[str] = []
@@ -118,10 +120,11 @@ class _JsonLines:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError:
-            self.other.append(line)
-            return
+            obj = None
         if not isinstance(obj, dict):
             self.other.append(line)
+            if self.on_other:
+                self.on_other(line)
             return
         if self.sink:
             self.sink.write(line)
@@ -141,27 +144,31 @@ def run_load(spec: LoadSpec, *, hosts: list[str], prefix: list[str],
              on_interval: Callable[[dict[str, Any]], None] | None = None,
              raw_out: Path | None = None, text_format: str = "json",
              on_text: Callable[[str], None] | None = None,
-             binary: str | None = None) -> LoadResult:
+             binary: str | None = None,
+             on_status: Callable[[str], None] | None = None) -> LoadResult:
     """Run casslab-load to the end and return its summary.
 
     prefix: e.g. `ip netns exec casslab-LAB` to run inside a lab.
     text_format: json or ycsb, what casslab-load prints on stdout; `on_text` gets each
-    stdout line as printed (to pass it through). raw_out receives the JSON lines.
+    stdout line as printed (to pass it through); with ycsb, `on_status` gets each other
+    stderr line as printed (YCSB's status lines, which go to stderr as YCSB writes them).
+    raw_out receives the JSON lines.
     binary: casslab-load's path where `prefix` runs it (default: find_binary(); the prefix
     may run it elsewhere, e.g. casslab.hosts.sshrun's over ssh).
     Raises LoadError with the tool's last stderr lines when it gives no summary.
     """
     cmd = [*prefix, *build_command(spec, hosts, binary or find_binary(), text_format)]
     return run_command(cmd, on_interval=on_interval, raw_out=raw_out,
-                       text_format=text_format, on_text=on_text)
+                       text_format=text_format, on_text=on_text, on_status=on_status)
 
 
 def run_command(cmd: list[str], *, on_interval: Callable[[dict[str, Any]], None] | None = None,
                 raw_out: Path | None = None, text_format: str = "json",
-                on_text: Callable[[str], None] | None = None) -> LoadResult:
+                on_text: Callable[[str], None] | None = None,
+                on_status: Callable[[str], None] | None = None) -> LoadResult:
     """Run a built casslab-load command line (see run_load) and return its summary."""
     sink = raw_out.open("w") if raw_out else None
-    reader = _JsonLines(on_interval, sink)
+    reader = _JsonLines(on_interval, sink, on_status if text_format == "ycsb" else None)
     try:
         with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True) as proc:
