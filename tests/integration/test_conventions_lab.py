@@ -66,26 +66,33 @@ def test_run_format_ycsb_prints_status_lines_and_sections_as_ycsb(lab1: Lab) -> 
                   "--phase", "both", "--name", LAB1, "--format", "ycsb",
                   "--", "--keyspace", "it_ycsb_fmt", "--interval", "200ms")
     assert res.returncode == 0, res.stderr
-    lines = res.stdout.splitlines()
-    status = [STATUS.match(ln) for ln in lines if STATUS.match(ln)]
-    sections = [SECTION.match(ln) for ln in lines if SECTION.match(ln)]
-    assert len(status) + len(sections) == len(lines), res.stdout  # nothing else on stdout
-    assert status, res.stdout
+    # YCSB writes its status lines to stderr and only the report to stdout.
+    status = [m for ln in res.stderr.splitlines() if (m := STATUS.match(ln))]
+    assert status, res.stderr[-500:]
     assert int(status[-1].group(2)) == 600  # 200 loaded + 400 run, counted from the start
     for m in status:
         for op in STATUS_OP.finditer(m.group(4)):
             count, mx, mn, p90, p99 = (int(op.group(i)) for i in (2, 3, 4, 6, 7))
             assert count > 0 and mn <= p90 <= p99 <= mx
-    got: dict[str, dict[str, float]] = {}
+    lines = res.stdout.splitlines()
+    sections = [SECTION.match(ln) for ln in lines if SECTION.match(ln)]
+    assert len(sections) == len(lines), res.stdout  # nothing else on stdout
+    # --phase both: two reports, the load's then the run's, as YCSB's load and run.
+    reports: list[dict[str, dict[str, float]]] = []
     for m in sections:
-        got.setdefault(m.group(1), {})[m.group(2)] = float(m.group(3))
-    assert set(got["OVERALL"]) == {"RunTime(ms)", "Throughput(ops/sec)"}
-    assert set(got) >= {"OVERALL", "READ", "UPDATE", "INSERT"}
-    for op in ("READ", "UPDATE", "INSERT"):
+        if m.group(1) == "OVERALL" and m.group(2) == "RunTime(ms)":
+            reports.append({})
+        reports[-1].setdefault(m.group(1), {})[m.group(2)] = float(m.group(3))
+    assert len(reports) == 2, res.stdout
+    load, run = reports
+    for got in reports:
+        assert set(got["OVERALL"]) == {"RunTime(ms)", "Throughput(ops/sec)"}
+    assert set(load) >= {"OVERALL", "INSERT"} and set(run) >= {"OVERALL", "READ", "UPDATE"}
+    for got, op in ((load, "INSERT"), (run, "READ"), (run, "UPDATE")):
         assert set(got[op]) >= OP_METRICS, op
         assert got[op]["MinLatency(us)"] <= got[op]["99thPercentileLatency(us)"] \
             <= got[op]["MaxLatency(us)"]
-    assert got["INSERT"]["Operations"] == 200
-    assert got["READ"]["Operations"] + got["UPDATE"]["Operations"] == 400
-    assert got["READ"]["Return=OK"] == got["READ"]["Operations"]
+    assert load["INSERT"]["Operations"] == 200 and "INSERT" not in run
+    assert run["READ"]["Operations"] + run["UPDATE"]["Operations"] == 400
+    assert run["READ"]["Return=OK"] == run["READ"]["Operations"]
     assert _count(lab1, "it_ycsb_fmt.usertable") == 200

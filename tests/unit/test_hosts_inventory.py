@@ -1,13 +1,19 @@
-"""An Ansible YAML inventory becomes casslab's hosts: roles from the groups, variables
-inherited as Ansible does, and each mistake one line naming the host."""
+"""An Ansible inventory becomes casslab's hosts: read by Ansible's own parser (YAML or INI,
+host ranges, group_vars), roles from the groups, and each mistake one line naming the
+host."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from casslab.hosts.inventory import InventoryError, parse
+from casslab.hosts.inventory import Host, InventoryError, load, parse
 
 GOOD = """\
 all:
@@ -65,8 +71,9 @@ def test_the_address_defaults_to_the_host_name() -> None:
      r"host a: ansible_port 0 is not a port"),
     ("all:\n  children:\n    nodes:\n      hosts:\n        a: {casslab_install_root: opt}\n",
      r"host a: casslab_install_root 'opt' must be an absolute path"),
-    ("nodes:\n  hosts: {a: {}}\n", r"unknown key.*\(valid: all\)"),
     ("all:\n  childs: {}\n", r"all\.childs: unknown key"),
+    ("all:\n  children:\n    nodes:\n      hosts:\n        a: {ansible_host: '{{ ip }}'}\n",
+     r"h\.yaml:5: host a: ansible_host '\{\{ ip \}\}' is a Jinja template"),
 ])
 def test_a_bad_inventory_is_one_line_naming_the_host(text: str, message: str) -> None:
     with pytest.raises(InventoryError, match=message) as info:
@@ -87,3 +94,84 @@ def test_the_known_hosts_file_comes_from_ansible_ssh_common_args(
     host = parse(text, "hosts.yaml").nodes[0]
     assert host.ssh_common_args == args
     assert host.known_hosts == (Path(expected) if expected else None)
+
+
+def test_a_file_ansible_cannot_read_is_one_line_with_ansibles_reason(tmp_path: Path) -> None:
+    path = tmp_path / "hosts"
+    path.write_text("[nodes:colours]\npi1\n")
+    with pytest.raises(InventoryError, match=r"hosts: Ansible cannot read it as an inventory "
+                       r"\(YAML or INI\).*colours") as info:
+        load(path)
+    assert "\n" not in str(info.value)
+
+
+def test_top_level_groups_are_groups_as_for_ansible() -> None:
+    # Ansible reads a group at the top of a YAML inventory as a child of `all`.
+    inv = parse("nodes:\n  hosts: {a: {ansible_host: 10.0.0.1}}\n", "h.yaml")
+    assert [h.name for h in inv.nodes] == ["a"]
+
+
+RANGES_YAML = """\
+all:
+  vars: {ansible_user: pi}
+  children:
+    nodes:
+      hosts:
+        pi[1:3]:
+        db: {ansible_host: 10.0.0.9, ansible_port: 2222}
+    clients:
+      hosts:
+        laptop: {ansible_host: 10.0.0.5, casslab_profile: host}
+"""
+RANGES_INI = """\
+[nodes]
+pi[1:2] casslab_data_interface=wlan0
+db ansible_host=10.0.0.9 ansible_port=2222
+
+[clients]
+laptop ansible_host=10.0.0.5
+
+[all:vars]
+ansible_user=pi
+"""
+# group_vars beside the file: applies to both inventories, under a host's own vars.
+GROUP_VARS = "casslab_profile: rpi3\nansible_port: 2200\nansible_host_key_checking: false\n"
+
+
+def _ansible_inventory(path: Path) -> dict[str, object]:
+    exe = shutil.which("ansible-inventory", path=str(Path(sys.executable).parent))
+    assert exe, "ansible-inventory is installed with ansible-core (the hosts extra)"
+    out = subprocess.run([exe, "-i", str(path), "--list"], capture_output=True, text=True,
+                         check=True, env={**os.environ, "ANSIBLE_LOCALHOST_WARNING": "0"})
+    listed: dict[str, object] = json.loads(out.stdout)
+    return listed
+
+
+def _as_ansible(h: Host) -> dict[str, object]:
+    return {"ansible_host": h.address, "ansible_port": h.port, "ansible_user": h.user,
+            "casslab_profile": h.profile, "casslab_data_interface": h.data_interface}
+
+
+@pytest.mark.parametrize(("name", "text"), [("hosts.yaml", RANGES_YAML),
+                                            ("hosts.ini", RANGES_INI)])
+def test_hosts_and_variables_are_what_ansible_inventory_lists(
+        name: str, text: str, tmp_path: Path) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    (tmp_path / "group_vars").mkdir()
+    (tmp_path / "group_vars" / "nodes.yaml").write_text(GROUP_VARS)
+    listed = _ansible_inventory(path)
+    hostvars: dict[str, dict[str, object]] = listed["_meta"]["hostvars"]  # type: ignore[index]
+    inv = load(path)
+    for group in ("nodes", "clients"):
+        assert [h.name for h in getattr(inv, group)] == \
+            listed[group]["hosts"]  # type: ignore[index]
+    for h in inv.hosts:
+        mine = _as_ansible(h)
+        theirs = hostvars[h.name]
+        # casslab's defaults stand where Ansible has no value
+        assert {k: mine[k] for k in theirs if k in mine} == \
+            {k: v for k, v in theirs.items() if k in mine}
+    by_name = {h.name: h for h in inv.hosts}
+    assert by_name["pi2"].profile == "rpi3" and by_name["pi2"].port == 2200
+    assert by_name["db"].port == 2222 and by_name["laptop"].profile == "host"

@@ -22,7 +22,7 @@ def render(lab: str, *, racks: int = 1) -> dict[str, Any]:
                       campaign="t")
 
 
-def test_a_pi_profile_is_a_guaranteed_pod_of_its_quota_and_memory() -> None:
+def test_a_pi_profile_sets_the_cassandra_container_to_its_quota_and_memory() -> None:
     spec = render("{nodes: 3, profile: rpi2}")["spec"]
     assert spec["size"] == 3
     assert spec["resources"] == {"requests": {"cpu": "600m", "memory": "1024Mi"},

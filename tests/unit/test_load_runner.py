@@ -4,7 +4,7 @@ import pytest
 
 from casslab.core.errors import CasslabError, UsageError
 from casslab.load import LoadSpec, RunSummary
-from casslab.load.runner import build_command, workload_args
+from casslab.load.runner import build_command, run_command, workload_args
 
 
 def test_builtin_workload_names_map_to_subcommands() -> None:
@@ -107,3 +107,19 @@ def test_all_ops_is_the_merged_block_or_the_only_type_never_a_mix() -> None:
     one = RunSummary.from_json({**base, "by_op": {"read": op(1000, 10), "update": op(9, 0)}})
     got = one.all_ops()
     assert got is not None and got.name == "read"
+
+
+def test_ycsb_status_lines_on_stderr_reach_on_status_and_the_report_on_text() -> None:
+    # A stand-in process printing as casslab-load --format ycsb does: JSON lines and
+    # YCSB's status lines on stderr, the report on stdout.
+    summary = ('{"type": "summary", "workload": "ycsb-a", "ended_by": "completed", '
+               '"elapsed_s": 1.0, "ops": 1, "ops_s": 1.0, "errors": 0, "by_op": {}}')
+    script = ("echo '2026-11-27 02:00:00:000 1 sec: 1 operations; 1 current ops/sec;' >&2; "
+              f"echo '{summary}' >&2; echo '[OVERALL], RunTime(ms), 1000'")
+    text: list[str] = []
+    status: list[str] = []
+    result = run_command(["sh", "-c", script], text_format="ycsb", on_text=text.append,
+                         on_status=status.append)
+    assert result.summary.ops == 1
+    assert text == ["[OVERALL], RunTime(ms), 1000\n"]
+    assert [s.split(" sec:")[0] for s in status] == ["2026-11-27 02:00:00:000 1"]

@@ -6,6 +6,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import casslab.results
 from casslab.metrics.samples import NodeSample, TrialMetrics
 from casslab.store.db import Store
@@ -73,13 +75,52 @@ def test_frames_have_the_databases_rows(tmp_path: Path) -> None:
 def test_trials_have_a_column_per_factor_and_per_response(tmp_path: Path) -> None:
     r = casslab.results.open(campaign(tmp_path))
     assert r.factors == ["nodes"]
-    assert r.responses == ["p99_ms", "read.mean_ms"]
+    assert r.responses == ["p99_ms", "read_mean_ms"]
     t = r.trials.set_index("seq")
     assert list(t["nodes"]) == [1, 3, 3]
     assert list(t["status"]) == ["done", "done", "planned"]
     assert list(t["ops_s"].iloc[:2]) == [500.0, 900.0]
     assert t.loc[1, "p99_ms"] == 3.0
-    assert t.loc[2, "read.mean_ms"] == 1.1
-    assert t.loc[1, "update.ops"] == 10
+    assert t.loc[2, "read_mean_ms"] == 1.1
+    assert t.loc[1, "update_ops"] == 10
     assert t["kept"].tolist() == [True, True, False]
     assert set(r.intervals["trial_id"]) == set(t["trial_id"].iloc[:2])
+
+
+def test_every_column_is_an_identifier_and_names_map_back(tmp_path: Path) -> None:
+    r = casslab.results.open(campaign(tmp_path))
+    for frame in (r.trials, r.intervals, r.nodes):
+        assert all(c.isidentifier() for c in frame.columns), list(frame.columns)
+    assert r.names["read_p99_ms"] == "read.p99_ms"
+    assert r.names["read_kib_s"] == "read_kb_s"
+    # query() and attribute access work on the renamed columns
+    assert len(r.trials.query("read_p99_ms > 0")) == 2
+
+
+def test_one_unit_spelling_kib_as_in_the_rest_of_casslab(tmp_path: Path) -> None:
+    r = casslab.results.open(campaign(tmp_path))
+    assert {"read_kib_s", "write_kib_s"} <= set(r.nodes.columns)
+    columns = [c for f in (r.trials, r.intervals, r.nodes) for c in f.columns]
+    assert not [c for c in columns if "_kb" in c]
+
+
+def test_columns_have_typed_dtypes(tmp_path: Path) -> None:
+    r = casslab.results.open(campaign(tmp_path))
+    t, i, n = r.trials, r.intervals, r.nodes
+    assert str(t["trial_id"].dtype) == "Int64" and str(t["ops"].dtype) == "Int64"
+    assert str(t["warmup"].dtype) == "boolean" and str(t["kept"].dtype) == "boolean"
+    assert str(t["status"].dtype) == "string" and str(t["cell"].dtype) == "string"
+    assert str(t["p99_ms"].dtype) == "float64" and str(t["read_ops"].dtype) == "Int64"
+    assert str(t["started_at"].dtype) == "datetime64[ns, UTC]"
+    assert str(t["nodes"].dtype) == "Int64"  # a factor, inferred
+    # the planned trial has no summary: missing, not 0, in a typed column
+    assert t.set_index("seq")["ops"].isna().tolist() == [False, False, True]
+    assert str(i["recorded"].dtype) == "boolean" and str(i["stage"].dtype) == "string"
+    assert str(n["read_kib_s"].dtype) == "float64" and str(n["node"].dtype) == "string"
+
+
+@pytest.mark.parametrize(("name", "column"), [
+    ("read.p99_ms", "read_p99_ms"), ("option.table-ttl-s", "option_table_ttl_s"),
+    ("network.scale.edge", "network_scale_edge"), ("class", "class_"), ("3x", "_3x")])
+def test_identifier(name: str, column: str) -> None:
+    assert casslab.results.identifier(name) == column

@@ -132,3 +132,24 @@ def test_hdr_file_output_becomes_casslab_loads_interval_log_under_the_same_prefi
                         ["hdrhistogram.fileoutput=false"]).options == {}
     with pytest.raises(PropertyError, match=r"hdrhistogram\.fileoutput=yes: expected true"):
         from_sources([], ["hdrhistogram.fileoutput=yes"])
+
+
+def test_the_bindings_keyspace_is_honoured_as_keyspace() -> None:
+    w = from_sources([WORKLOADS / "workloada"], ["cassandra.keyspace=bench"])
+    assert w.warnings == () and w.options == {"keyspace": "bench"}
+    assert "--keyspace" in _argv(w.workload, w.options)
+
+
+def test_minscanlength_1_is_what_casslab_load_does_and_others_are_refused() -> None:
+    assert from_sources([WORKLOADS / "workloade"], ["minscanlength=1"]).warnings == ()
+    with pytest.raises(PropertyError, match=r"minscanlength=5: casslab-load supports only "
+                       r"minscanlength=1"):
+        from_sources([WORKLOADS / "workloade"], ["minscanlength=5"])
+
+
+def test_insertcount_of_the_whole_range_is_honoured_and_a_part_is_refused() -> None:
+    w = from_sources([WORKLOADS / "workloada"], ["recordcount=5000", "insertcount=5000"])
+    assert w.warnings == () and w.options == {"records": 5000}
+    with pytest.raises(PropertyError, match=r"-p: insertcount=2500: casslab-load loads the "
+                       r"whole key range \(recordcount=5000\).*--clients K"):
+        from_sources([WORKLOADS / "workloada"], ["recordcount=5000", "insertcount=2500"])

@@ -160,6 +160,10 @@ struct Output {
     /// Operations finished so far (YCSB's status lines count from the start).
     total_ops: u64,
     live: Option<Live>,
+    /// `--format ycsb`: the load stage's stats apart from the run's, so that
+    /// `--phase both` prints two YCSB outputs, as YCSB's `load` and `run` do.
+    ycsb_load: Option<StatsSet>,
+    ycsb_run: Option<StatsSet>,
 }
 
 fn print_line(to_stderr: bool, line: &str) {
@@ -179,8 +183,18 @@ impl Sink for Output {
         let v = interval_json(info, names, stats);
         print_line(self.format == Format::Ycsb, &v.to_string());
         self.total_ops += stats.totals().0;
+        if self.format == Format::Ycsb && info.recorded {
+            let part = if info.stage == "load" {
+                &mut self.ycsb_load
+            } else {
+                &mut self.ycsb_run
+            };
+            part.get_or_insert_with(|| StatsSet::new(names.len()))
+                .merge(stats);
+        }
         if self.format == Format::Ycsb {
-            // YCSB's status thread: one line per interval on stdout before the summary.
+            // YCSB's status thread: one line per interval on stderr (YCSB's status
+            // thread writes there), the final report alone on stdout.
             let now_ms = SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_millis() as u64)
@@ -191,7 +205,7 @@ impl Sink for Output {
                 total_ops: self.total_ops,
                 interval_s: info.interval_s,
             };
-            print_line(false, &ycsb_status(&st, names, stats));
+            print_line(true, &ycsb_status(&st, names, stats));
         }
         if let (Some(live), true) = (self.live.as_ref(), info.recorded) {
             live.add(stats);
@@ -280,6 +294,8 @@ async fn drive<W: Workload>(
         hdr_error: None,
         total_ops: 0,
         live,
+        ycsb_load: None,
+        ycsb_run: None,
     };
     let r = runner::run(w, &plan, abort, &mut out).await;
     let info = SummaryInfo {
@@ -296,7 +312,23 @@ async fn drive<W: Workload>(
     let summary = summary_json(&info, &names, &r.total).to_string();
     if run.format == Format::Ycsb {
         let intended = plan.stages.iter().any(|s| s.rate_ops_s.is_some());
-        print!("{}", ycsb_text(&names, &r.total, r.recorded_s, intended));
+        let load_s: f64 = r
+            .stages
+            .iter()
+            .filter(|s| s.recorded && s.name == "load")
+            .map(|s| s.elapsed_s)
+            .sum();
+        match (&out.ycsb_load, &out.ycsb_run) {
+            // --phase both: YCSB's load output, then its run output.
+            (Some(load), Some(run_stats)) => {
+                print!("{}", ycsb_text(&names, load, load_s, intended));
+                print!(
+                    "{}",
+                    ycsb_text(&names, run_stats, r.recorded_s - load_s, intended)
+                );
+            }
+            _ => print!("{}", ycsb_text(&names, &r.total, r.recorded_s, intended)),
+        }
         print_line(true, &summary);
     } else {
         print_line(false, &summary);

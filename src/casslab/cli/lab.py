@@ -66,7 +66,7 @@ def up(
                                          "and veth on a lab bridge; lxc: LXC container on "
                                          "that bridge).")] = DEFAULT_RUNTIME,
     inventory: Annotated[Path | None, typer.Option(
-        help="Run the nodes on real hosts: an Ansible YAML inventory (group `nodes`, "
+        help="Run the nodes on real hosts: an Ansible inventory (group `nodes`, "
              "optional `clients`; see docs/scale-out.md). The hosts are provisioned with "
              "casslab's playbook; --nodes is the inventory's count.")] = None,
 ) -> None:

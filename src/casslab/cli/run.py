@@ -233,10 +233,16 @@ def _run_with_progress(spec: LoadSpec, targets: list[str], prefix: list[str], op
             sys.stdout.write(line)
             sys.stdout.flush()
 
+        def on_status(line: str) -> None:
+            # YCSB's status lines: stderr, as YCSB writes them (stdout: the report only).
+            sys.stderr.write(line)
+            sys.stderr.flush()
+
         text_format = "ycsb" if output_format == "ycsb" else "json"
         result = run_load(spec, hosts=targets, prefix=prefix, on_interval=on_interval,
                           raw_out=out_file, text_format=text_format,
-                          on_text=None if output_format == "table" else on_text)
+                          on_text=None if output_format == "table" else on_text,
+                          on_status=on_status)
     return result.summary
 
 

@@ -19,6 +19,16 @@ class PrerequisiteError(CasslabError):
     """Something casslab needs on this machine is missing (java, mvn, ip, root)."""
 
 
+def require_extra(module: str, extra: str, what: str) -> None:
+    """PrerequisiteError naming the optional extra to install when `module` (a package of
+    that extra) is missing; cheap: it looks the module up without importing it."""
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise PrerequisiteError(f"{what} needs {module}, which is not installed: "
+                                f"pip install 'casslab[{extra}]'")
+
+
 class DistributionError(CasslabError):
     """The Cassandra distribution could not be resolved or is incomplete."""
 

@@ -470,12 +470,13 @@ def _inventory(v: _V, m: dict[str, Any], backend: str,
         return None, None
     if "inventory" not in m:
         raise v.doc.error(("lab", "inventory"), "is required with backend hosts (an Ansible "
-                          "YAML inventory, e.g. inventory: hosts.yaml)")
+                          "inventory, YAML or INI, e.g. inventory: hosts.yaml)")
     raw = Path(v.string(m["inventory"], ("lab", "inventory")))
     path = raw if raw.is_absolute() else (base_dir or Path.cwd()) / raw
     if not path.is_file():
         raise v.doc.error(("lab", "inventory"), f"{raw}: no such file")
-    from casslab.hosts import inventory as inv  # yaml only: cheap, and only here
+    # Here only: reading an inventory imports ansible (its own parser), not cheap.
+    from casslab.hosts import inventory as inv
 
     return str(path.resolve()), len(inv.load(path).nodes)
 
@@ -1071,7 +1072,7 @@ def json_schema() -> specio.JsonSchema:
                     "max_restarts": integer(0, 100),
                     "backend": enum(list(BACKENDS)),
                     "inventory": {"type": "string",
-                                  "description": "Ansible YAML inventory (backend hosts)"}}),
+                                  "description": "Ansible inventory (backend hosts)"}}),
         "workload": {"oneOf": [{"type": "string"}, workload]},
         "factors": {"type": "array", "items": obj(
             {"name": {"type": "string", "description": FACTOR_DOC},

@@ -85,8 +85,8 @@ def ansible_playbook() -> str:
     beside = Path(sys.executable).with_name("ansible-playbook")
     found = str(beside) if beside.exists() else shutil.which("ansible-playbook")
     if found is None:
-        raise PrerequisiteError("`ansible-playbook` not found: install casslab's dependencies "
-                                "(ansible-core) with `make setup`")
+        raise PrerequisiteError("`ansible-playbook` not found: it comes with ansible-core, "
+                                "pip install 'casslab[hosts]'")
     return found
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from casslab.core.errors import CasslabError
+from casslab.core.errors import CasslabError, require_extra
 from casslab.hosts.inventory import Host
 
 if TYPE_CHECKING:
@@ -75,6 +75,7 @@ class Fleet:
                              return_exceptions=True)
 
     async def _connect(self, host: Host) -> None:
+        require_extra("asyncssh", "hosts", "connecting to real hosts")
         import asyncssh  # heavy (cryptography): only runs against real hosts pay for it
 
         keys = [str(host.key_file)] if host.key_file else ()

@@ -1,10 +1,19 @@
 """A cass-operator CassandraDatacenter (cassandra.datastax.com/v1beta1) for one cell.
 
 Profile -> pod: the CPU quota and memory limit become the Cassandra container's requests
-and limits (equal, so the pod is Guaranteed and its cgroup gets the same hard quota as a
-lab node); the heap goes to `jvm-server-options`; `lab.set` to `cassandra-yaml`. What a
+and limits (equal, so that container's cgroup gets the same hard CPU quota and memory limit
+as a lab node); the heap goes to `jvm-server-options`; `lab.set` to `cassandra-yaml`. What a
 pod spec cannot say (disk bandwidth, CPU credits, one node with its own profile) is kept
 in `casslab.io/...` annotations so a reader of the manifest sees what was left out.
+
+The pod is not Guaranteed, only Burstable: cass-operator (v1.32.0,
+pkg/reconciliation/defaults.go and construct_podtemplatespec.go) adds the
+`server-system-logger` sidecar with requests cpu 100m / memory 64M and a memory limit of
+128M only, the `server-config-init` init container with requests 1 CPU / 256M against
+limits 1 CPU / 384M, and, for Cassandra >= 4.1, `server-config-init-base` with none; a pod
+is Guaranteed only when every container's requests equal its limits for both CPU and
+memory. The Cassandra container's own limits hold either way; what Burstable changes is
+the kubelet's eviction order and that the static CPU manager gives it no exclusive cores.
 """
 
 from __future__ import annotations

@@ -113,9 +113,11 @@ class _JsonLines:
     """Reads casslab-load's JSON lines: intervals, the summary, other text kept apart."""
 
     def __init__(self, on_interval: Callable[[dict[str, Any]], None] | None,
-                 sink: IO[str] | None) -> None:
+                 sink: IO[str] | None,
+                 on_other: Callable[[str], None] | None = None) -> None:
         self.on_interval = on_interval
         self.sink = sink
+        self.on_other = on_other
         self.intervals: list[dict[str, Any]] = []
         self.summary: dict[str, Any] | None = None
         self.other: list[str] = []
@@ -124,10 +126,11 @@ class _JsonLines:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError:
-            self.other.append(line)
-            return
+            obj = None
         if not isinstance(obj, dict):
             self.other.append(line)
+            if self.on_other:
+                self.on_other(line)
             return
         if self.sink:
             self.sink.write(line)
@@ -148,12 +151,15 @@ def run_load(spec: LoadSpec, *, hosts: list[str], prefix: list[str],
              raw_out: Path | None = None, text_format: str = "json",
              on_text: Callable[[str], None] | None = None,
              binary: str | None = None, env: Mapping[str, str] | None = None,
-             stop_when: Callable[[dict[str, Any]], bool] | None = None) -> LoadResult:
+             stop_when: Callable[[dict[str, Any]], bool] | None = None,
+             on_status: Callable[[str], None] | None = None) -> LoadResult:
     """Run casslab-load to the end and return its summary.
 
     prefix: e.g. `nsenter --net=/var/run/netns/casslab-LAB` to run inside a lab.
     text_format: json or ycsb, what casslab-load prints on stdout; `on_text` gets each
-    stdout line as printed (to pass it through). raw_out receives the JSON lines.
+    stdout line as printed (to pass it through); with ycsb, `on_status` gets each other
+    stderr line as printed (YCSB's status lines, which go to stderr as YCSB writes them).
+    raw_out receives the JSON lines.
     binary: casslab-load's path where `prefix` runs it (default: find_binary(); the prefix
     may run it elsewhere, e.g. casslab.hosts.sshrun's over ssh).
     env: variables added to casslab-load's environment (e.g. CASSLAB_USER/PASSWORD).
@@ -163,14 +169,16 @@ def run_load(spec: LoadSpec, *, hosts: list[str], prefix: list[str],
     """
     cmd = [*prefix, *build_command(spec, hosts, binary or find_binary(), text_format)]
     return run_command(cmd, on_interval=on_interval, raw_out=raw_out,
-                       text_format=text_format, on_text=on_text, env=env, stop_when=stop_when)
+                       text_format=text_format, on_text=on_text, env=env, stop_when=stop_when,
+                       on_status=on_status)
 
 
 def run_command(cmd: list[str], *, on_interval: Callable[[dict[str, Any]], None] | None = None,
                 raw_out: Path | None = None, text_format: str = "json",
                 on_text: Callable[[str], None] | None = None,
                 env: Mapping[str, str] | None = None,
-                stop_when: Callable[[dict[str, Any]], bool] | None = None) -> LoadResult:
+                stop_when: Callable[[dict[str, Any]], bool] | None = None,
+                on_status: Callable[[str], None] | None = None) -> LoadResult:
     """Run a built casslab-load command line (see run_load) and return its summary."""
     sink = raw_out.open("w") if raw_out else None
     stopped: list[bool] = []
@@ -182,7 +190,7 @@ def run_command(cmd: list[str], *, on_interval: Callable[[dict[str, Any]], None]
             stopped.append(True)
             proc.send_signal(signal.SIGINT)  # casslab-load then ends with its summary
 
-    reader = _JsonLines(interval, sink)
+    reader = _JsonLines(interval, sink, on_status if text_format == "ycsb" else None)
     try:
         with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True, env={**os.environ, **env} if env else None) as proc:

@@ -60,6 +60,7 @@ FIXED_VALUES = {
     "fieldlengthdistribution": ("constant", "every field is fieldlength bytes"),
     "insertorder": ("hashed", "keys are user + FNV hash of the key number"),
     "scanlengthdistribution": ("uniform", "scans are uniform in 1..maxscanlength"),
+    "minscanlength": ("1", "scans are uniform in 1..maxscanlength"),
     "insertstart": ("0", "one client inserts the whole key range"),
     "table": ("usertable", "the table is ycsb.usertable (keyspace: --keyspace)"),
     "dotransactions": ("true", "the phase is casslab's --phase"),
@@ -72,20 +73,22 @@ IGNORED = ("db", "exporter", "exportfile", "hosts", "port", "measurement.trackjv
            "core_workload_insertion_retry_limit", "core_workload_insertion_retry_interval",
            "dataintegrity", "fieldnameprefix", "debug", "jvm-args", "measurementtype",
            "measurement.interval", "hdrhistogram.percentiles", "requestdistribution.bucket",
-           "zeropadding", "insertcount")
+           "zeropadding")
 # The Cassandra binding's consistency levels, which casslab-load honours.
 CONSISTENCY = {"cassandra.readconsistencylevel": "cl-read",
                "cassandra.writeconsistencylevel": "cl-write"}
+# The Cassandra binding's keyspace (YCSB's default ycsb), casslab-load's --keyspace.
+KEYSPACE = "cassandra.keyspace"
 IGNORED_PREFIXES = ("cassandra.", "cassandra-cql.", "scylla.")
 MAPPED = (*PROPORTIONS, "workload", "recordcount", "operationcount", "requestdistribution",
           "zipfianconstant", "fieldcount", "fieldlength", "maxscanlength",
           "hotspotdatafraction", "hotspotopnfraction", "threadcount", "target",
           "status.interval", "maxexecutiontime", "hdrhistogram.fileoutput",
-          "hdrhistogram.output.path", *CONSISTENCY)
+          "hdrhistogram.output.path", *CONSISTENCY, KEYSPACE, "insertcount")
 KNOWN = (*MAPPED, *FIXED_VALUES, *IGNORED)
 # Default values of ignored properties that need no warning.
 QUIET_DEFAULTS = {"measurementtype": "hdrhistogram", "measurement.interval": "op",
-                  "hdrhistogram.percentiles": "95,99", "insertcount": ""}
+                  "hdrhistogram.percentiles": "95,99"}
 
 
 class PropertyError(UsageError):
@@ -292,6 +295,9 @@ def _run_options(last: Mapping[str, Prop]) -> dict[str, Any]:
     for key, flag in CONSISTENCY.items():
         if key in last:
             out[flag] = last[key].value
+    if KEYSPACE in last:
+        out["keyspace"] = last[KEYSPACE].value
+    _check_insertcount(last)
     if "status.interval" in last:
         out["interval"] = f"{_integer(last['status.interval'], 1)}s"
     if "hdrhistogram.fileoutput" in last:
@@ -306,6 +312,21 @@ def _run_options(last: Mapping[str, Prop]) -> dict[str, Any]:
                 "hdrhistogram.output.path" in last) else ""
             out["hdr-log"] = f"{prefix}ycsb.hdr"
     return out
+
+
+def _check_insertcount(last: Mapping[str, Prop]) -> None:
+    """insertcount (with insertstart, how YCSB users split a load across clients) is
+    honoured when it is the whole key range, the only range casslab-load loads; any other
+    count is refused: split a load with casslab's --clients K instead."""
+    if "insertcount" not in last or not last["insertcount"].value:
+        return
+    p = last["insertcount"]
+    records = _integer(last["recordcount"], 1) if "recordcount" in last else \
+        CASSLAB_DEFAULTS["records"]
+    if _integer(p, 1) != records:
+        raise PropertyError(f"{p.where}: insertcount={p.value}: casslab-load loads the whole "
+                            f"key range (recordcount={records}); to split a load across "
+                            "clients use --clients K (each client inserts its share)")
 
 
 def _integer(p: Prop, lo: int) -> int:
