@@ -1,15 +1,6 @@
 """Offline checks of rendered objects: Kubernetes' own schemas for built-in kinds
-(kubernetes-validate, strict: an unknown field fails), the operators' published CRD schemas
-for the custom resources. No cluster is involved.
-
-schemas/*.json are the `openAPIV3Schema` of cass-operator's and Chaos Mesh's CRDs at a
-released tag, as scripts/update_crd_schemas.py extracts them (each file names its
-repository, tag, file and sha256 under `x-casslab-source`); nothing in them is written by
-hand. Two things are added when they are loaded, both said here:
-- strict fields: an object schema that lists its properties and does not preserve unknown
-  fields refuses other keys, as the API server does with `kubectl apply`'s default
-  `--validate=strict` (without it, the server would silently prune a misspelt field);
-- casslab's own rules (CASSLAB_RULES), which neither operator checks.
+(kubernetes-validate, strict: an unknown field fails), casslab's JSON schemas
+(schemas/*.json) for the custom resources. No cluster is involved.
 """
 
 from __future__ import annotations
@@ -30,17 +21,6 @@ CUSTOM_SCHEMAS = {
     ("chaos-mesh.org/v1alpha1", "NetworkChaos"): "networkchaos-v1alpha1.json",
 }
 INSTALL = "pip install 'casslab[k8s]' (kubernetes-validate and jsonschema)"
-# Chaos Mesh's CRD and webhook accept an action without its parameters (a `bandwidth`
-# action with no `bandwidth:` injects nothing useful); casslab never means that.
-_NETEM = ("delay", "loss", "rate")
-CASSLAB_RULES: dict[str, dict[str, Any]] = {
-    "networkchaos-v1alpha1.json": {"properties": {"spec": {"allOf": [
-        *({"if": {"properties": {"action": {"const": a}}, "required": ["action"]},
-           "then": {"required": [a]}} for a in ("delay", "loss", "bandwidth")),
-        {"if": {"properties": {"action": {"const": "netem"}}, "required": ["action"]},
-         "then": {"anyOf": [{"required": [k]} for k in _NETEM]}},
-    ]}}},
-}
 
 
 class ManifestError(UsageError):
@@ -89,27 +69,7 @@ def _custom(obj: dict[str, Any], schema_file: str) -> None:
 def _schema(schema_file: str) -> dict[str, Any]:
     text = resources.files("casslab.k8s").joinpath("schemas", schema_file).read_text()
     loaded: dict[str, Any] = json.loads(text)
-    loaded.pop("x-casslab-source", None)
-    crd = _strict(loaded)
-    rules = CASSLAB_RULES.get(schema_file)
-    return {"allOf": [crd, rules]} if rules else crd
-
-
-def _strict(schema: Any) -> Any:
-    """The CRD schema as the API server applies it with strict field validation: unknown
-    keys refused where the schema lists properties and preserves no unknown fields; an
-    explicit null accepted where the schema says `nullable`."""
-    if isinstance(schema, list):
-        return [_strict(s) for s in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {k: _strict(v) for k, v in schema.items()}
-    if ("properties" in out and "additionalProperties" not in out
-            and not out.get("x-kubernetes-preserve-unknown-fields")):
-        out["additionalProperties"] = False
-    if out.get("nullable") and isinstance(out.get("type"), str):
-        out["type"] = [out["type"], "null"]
-    return out
+    return loaded
 
 
 def _builtin(obj: dict[str, Any]) -> None:
