@@ -12,13 +12,14 @@ APT_PACKAGES := iproute2 iptables ethtool procps util-linux openjdk-17-jdk-headl
 # Only `make bench-vm` needs these (issue 21 is blocked here: no hardware KVM).
 VM_PACKAGES := qemu-system-x86 qemu-utils
 
-.PHONY: help setup apt venv rust jars rootfs lint check test test-unit test-cli test-integration demo bench bench-vm bench-tune bench-tune-learned reproduce clean
+.PHONY: help setup apt venv rust jars rootfs lint check test test-unit test-cli test-integration bench-tests demo bench bench-vm bench-tune bench-tune-learned reproduce clean
 
 help:
 	@echo "make demo   set up, then run the demo on a local 3-node lab"
 	@echo "make check  lint, unit and CLI tests, no lab (< 3 min): run it before every commit"
 	@echo "make test   set up, then everything: check, Rust tests, integration tests (< 20 min; CI)"
 	@echo "make test-unit | test-cli | test-integration  one tier of the tests on its own"
+	@echo "make bench-tests  time make test and make check, record them in BENCHMARKS.md"
 	@echo "make bench  set up, then measure and record numbers in BENCHMARKS.md"
 	@echo "make bench-vm  the VM spike: one node in a QEMU/KVM VM vs a process (issue 21)"
 	@echo "make bench-tune  static vs tuned compaction, side by side, seed 003 scenario (~70 min)"
@@ -108,6 +109,10 @@ test-integration: setup
 test: setup check
 	cargo test --workspace --release -j 2
 	$(PYTEST) -m integration tests
+
+# Both tiers timed with their 20 slowest tests (--fresh: make test in a fresh clone).
+bench-tests: venv
+	$(PY) scripts/bench_tests.py $(if $(FRESH),--fresh)
 
 demo: setup
 	$(PY) scripts/demo_campaign.py
