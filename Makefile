@@ -12,11 +12,14 @@ APT_PACKAGES := iproute2 iptables ethtool procps util-linux openjdk-17-jdk-headl
 # Only `make bench-vm` needs these (issue 21 is blocked here: no hardware KVM).
 VM_PACKAGES := qemu-system-x86 qemu-utils
 
-.PHONY: help setup apt venv rust jars rootfs lint test test-unit test-integration demo bench bench-vm bench-tune bench-tune-learned reproduce clean
+.PHONY: help setup apt venv rust jars rootfs lint check test test-unit test-cli test-integration bench-tests demo bench bench-vm bench-tune bench-tune-learned reproduce clean
 
 help:
 	@echo "make demo   set up, then run the demo on a local 3-node lab"
-	@echo "make test   set up, then run lint, unit, CLI and integration tests"
+	@echo "make check  lint, unit and CLI tests, no lab (< 3 min): run it before every commit"
+	@echo "make test   set up, then everything: check, Rust tests, integration tests (< 20 min; CI)"
+	@echo "make test-unit | test-cli | test-integration  one tier of the tests on its own"
+	@echo "make bench-tests  time make test and make check, record them in BENCHMARKS.md"
 	@echo "make bench  set up, then measure and record numbers in BENCHMARKS.md"
 	@echo "make bench-vm  the VM spike: one node in a QEMU/KVM VM vs a process (issue 21)"
 	@echo "make bench-tune  static vs tuned compaction, side by side, seed 003 scenario (~70 min)"
@@ -75,15 +78,41 @@ lint: venv
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -j 2 -- -D warnings
 
+# The test tiers (issue 28), each with a budget on these 2 cores:
+# - check: lint, unit and CLI tests, never a lab; under 3 minutes; before every commit.
+#   Its tests run on both cores (pytest-xdist): they are pure logic or one short command
+#   each, and every one has its own temporary directory and CASSLAB_HOME.
+# - test: everything (CI's .ci/run): check, the Rust tests, then every test marked
+#   `integration` (real labs, one at a time: they share labs and stand-in hosts, see
+#   tests/integration/conftest.py, and measure timings); under 20 minutes.
+# Every test that needs a lab is marked `integration` (tests/integration/conftest.py
+# refuses a module there without the mark), so the two selections cover every test.
+PYTEST := $(VENV)/bin/pytest -q -ra
+CHECK_JOBS ?= 2
+NO_LAB := -m "not integration"
+
+check: apt venv rust lint
+	$(PYTEST) -n $(CHECK_JOBS) $(NO_LAB) tests/unit tests/cli
+
 test-unit: venv
-	$(VENV)/bin/pytest -q tests/unit
+	$(PYTEST) -n $(CHECK_JOBS) $(NO_LAB) tests/unit
+
+test-cli: venv rust
+	$(PYTEST) -n $(CHECK_JOBS) $(NO_LAB) tests/cli
 
 test-integration: setup
-	$(VENV)/bin/pytest -q tests/cli tests/integration
+	$(PYTEST) -m integration tests
 
-test: setup lint
+# `cargo test --release` rebuilds tokio and what depends on it (scylla, casslab-load)
+# once: the tests' paused clock needs tokio's test-util feature, which the release
+# binaries must not carry; both builds stay in target/ and later runs reuse them.
+test: setup check
 	cargo test --workspace --release -j 2
-	$(VENV)/bin/pytest -q -ra tests
+	$(PYTEST) -m integration tests
+
+# Both tiers timed with their 20 slowest tests (--fresh: make test in a fresh clone).
+bench-tests: venv
+	$(PY) scripts/bench_tests.py $(if $(FRESH),--fresh)
 
 demo: setup
 	$(PY) scripts/demo_campaign.py

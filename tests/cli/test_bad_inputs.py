@@ -536,12 +536,12 @@ def take_down_labs(home: Path, env: dict[str, str]) -> None:
                            capture_output=True, timeout=120, check=False)
 
 
-# Labs of the user's own home (~/.casslab) may run beside the tests (a reproduction in the
-# background): their namespaces and cgroups carry that home's tag and are not a case's.
-USER_TAG = system_name("x", Path.home() / ".casslab").rsplit("-", 1)[1]
-
-
-def kernel_state() -> set[str]:
+def kernel_state(home: Path) -> set[str]:
+    """The namespaces and cgroups of labs of `home`, the case's own CASSLAB_HOME: they
+    carry its tag. Labs of other homes may come and go beside a case and are not its
+    own: the user's (~/.casslab, a reproduction in the background), the other xdist
+    worker's (`make check` runs two), an integration run's."""
+    tag = system_name("x", home).rsplit("-", 1)[1]
     found = set()
     netns = Path("/var/run/netns")
     if netns.exists():
@@ -550,7 +550,7 @@ def kernel_state() -> set[str]:
         cg = ctrl / "casslab"
         if cg.is_dir():
             found |= {f"cgroup {p}" for p in cg.iterdir() if p.is_dir()}
-    return {e for e in found if f"-{USER_TAG}" not in e}
+    return {e for e in found if f"-{tag}" in e}
 
 
 def test_the_battery_is_large_and_ids_are_unique() -> None:
@@ -581,7 +581,9 @@ def test_bad_input_gives_one_named_line_and_leaves_nothing(case: Case, tmp_path:
     env.update({k: v.replace("{tmp}", str(work)) for k, v in case.env.items()})
     if "PATH" in case.env:
         env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
-    before_files, before_kernel = snapshot(work), kernel_state()
+    # the case's own home: a case may set CASSLAB_HOME itself
+    case_home = Path(env["CASSLAB_HOME"])
+    before_files, before_kernel = snapshot(work), kernel_state(case_home)
     try:
         res = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60,
                              check=False)
@@ -600,4 +602,5 @@ def test_bad_input_gives_one_named_line_and_leaves_nothing(case: Case, tmp_path:
         f"{sorted(snapshot(work) - before_files)}"
     assert not home.exists() or not any((home / "labs").glob("*")), \
         f"{where}\nlab state left: {sorted(map(str, home.rglob('*')))}"
-    assert kernel_state() <= before_kernel, f"{where}\nleft: {kernel_state() - before_kernel}"
+    assert kernel_state(case_home) <= before_kernel, \
+        f"{where}\nleft: {kernel_state(case_home) - before_kernel}"

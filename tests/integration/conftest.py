@@ -1,8 +1,32 @@
-"""One 3-node lab (RF 3, Raspberry Pi 3 profile) shared by the cluster tests."""
+"""Shared labs and stand-in hosts of the integration tests, each made once per test run.
+
+Starting a lab (JVMs up, CQL ready) or stand-in hosts costs tens of seconds on 2 cores,
+so a test that can share one does (issue 28: `make test` has a budget). Use them as
+fixtures, and keep what a test leaves behind from disturbing the next one (a keyspace of
+its own, nodes started again if it stopped them):
+
+- `lab1`: a 1-node lab (profile container: own cgroup, no limits) with optional client
+  TLS, so plain CQL works too; `LAB1` is its name for the CLI (`--name`). Workloads,
+  multi-client loads, Prometheus, the tuner, the CLI's `run`/`stress`.
+- `lab3`: a 3-node lab, RF 3, profile rpi3 (limits, oversubscribed on 2 cores); `LAB3`.
+- `tls_files`: the node keystore and certificates `lab1` was started with.
+- `stand_in_hosts`: five stand-in hosts (network namespaces, each with its own sshd and
+  install root); `ssh_hosts`: its first two. Provisioning is per test (it is what the
+  hosts tests check), but the hosts, and so the jars the playbook unpacked into their
+  install roots once per version, stay for the whole run. A module that starts nodes on
+  them wipes their data afterwards (labtools.wipe_node_data).
+- `lab_up(name, options)`: a lab of a module's own, for a test that needs a shape none
+  of the above has; `make_lab(name)` for a test that drives `up`/`down` itself.
+
+Every test in this directory is marked `integration` (`pytestmark`), so `make check`
+(`-m "not integration"`) never starts a lab; a module without the mark is refused at
+collection.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import sys
 from collections.abc import Iterator
@@ -23,6 +47,21 @@ from labtools import TlsFiles, hosts_name, leftovers, make_tls_files
 
 LAB3 = "it3"
 LAB1 = "it1"
+# Enough for the largest user, the hosts campaign (3 node hosts and 2 client hosts).
+STAND_IN_HOSTS = 5
+HERE = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Refuse an integration test without the `integration` mark: it would run in
+    `make check`, which must never need a lab."""
+    unmarked = sorted({str(item.path.relative_to(HERE)) for item in items
+                       if item.path.is_relative_to(HERE)
+                       and item.get_closest_marker("integration") is None})
+    if unmarked:
+        raise pytest.UsageError(
+            "tests/integration modules need `pytestmark = pytest.mark.integration`: "
+            + ", ".join(unmarked))
 
 
 def make_lab(name: str) -> Lab:
@@ -79,10 +118,17 @@ def cli_env() -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def ssh_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshHosts]:
-    """Two stand-in hosts (namespaces with their own sshd), shared by the hosts tests."""
+def stand_in_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshHosts]:
+    """Five stand-in hosts (namespaces with their own sshd), shared by every hosts test."""
     if not sshhosts.SSHD.exists():
         pytest.skip("openssh-server is installed by `make setup`")
-    made = sshhosts.start(hosts_name("it"), 2, tmp_path_factory.mktemp("hosts"))
+    made = sshhosts.start(hosts_name("it"), STAND_IN_HOSTS, tmp_path_factory.mktemp("hosts"))
     yield made
     sshhosts.stop(made)
+
+
+@pytest.fixture(scope="session")
+def ssh_hosts(stand_in_hosts: SshHosts) -> SshHosts:
+    """The first two stand-in hosts (the same machines, key and bridge): for tests that
+    expect exactly two, e.g. `ansible_inventory(nodes=2)` or `a, b = ssh_hosts.hosts`."""
+    return dataclasses.replace(stand_in_hosts, hosts=stand_in_hosts.hosts[:2])

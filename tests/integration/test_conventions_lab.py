@@ -7,10 +7,14 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from casslab.lab import Lab
 
 from conftest import LAB1
 from labtools import casslab
+
+pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 # YCSB's status thread and text exporter, as the scripts that read them parse them.

@@ -20,6 +20,8 @@ from casslab.system.process import is_same_process
 from conftest import make_lab
 from labtools import leftovers
 
+pytestmark = pytest.mark.integration
+
 LAB = "itcred"
 
 

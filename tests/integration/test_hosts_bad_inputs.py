@@ -20,6 +20,8 @@ from casslab.system.sshhosts import SshHosts
 sys.path.insert(0, str(Path(__file__).parent.parent))
 from labtools import casslab, hosts_name
 
+pytestmark = pytest.mark.integration
+
 LAB = "hbad"
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,12 +21,13 @@ from casslab.load import LoadSpec
 from casslab.report.html import build_report
 from casslab.store.db import Store
 from casslab.store.results import Results
-from casslab.system import sshhosts
 from casslab.system.sshhosts import SshHosts
 from casslab.testbed.hostslab import HostsLab
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
-from labtools import casslab, hosts_name
+from labtools import casslab
+
+pytestmark = pytest.mark.integration
 
 LAB = "hcamp"
 PROFILE = Path(__file__).parents[2] / "crates" / "load" / "profiles" / "sensor-readings.yaml"
@@ -35,12 +35,10 @@ DELAY_MS = 10
 
 
 @pytest.fixture(scope="module")
-def five_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshHosts]:
-    if not sshhosts.SSHD.exists():
-        pytest.skip("openssh-server is installed by `make setup`")
-    made = sshhosts.start(hosts_name("hc"), 5, tmp_path_factory.mktemp("hosts5"))
-    yield made
-    sshhosts.stop(made)
+def five_hosts(stand_in_hosts: SshHosts) -> SshHosts:
+    """The run's shared stand-in hosts (conftest), all five: 3 nodes and 2 clients."""
+    assert len(stand_in_hosts.hosts) >= 5
+    return stand_in_hosts
 
 
 def _jvms(hosts: SshHosts) -> list[str]:

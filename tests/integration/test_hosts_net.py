@@ -18,6 +18,8 @@ from casslab.net.spec import NetSpec
 from casslab.system.sshhosts import SshHosts
 from casslab.testbed import hostnet
 
+pytestmark = pytest.mark.integration
+
 NETEM = Path(__file__).resolve().parents[2] / "target" / "release" / "casslab-netem"
 
 # One TCP connect from this host, timed: a closed port answers with a reset, so the

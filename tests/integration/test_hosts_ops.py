@@ -24,6 +24,8 @@ from casslab.testbed import hostmetrics
 
 from labtools import NodesOnHosts, provision_small, wipe_node_data
 
+pytestmark = pytest.mark.integration
+
 LAB = "ops"
 MEMORY_MIB = 1536
 

@@ -24,6 +24,8 @@ from casslab.system.sshhosts import SshHosts
 sys.path.insert(0, str(Path(__file__).parent.parent))
 from labtools import wipe_node_data
 
+pytestmark = pytest.mark.integration
+
 BIN = Path(__file__).resolve().parents[2] / "target" / "release"
 
 

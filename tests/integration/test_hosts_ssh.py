@@ -15,6 +15,8 @@ from casslab.hosts.inventory import Host
 from casslab.hosts.ssh import Fleet, HostError
 from casslab.system.sshhosts import SshHosts
 
+pytestmark = pytest.mark.integration
+
 
 def _hosts(ssh_hosts: SshHosts, key: Path | None = None) -> list[Host]:
     return [Host(name=h.name, address=h.address, roles=("nodes",), key_file=key or ssh_hosts.key,

@@ -29,10 +29,10 @@ LAB = "sd"
 MEMORY_MIB = 1536
 READ_MB_S, WRITE_MB_S = 40, 20
 
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.integration, pytest.mark.skipif(
     not (netns.can_use_namespaces() and sshhosts.SSHD.exists()
          and shutil.which("lxc-start") and shutil.which("mmdebstrap")),
-    reason="needs root, openssh-server, lxc and mmdebstrap (`make setup`)")
+    reason="needs root, openssh-server, lxc and mmdebstrap (`make setup`)")]
 
 
 def _ssh(hosts: SshHosts, *command: str) -> str:

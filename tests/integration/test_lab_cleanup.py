@@ -8,9 +8,13 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from casslab.core.paths import default_home
 
 from labtools import CASSLAB, casslab, leftovers
+
+pytestmark = pytest.mark.integration
 
 
 def _wait_for_node_pid(lab: str, timeout_s: float = 60) -> None:

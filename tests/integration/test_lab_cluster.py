@@ -15,6 +15,8 @@ from casslab.tune.apply import apply_compaction, schema_compaction
 from conftest import LAB3, make_lab
 from labtools import casslab, leftovers
 
+pytestmark = pytest.mark.integration
+
 KS = "it_rf3"
 
 

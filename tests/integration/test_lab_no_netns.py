@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from casslab.cassandra.cql import CqlClient
 from casslab.lab import LabOptions
 
 from conftest import make_lab
 from labtools import leftovers
+
+pytestmark = pytest.mark.integration
 
 
 def test_lab_without_namespace_is_reachable_from_the_host_and_cleaned_up() -> None:

@@ -19,6 +19,8 @@ from casslab.core.paths import default_home
 
 from labtools import CASSLAB, casslab, leftovers
 
+pytestmark = pytest.mark.integration
+
 # rpi3: 1 core, 1 GiB; read back from the cgroup each node's JVM runs in.
 CPU_QUOTA_US = 100_000
 MEMORY_BYTES = 1024 * 1024 * 1024

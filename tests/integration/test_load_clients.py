@@ -4,26 +4,24 @@ of the clients' operations with its p99 between theirs."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from casslab.lab import Lab, LabOptions
+from casslab.lab import Lab
 from casslab.load import LoadSpec
 from casslab.load.multi import local_places, run_clients
 
-from conftest import lab_up
+pytestmark = pytest.mark.integration
 
-LAB = "cvbclients"  # its own name: other labs run side by side
 RECORDS = 3000
 
 
 @pytest.fixture(scope="module")
-def lab() -> Iterator[Lab]:
-    # no CPU quota: the machine is shared, start fast
-    with lab_up(LAB, LabOptions(nodes=1)) as lab:
-        yield lab
+def lab(lab1: Lab) -> Lab:
+    """The run's shared 1-node lab (conftest; no CPU quota). The load phases here drop
+    and recreate the keyspaces they count (keyspace1, ycsb): no other test's rows."""
+    return lab1
 
 
 def _hosts(lab: Lab) -> list[str]:

@@ -13,21 +13,20 @@ from pathlib import Path
 
 import pytest
 
-from casslab.lab import Lab, LabOptions
+from casslab.lab import Lab
 from casslab.load import LoadSpec, run_load
 
-from conftest import lab_up
+pytestmark = pytest.mark.integration
 
-LAB = "cvbprom"  # its own name: other labs run side by side
 LOAD_ADDR = "127.0.0.1:19470"
 PROM_ADDR = "127.0.0.1:19090"
 
 
 @pytest.fixture(scope="module")
-def lab() -> Iterator[Lab]:
-    # no CPU quota: the machine is shared, start fast
-    with lab_up(LAB, LabOptions(nodes=1)) as lab:
-        yield lab
+def lab(lab1: Lab) -> Lab:
+    """The run's shared 1-node lab (conftest; no CPU quota); the run writes a keyspace
+    of its own (cvb_prom)."""
+    return lab1
 
 
 def _get(lab: Lab, url: str) -> str:

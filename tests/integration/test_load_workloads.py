@@ -18,6 +18,8 @@ from casslab.load.runner import build_command, find_binary
 from conftest import LAB1
 from labtools import TlsFiles, casslab
 
+pytestmark = pytest.mark.integration
+
 REPO = Path(__file__).resolve().parents[2]
 PROFILE = REPO / "crates" / "load" / "profiles" / "sensor-readings.yaml"
 

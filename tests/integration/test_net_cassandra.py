@@ -15,10 +15,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from casslab import net
 from casslab.cassandra.cql import CqlClient
 from casslab.lab import Lab
 from casslab.net import NetSpec
+
+pytestmark = pytest.mark.integration
 
 CLIENT_MS = 15.0  # one-way, client <-> every node
 NODE_MS = 10.0  # one-way, node <-> node

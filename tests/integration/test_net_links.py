@@ -30,6 +30,8 @@ from casslab.system.process import is_same_process
 
 from labtools import casslab
 
+pytestmark = pytest.mark.integration
+
 NS = "itnet-links"
 ADDRS = ["127.0.1.1", "127.0.1.2", "127.0.1.3"]
 

@@ -11,6 +11,8 @@ import pytest
 from casslab.core.errors import UsageError
 from casslab.system import netns, sshhosts
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture
 def hosts(ssh_hosts: sshhosts.SshHosts) -> sshhosts.SshHosts:

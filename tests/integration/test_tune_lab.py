@@ -26,6 +26,8 @@ from casslab.tune.rules import seed003_rules
 from conftest import LAB1
 from labtools import CASSLAB, casslab
 
+pytestmark = pytest.mark.integration
+
 KS = "tune_it"
 TABLE = "sensor_data"
 RATE_OPS_S = 200.0

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from casslab.core.paths import default_cache, default_home
 from casslab.store.db import Store
 from casslab.store.results import Results
@@ -14,6 +16,8 @@ from casslab.tune.paired_run import CompareOptions, run_comparison
 from casslab.tune.rules import seed003_rules
 
 from labtools import leftovers
+
+pytestmark = pytest.mark.integration
 
 LAB = "itpair"
 TIME_SCALE = 0.05
