@@ -75,6 +75,7 @@ lint: venv
 	$(VENV)/bin/ruff check src tests scripts
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/vulture
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -j 2 -- -D warnings
 
