@@ -132,3 +132,18 @@ def test_hdr_file_output_becomes_casslab_loads_interval_log_under_the_same_prefi
                         ["hdrhistogram.fileoutput=false"]).options == {}
     with pytest.raises(PropertyError, match=r"hdrhistogram\.fileoutput=yes: expected true"):
         from_sources([], ["hdrhistogram.fileoutput=yes"])
+
+
+def test_operationcount_0_with_maxexecutiontime_runs_for_the_time_not_zero_operations() -> None:
+    # YCSB's 0 is "no count": passed on as --ops 0, casslab-load would stop at once.
+    w = from_sources([], ["maxexecutiontime=60", "operationcount=0"], base="ycsb-a")
+    assert w.options == {"duration": "60s"}
+    assert "--ops" not in _argv(w.workload, w.options)
+
+
+def test_a_count_equal_to_casslab_loads_default_is_kept_beside_a_duration() -> None:
+    # casslab-load's default count applies only without a duration: with one, a count
+    # left out would make the run last the whole duration instead of whichever is first.
+    w = from_sources([], ["maxexecutiontime=60", f"operationcount={CASSLAB_DEFAULTS['ops']}"],
+                     base="ycsb-a")
+    assert w.options == {"duration": "60s", "ops": CASSLAB_DEFAULTS["ops"]}
