@@ -221,8 +221,9 @@ def _floats(text: str, what: str) -> tuple[float, ...]:
 def learn_cmd(
     output: Annotated[Path, typer.Option("--out", "-o", help="Rules file to write.")]
     = Path("tune-rules.yaml"),
-    results: Annotated[Path, typer.Option(help="Campaign results directory (resumes).")]
-    = Path("results/tune-learn"),
+    results: Annotated[Path | None, typer.Option(
+        help="Campaign results directory; default results/tune-learn-<sweep digest>: the "
+             "same sweep resumes there, another sweep gets its own.")] = None,
     windows: Annotated[str, typer.Option(help="TWCS window sizes, whole minutes, e.g. "
                                          "1m,3m.")] = "1m,3m",
     ttls: Annotated[str, typer.Option(help="Table TTLs, whole seconds, e.g. 2m,300s.")]
@@ -251,7 +252,7 @@ def learn_cmd(
     Example: casslab tune learn --windows 1m --ucs T4,L4 --ttls 5m --read-shares 0.1 -o rules.yaml
     """
     # The campaign runner behind learn is imported only by this command (start-up time).
-    from casslab.tune.learn import LearnSpec, learn
+    from casslab.tune.learn import LearnSpec, default_results, learn
     from casslab.tune.rules import dump_rules
 
     with errors_to_exit():
@@ -269,6 +270,7 @@ def learn_cmd(
                 err.print(f"[{e.done}/{e.total}] {e.message}" if e.total else e.message,
                           highlight=False)
 
+        results = results or default_results(ls)
         table = learn(ls, results, home=default_home(), cache=default_cache(),
                       lab_name=lab_name, on_event=on_event)
         output.write_text(dump_rules(table))
