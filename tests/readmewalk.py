@@ -1,7 +1,7 @@
 """The README walk's pure part: which command lines the documentation shows, how each is
 rewritten to run against the walk's one shared lab, in what order, and how a run is
-judged. tests/integration/test_readme_walk.py runs the lines; tests/unit/
-test_readme_walk.py checks these rules, and that a broken line is reported.
+judged. tests/integration/test_readme_walk.py runs the lines; tests/unit/test_readmewalk.py
+checks these rules, and that a broken line is reported.
 
 Which lines (extraction)
 - README.md: every indented line (a Markdown code block of 4 spaces) that starts with
@@ -28,8 +28,9 @@ How a line is rewritten (`rewrite`), in this order
    cassandra-stress `n=`, `-pop seq=1..N` and `--loss-packets` -> at most 500;
    `experiment run` without `--scale` -> `--scale smoke` (the spec's own short size);
    `tune learn` -> `--duration 2s --warmup 0s` (its trials, 45 s + 10 s by default).
-6. `lab up` (not the shared lab's own line): at most 2 nodes, `--node-profile nodeK=P`
-   with K > 2 -> node2; each such line rebuilds the shared lab (down and wiped first),
+6. `lab up` (not the shared lab's own line): 1 node, `--node-profile nodeK=P` -> node1
+   (a lab start costs 45-105 s here under load); each such line rebuilds the shared lab
+   (down and wiped first),
    and the shared lab's line (SHARED_LAB_LINE) runs last of them as written, so the lab
    every later line uses is the README's 3-node `edge`.
 7. A line that runs until Ctrl-C (`lab metrics --serve`, the `tune` daemon without
@@ -59,7 +60,7 @@ SHORT_DURATION = "2s"
 SHORT_WARMUP = "1s"
 SHORT_INTERVAL = "1s"
 MAX_COUNT = 500
-MAX_UP_NODES = 2
+MAX_UP_NODES = 1
 TRACEBACK = "Traceback (most recent call last)"
 
 # Phases of `order`, in the order they run.
@@ -337,7 +338,10 @@ def _shorten(args: list[str], cmd: tuple[str, ...], notes: list[str]) -> None:
 
 def _fewer_nodes(args: list[str], notes: list[str]) -> None:
     nodes = _value_of(args, "--nodes", "-N")
-    if nodes is not None and nodes.isdigit() and int(nodes) > MAX_UP_NODES:
+    if nodes is None:  # the default, 3
+        args += ["--nodes", str(MAX_UP_NODES)]
+        notes.append(f"--nodes {MAX_UP_NODES}")
+    elif nodes.isdigit() and int(nodes) > MAX_UP_NODES:
         _set_value(args, ("--nodes", "-N"), str(MAX_UP_NODES))
         notes.append(f"--nodes {MAX_UP_NODES}")
     for i, a in enumerate(args):

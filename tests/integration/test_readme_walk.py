@@ -2,9 +2,9 @@
 `casslab ... --help`, run as a user would, against one shared lab.
 
 The lines, their rewriting (lab names -> the shared lab `walk`, a real cluster's
-10.0.0.N -> its nodes, shorter durations and counts, `lab up` lines at most 2 nodes),
+10.0.0.N -> its nodes, shorter durations and counts, other `lab up` lines at 1 node),
 their order and how a run is judged are the pure rules of tests/readmewalk.py (unit
-tests: tests/unit/test_readme_walk.py). The shared lab is the README's own 3-node `edge`
+tests: tests/unit/test_readmewalk.py). The shared lab is the README's own 3-node `edge`
 (readmewalk.SHARED_LAB_LINE), built by that line after the other `lab up` lines each
 rebuilt it once; every later line runs against it, and `lab down` ends the walk. The
 campaigns' labs are their own (a campaign builds what its spec says).
@@ -19,6 +19,10 @@ Set-up a line needs, and where it comes from:
   --results results/rpi` line, run before them; results/rpi2 (`compare results/rpi
   results/rpi2`): a copy of results/rpi, made just before that line (a second campaign
   of the same spec would cost another minute and show the same path).
+- results/rpi-iot-links-smoke (the README's `experiment run ... --scale smoke`, whose
+  default results directory it is): a link to results/rpi, which the line before filled
+  with the same spec at the same size; the line resumes it and finds every trial done,
+  the documented resume, instead of running the same two cells again (~2 min here).
 - rules.yaml (`tune --rules rules.yaml`): written by `tune rules ... > rules.yaml` and
   the `tune learn ... -o rules.yaml` lines, run before.
 - keyspace iot (`tune --keyspace iot`): made by the README's `run iot` line before it.
@@ -40,6 +44,7 @@ from pathlib import Path
 
 import pytest
 import typer
+import yaml
 
 from casslab.cli.main import app
 
@@ -145,6 +150,26 @@ def _set_up(step: rw.Step, cwd: Path) -> None:
         _lab_down(cwd)  # each `lab up` line builds the shared lab afresh
     if "results/rpi2" in step.args and not (cwd / "results/rpi2").exists():
         shutil.copytree(cwd / "results/rpi", cwd / "results/rpi2")
+    if step.args[:2] == ("experiment", "run"):
+        spec, results = step.args[2], rw._value_of(step.args, "--results")
+        if results is not None:
+            CAMPAIGNS.setdefault(spec, cwd / results)
+        elif spec in CAMPAIGNS:
+            default = cwd / "results" / f"{_spec_name(cwd / spec)}-smoke"
+            if not default.exists():
+                default.parent.mkdir(parents=True, exist_ok=True)
+                default.symlink_to(CAMPAIGNS[spec].resolve())
+
+
+# Spec -> the results directory an earlier `experiment run --results DIR` line filled (at
+# the walk's one size, smoke).
+CAMPAIGNS: dict[str, Path] = {}
+
+
+def _spec_name(spec: Path) -> str:
+    name = yaml.safe_load(spec.read_text())["name"]
+    assert isinstance(name, str)
+    return name
 
 
 def _run(step: rw.Step, cwd: Path) -> tuple[str | None, str]:

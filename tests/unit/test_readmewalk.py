@@ -114,8 +114,8 @@ def test_lab_up_lines_rebuild_a_smaller_lab_but_the_shared_labs_line_runs_as_wri
     [mixed] = _steps("casslab lab up --nodes 6 --profile rpi2 --node-profile node6=rpi3",
                      root)
     assert mixed.rebuilds_lab
-    assert mixed.args == ("lab", "up", "--nodes", "2", "--profile", "rpi2",
-                          "--node-profile", "node2=rpi3", "--name", "walk")
+    assert mixed.args == ("lab", "up", "--nodes", "1", "--profile", "rpi2",
+                          "--node-profile", "node1=rpi3", "--name", "walk")
     [shared] = _steps(rw.SHARED_LAB_LINE, root)
     assert not shared.rebuilds_lab and "3" in shared.args
     down = _steps("casslab lab down --name edge --wipe", root)[0]
