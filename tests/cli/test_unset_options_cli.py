@@ -60,3 +60,15 @@ def test_an_option_that_cannot_apply_with_inventory_is_refused_even_at_its_defau
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {named}: not with --inventory"), \
         lines
+
+
+def test_tune_refuses_a_time_scale_with_a_rules_file_even_at_its_default(
+        tmp_path: Path) -> None:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("twcs:\n  - {ttl_s: 180, read_share: 0.1, compaction_window_size: 1,\n"
+                     "     compaction_window_unit: MINUTES, min_threshold: 6}\n")
+    res = casslab("tune", "--keyspace", "iot", "--name", "no-such-lab", "--rules", str(rules),
+                  "--time-scale", "1", timeout_s=60)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert res.stderr.startswith("error: --time-scale scales the default rules only"), \
+        res.stderr
