@@ -290,3 +290,16 @@ def test_sigterm_inside_stop_on_signals_ends_a_wait_without_the_event_lock() -> 
     timer.join()
     assert signal.getsignal(signal.SIGTERM) is before
     assert SignalStop().wait(0.01) is False
+
+
+def test_learns_default_results_directory_is_one_per_sweep() -> None:
+    # The same sweep resumes in its directory; another sweep (other levels) gets its own,
+    # where a fixed default refused it as another spec's results.
+    from casslab.tune.learn import default_results
+
+    one = LearnSpec(windows_min=(1, 3), ttls_s=(120, 300))
+    assert default_results(one) == default_results(LearnSpec(windows_min=(1, 3),
+                                                              ttls_s=(120, 300)))
+    other = LearnSpec(windows_min=(1,), ucs_scaling=("T4", "L4"), ttls_s=(300,))
+    assert default_results(other) != default_results(one)
+    assert default_results(one).parent == Path("results")

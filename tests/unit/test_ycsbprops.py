@@ -153,3 +153,18 @@ def test_insertcount_of_the_whole_range_is_honoured_and_a_part_is_refused() -> N
     with pytest.raises(PropertyError, match=r"-p: insertcount=2500: casslab-load loads the "
                        r"whole key range \(recordcount=5000\).*--clients K"):
         from_sources([WORKLOADS / "workloada"], ["recordcount=5000", "insertcount=2500"])
+
+
+def test_operationcount_0_with_maxexecutiontime_runs_for_the_time_not_zero_operations() -> None:
+    # YCSB's 0 is "no count": passed on as --ops 0, casslab-load would stop at once.
+    w = from_sources([], ["maxexecutiontime=60", "operationcount=0"], base="ycsb-a")
+    assert w.options == {"duration": "60s"}
+    assert "--ops" not in _argv(w.workload, w.options)
+
+
+def test_a_count_equal_to_casslab_loads_default_is_kept_beside_a_duration() -> None:
+    # casslab-load's default count applies only without a duration: with one, a count
+    # left out would make the run last the whole duration instead of whichever is first.
+    w = from_sources([], ["maxexecutiontime=60", f"operationcount={CASSLAB_DEFAULTS['ops']}"],
+                     base="ycsb-a")
+    assert w.options == {"duration": "60s", "ops": CASSLAB_DEFAULTS["ops"]}

@@ -114,6 +114,33 @@ def errors_to_exit() -> Iterator[None]:
         raise typer.Exit(130) from None
 
 
+def given(ctx: typer.Context, *params: str) -> list[str]:
+    """Which of `params` (parameter names) the user gave, as their options (`--nodes`).
+
+    A default cannot stand for "not given": `--nodes 3` typed next to `--inventory` must be
+    refused like `--nodes 4`, not ignored because 3 is the default.
+    """
+    from typer._click.core import ParameterSource
+
+    by_name = {p.name: p for p in ctx.command.params}
+    out: list[str] = []
+    for name in params:
+        source = ctx.get_parameter_source(name)
+        if source not in (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP):
+            param = by_name.get(name)
+            # A flag pair is named as both (`--netns/--no-netns`): either was typed.
+            opts = [*param.opts, *getattr(param, "secondary_opts", [])] if param else [name]
+            out.append("/".join(o for o in opts if o.startswith("--")) or opts[0])
+    return out
+
+
+def refuse_given(ctx: typer.Context, params: tuple[str, ...], why: str) -> None:
+    """UsageError naming the first of `params` the user gave, with `why` it cannot apply."""
+    found = given(ctx, *params)
+    if found:
+        raise UsageError(f"{'/'.join(found)}: {why}")
+
+
 def call(fn: Callable[[], T]) -> T:
     with errors_to_exit():
         return fn()

@@ -30,7 +30,9 @@ def compare_cmd(
     """Compare every response of two sets of trials: medians, change, Welch t test,
     Hedges' g; differences flagged only where the Holm-corrected p <= 0.01.
 
-    Example: casslab compare results/rpi results/rpi --cell-a nodes=1 --cell-b nodes=3
+    Example: casslab compare results/rpi results/rpi \
+--cell-a nodes=1,network=ethernet-100,workload=ycsb-a \
+--cell-b nodes=2,network=ethernet-100,workload=ycsb-a
     """
     from casslab.analysis.compare import ALPHA, compare, load_side
 

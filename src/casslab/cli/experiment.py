@@ -135,7 +135,7 @@ def plan(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
     """Print the run order: block, cell, trial number, warm-up, the reset before the
     trial and why; then blocks, warm-ups, kept trials and resets by kind.
 
-    Example: casslab experiment plan examples/004-containers.yaml
+    Example: casslab experiment plan examples/004-containers/1-mixed.yaml
     """
     from casslab.experiment.design import plan as make_plan
     from casslab.experiment.design import summarize_plan

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from casslab.cassandra.cql import CONSISTENCY_LEVELS, check_consistency
 from casslab.cassandra.distribution import DEFAULT_VERSION
-from casslab.cli.common import err, errors_to_exit, open_lab, out
+from casslab.cli.common import err, errors_to_exit, open_lab, out, refuse_given
 from casslab.core.errors import UsageError
 from casslab.core.paths import default_home
 from casslab.core.units import parse_duration_s
@@ -38,6 +38,7 @@ NameOpt = Annotated[str, typer.Option("--name", "-n", help="Lab name.")]
 
 @app.command()
 def up(
+    ctx: typer.Context,
     nodes: Annotated[int, typer.Option("--nodes", "-N", help="Number of nodes.")] = 3,
     name: NameOpt = "default",
     profile: Annotated[str, typer.Option(help="Hardware profile (see `casslab profiles`).")]
@@ -85,10 +86,13 @@ def up(
         timeout_s = parse_duration_s(timeout, "--timeout")
         per_node = parse_node_profile_options(node_profile or [])
     if inventory is not None:
-        _up_hosts(name, inventory, LabOptions(
+        with errors_to_exit():
+            refuse_given(ctx, ("nodes", "netns"), "not with --inventory (the inventory's "
+                         "group `nodes` sets the nodes; they run on their hosts)")
+        _up_hosts(name, inventory, profiles_file, LabOptions(
             cassandra_version=cassandra_version, overrides=set_ or [], timeout_s=timeout_s,
             heap_mib=heap_mib, profile=profile, runtime=runtime, net=net_,
-            node_profiles=per_node), nodes_given=nodes != 3 or not netns)
+            node_profiles=per_node))
         return
     options = LabOptions(nodes=nodes, profile=profile, profiles_file=profiles_file,
                          cassandra_version=cassandra_version, overrides=set_ or [],
@@ -105,7 +109,8 @@ def up(
               f"namespace {state.netns or '(none)'}, ready in {elapsed:.1f} s")
 
 
-def _up_hosts(name: str, inventory: Path, options: LabOptions, *, nodes_given: bool) -> None:
+def _up_hosts(name: str, inventory: Path, profiles_file: Path | None,
+              options: LabOptions) -> None:
     from dataclasses import replace
 
     from casslab.core.paths import default_cache
@@ -113,13 +118,12 @@ def _up_hosts(name: str, inventory: Path, options: LabOptions, *, nodes_given: b
 
     started = time.monotonic()
     with errors_to_exit():
-        if nodes_given:
-            raise UsageError("--nodes/--no-netns: not with --inventory (the inventory's group "
-                             "`nodes` sets the nodes; they run on their hosts)")
         if _hosts_record(name) is not None or open_lab(name).exists():
             raise UsageError(f"--name {name}: a lab of that name exists (take it down first, "
                              "or choose another name)")
-        lab = HostsLab(name, inventory, home=default_home(), cache=default_cache())
+        # The inventory's hosts may name profiles of --profiles-file.
+        lab = HostsLab(name, inventory, home=default_home(), cache=default_cache(),
+                       profiles_file=profiles_file)
         options = replace(options, nodes=len(lab.nodes))
         with err.status(f"provisioning {len(lab.inventory.hosts)} hosts and starting "
                         f"{len(lab.nodes)} nodes"):
@@ -140,7 +144,8 @@ def _hosts_lab(name: str) -> HostsLab:
 
     record = read_record(default_home(), name)
     assert record is not None
-    return HostsLab(name, Path(record.inventory), home=default_home(), cache=default_cache())
+    return HostsLab(name, Path(record.inventory), home=default_home(), cache=default_cache(),
+                    profiles_file=Path(record.profiles_file) if record.profiles_file else None)
 
 
 def _hosts_record(name: str) -> object | None:

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from casslab import net
-from casslab.cli.common import err, errors_to_exit, open_lab, out
+from casslab.cli.common import err, errors_to_exit, open_lab, out, refuse_given
 from casslab.core.errors import LabStateError, UsageError
 from casslab.core.units import parse_duration_s, parse_fraction, parse_rate_bit_s
 from casslab.net.profiles import (
@@ -106,6 +106,7 @@ def profiles(
 
 @app.command("set")
 def set_(
+    ctx: typer.Context,
     name: NameOpt = "default",
     profile: Annotated[str | None, typer.Option(help="Give every link this profile first "
                                                 "(see `casslab net profiles`).")] = None,
@@ -157,6 +158,8 @@ def set_(
                      client_delay=client_delay, node_delay=node_delay)
         hosts = None
         if inventory is not None:
+            refuse_given(ctx, ("name", "replace"), "not with --inventory (the links between "
+                         "its hosts are set, always from clean links)")
             from casslab.hosts.inventory import load
             from casslab.testbed.hostrules import translate_link_option
 
@@ -268,6 +271,7 @@ def _print_table(name: str, state: net.NetState) -> None:
 
 @app.command()
 def check(
+    ctx: typer.Context,
     name: NameOpt = "default",
     link: Annotated[list[str] | None, typer.Option(help="Only these links (A-B, A-to-B); "
                                                    "repeatable.")] = None,
@@ -290,6 +294,10 @@ def check(
       casslab net check --inventory hosts.yaml
     """
     if inventory is not None:
+        with errors_to_exit():
+            refuse_given(ctx, ("name", "loss_packets", "bandwidth", "bandwidth_seconds"),
+                         "not with --inventory (between hosts, round trip and loss are "
+                         "measured with --pings; not a lab's links, nor bandwidth)")
         _print_checks(f"hosts of {inventory}", _check_hosts(inventory, known_hosts, link,
                                                              pings))
         return
@@ -353,7 +361,7 @@ def _print_checks(what: str, rows: list[net.LinkCheck]) -> None:
 
 
 @app.command()
-def clear(name: NameOpt = "default", inventory: InventoryOpt = None,
+def clear(ctx: typer.Context, name: NameOpt = "default", inventory: InventoryOpt = None,
           known_hosts: KnownHostsOpt = None) -> None:
     """Remove every link condition of a lab (stops casslab-netem, drops rules and queues),
     or with --inventory of every host in an inventory.
@@ -364,6 +372,8 @@ def clear(name: NameOpt = "default", inventory: InventoryOpt = None,
     """
     if inventory is not None:
         with errors_to_exit():
+            refuse_given(ctx, ("name",), "not with --inventory (every host of the inventory "
+                         "is cleared)")
             from casslab.testbed import hostnet
 
             _on_hosts(inventory, known_hosts, hostnet.clear_hosts)

@@ -62,7 +62,8 @@ def stress(
 
     Example: casslab stress --name edge mixed 'ratio(write=1,read=3)' duration=60s -rate threads=16
 
-    Example: casslab stress user profile=p.yaml 'ops(insert=1,q=3)' n=10000 -node 10.0.0.5
+    Example: casslab stress user profile=crates/load/profiles/sensor-readings.yaml \
+'ops(insert=1,latest=3)' n=10000 -node 10.0.0.5
 
     Example: casslab stress read n=10000 -rate threads=8 fixed=500/s -log hdrfile=r.hdr
 

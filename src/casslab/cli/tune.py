@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from casslab.cassandra.cql import check_keyspace_name, parse_contact_points
-from casslab.cli.common import err, errors_to_exit, open_lab, out
+from casslab.cli.common import err, errors_to_exit, given, open_lab, out
 from casslab.core.errors import CasslabError, UsageError
 from casslab.core.paths import default_cache, default_home
 from casslab.core.units import parse_duration_s
@@ -49,10 +49,12 @@ def _client(name: str | None, contacts: list[str] | None
         yield cql, alive
 
 
-def _rules(rules: Path | None, interpolate: bool | None, time_scale: float) -> RulesTable:
+def _rules(rules: Path | None, interpolate: bool | None, time_scale: float,
+           time_scale_given: bool) -> RulesTable:
     from casslab.tune.rules import RulesTable, dump_rules, load_rules, seed003_rules
 
-    if rules is not None and time_scale != 1.0:
+    # Given, not "not 1.0": `--time-scale 1 --rules f.yaml` asks to scale a file too.
+    if rules is not None and time_scale_given:
         raise UsageError("--time-scale scales the default rules only; scale a rules file's "
                          "points in the file (see `casslab tune rules --time-scale`)")
     if rules is None:
@@ -149,7 +151,7 @@ def tune(
             raise UsageError("give --name (a lab) or --hosts (any cluster), not both")
         # The CQL client takes addresses; the port of a contact point is not used.
         contacts = None if hosts is None else [h for h, _ in parse_contact_points(hosts)]
-        table = _rules(rules, interpolate, time_scale)
+        table = _rules(rules, interpolate, time_scale, bool(given(ctx, "time_scale")))
         with _client(name, contacts) as (cql, nodes), AuditLog(audit) as log, \
                 stop_on_signals(stop):
             tuner = Tuner(cql, nodes, keyspace, table, policy=policy, dry_run=dry_run,
@@ -221,8 +223,9 @@ def _floats(text: str, what: str) -> tuple[float, ...]:
 def learn_cmd(
     output: Annotated[Path, typer.Option("--out", "-o", help="Rules file to write.")]
     = Path("tune-rules.yaml"),
-    results: Annotated[Path, typer.Option(help="Campaign results directory (resumes).")]
-    = Path("results/tune-learn"),
+    results: Annotated[Path | None, typer.Option(
+        help="Campaign results directory; default results/tune-learn-<sweep digest>: the "
+             "same sweep resumes there, another sweep gets its own.")] = None,
     windows: Annotated[str, typer.Option(help="TWCS window sizes, whole minutes, e.g. "
                                          "1m,3m.")] = "1m,3m",
     ttls: Annotated[str, typer.Option(help="Table TTLs, whole seconds, e.g. 2m,300s.")]
@@ -251,7 +254,7 @@ def learn_cmd(
     Example: casslab tune learn --windows 1m --ucs T4,L4 --ttls 5m --read-shares 0.1 -o rules.yaml
     """
     # The campaign runner behind learn is imported only by this command (start-up time).
-    from casslab.tune.learn import LearnSpec, learn
+    from casslab.tune.learn import LearnSpec, default_results, learn
     from casslab.tune.rules import dump_rules
 
     with errors_to_exit():
@@ -269,6 +272,7 @@ def learn_cmd(
                 err.print(f"[{e.done}/{e.total}] {e.message}" if e.total else e.message,
                           highlight=False)
 
+        results = results or default_results(ls)
         table = learn(ls, results, home=default_home(), cache=default_cache(),
                       lab_name=lab_name, on_event=on_event)
         output.write_text(dump_rules(table))

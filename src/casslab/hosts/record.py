@@ -16,6 +16,9 @@ class HostsRecord:
     inventory: str  # absolute path of the Ansible inventory
     version: str  # Cassandra's
     nodes: list[str]  # inventory host names running a node
+    # The user profiles file the inventory's hosts may name (absolute), so `lab status`
+    # and `lab down` read the inventory as `lab up` did; None in records written before.
+    profiles_file: str | None = None
 
 
 def hosts_dir(home: Path) -> Path:

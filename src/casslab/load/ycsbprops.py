@@ -281,12 +281,13 @@ def _run_options(last: Mapping[str, Prop]) -> dict[str, Any]:
         out["duration"] = f"{_integer(last['maxexecutiontime'], 1)}s"
     if "operationcount" in last:
         ops = _integer(last["operationcount"], 0)
-        if ops == 0 and "duration" in out:
-            pass  # YCSB: no count, stop at maxexecutiontime
-        elif ops == 0:
+        if ops == 0 and "duration" not in out:
             raise PropertyError(f"{last['operationcount'].where}: operationcount=0 (run "
                                 "until stopped) isn't offered: give a count or --duration")
-        if ops != CASSLAB_DEFAULTS["ops"]:
+        # 0 is YCSB's "no count": with maxexecutiontime the run stops at that time alone
+        # (passed on, casslab-load's --ops 0 would stop at once). casslab-load's default
+        # count applies only without a duration, so with one an equal count is kept.
+        if ops != 0 and (ops != CASSLAB_DEFAULTS["ops"] or "duration" in out):
             out["ops"] = ops
     if "threadcount" in last:
         out["threads"] = _integer(last["threadcount"], 1)

@@ -209,8 +209,9 @@ class HostsLab:
                    for n, mem in zip(self.nodes, mems, strict=True))
 
     def _record(self, dist: Distribution) -> None:
-        write_record(self.home, HostsRecord(self.name, str(self.inventory_path), dist.version,
-                                            [n.host.name for n in self.nodes]))
+        write_record(self.home, HostsRecord(
+            self.name, str(self.inventory_path), dist.version, [n.host.name for n in self.nodes],
+            str(self.profiles_file.resolve()) if self.profiles_file else None))
 
     def down(self) -> None:
         """Stop every node, wipe its data and logs (the install root's jars stay for the

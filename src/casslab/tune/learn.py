@@ -252,6 +252,13 @@ def rules_from_results(results: Path, *, interpolate: bool = False) -> RulesTabl
                       source=f"casslab tune learn ({results})")
 
 
+def default_results(ls: LearnSpec) -> Path:
+    """results/tune-learn-<digest of the sweep's spec>: the same sweep resumes there and
+    another gets its own (one fixed default made a second sweep with other levels refuse
+    the first one's directory as another spec's results)."""
+    return Path("results") / f"tune-learn-{build_spec(ls).digest[:8]}"
+
+
 def learn(ls: LearnSpec, results: Path, *, home: Path, cache: Path, lab_name: str | None = None,
           on_event: Callable[[Event], None] | None = None) -> RulesTable:
     """Run the sweep (resumable: an existing results directory continues) and return the
