@@ -52,10 +52,15 @@ apt: | $(STAMPS)
 	fi
 
 venv: $(STAMPS)/venv.stamp
-$(STAMPS)/venv.stamp: pyproject.toml | $(STAMPS)
+# The exact versions of requirements.lock (every extra, with hashes, from PyPI), then
+# casslab itself without resolving again. After a change of pyproject's dependencies:
+#   uv pip compile pyproject.toml --all-extras --generate-hashes --python-version 3.11 \
+#     --python-platform x86_64-unknown-linux-gnu -o requirements.lock
+$(STAMPS)/venv.stamp: pyproject.toml requirements.lock | $(STAMPS)
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e '.[dev]'
+	$(VENV)/bin/pip install -q --require-hashes -r requirements.lock
+	$(VENV)/bin/pip install -q --no-deps -e .
 	touch $@
 
 rust:
