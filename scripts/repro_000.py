@@ -26,16 +26,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import scipy.stats as st
+import yaml
 
 from casslab.analysis.stats import mann_whitney
 from casslab.store.results import Results
 
 ROOT = Path(__file__).resolve().parents[1]
-# Table 3 of the thesis (from Abramova et al. 2014): run time of 10,000 operations, ms,
-# 1-million-row database, 2 GB nodes.
-TABLE3_MS = {("ycsb-a", 1): 58430, ("ycsb-a", 3): 65650, ("ycsb-a", 6): 87310,
-             ("ycsb-c", 1): 88000, ("ycsb-c", 3): 90210, ("ycsb-c", 6): 118090,
-             ("ycsb-e", 1): 223180, ("ycsb-e", 3): 330820, ("ycsb-e", 6): 404660}
+SPEC_RAM = ROOT / "examples" / "000-rpi-iot" / "ram.yaml"
+
+
+def table3_ms(spec: Path = SPEC_RAM) -> dict[tuple[str, int], float]:
+    """Table 3 of the thesis (Abramova et al. 2014's reference cluster, not the Pi): run
+    time of 10,000 operations, ms, per (workload, nodes), from ram.yaml's paper scale's
+    reference block (the only copy of these numbers)."""
+    values = yaml.safe_load(spec.read_text())["scales"]["paper"]["reference.values"]
+    return {(str(v["at"]["workload"]), int(v["at"]["nodes"])): float(v["value"])
+            for v in values}
+
+
+TABLE3_MS = table3_ms()
 # Section 5.1: greatest |wired - wireless| deviation of any trial, ms (10,000 ops).
 WIFI_DEV_MS = {"ycsb-a": 367262, "ycsb-c": 211759, "ycsb-e": 1463335, "ycsb-i": 227459}
 WORKLOADS = ("ycsb-a", "ycsb-c", "ycsb-e", "ycsb-i")
@@ -157,18 +166,16 @@ def node_count(links: Cells, ram: Cells) -> tuple[list[str], Verdict]:
                          f"at p < 0.05): {ev}")
 
 
-def wifi(links: Cells) -> tuple[list[str], list[Verdict]]:
-    """Finding 2: Wi-Fi slower and more variable than Ethernet."""
+def wifi(links: Cells) -> tuple[list[str], Verdict]:
+    """Finding 2: Wi-Fi slower than Ethernet. (The thesis makes no claim that Wi-Fi is
+    more variable: section 5.1's deviation is a wired-vs-wireless difference, so the
+    spread is described, IQR columns, and not tested.)"""
     rows = ["| workload | nodes | eth median (ms) | wifi median (ms) | wifi / eth | eth IQR "
             "(ms) | wifi IQR (ms) | Mann-Whitney p | paper: max eth-wlan deviation "
             "(ms / 1,000 ops) | casslab: max deviation (ms) |",
             "|---|---|---|---|---|---|---|---|---|---|"]
     slower, total = 0, 0
     ps: list[float] = []
-    dev_eth: list[float] = []
-    dev_wifi: list[float] = []
-    rel_eth: list[float] = []
-    rel_wifi: list[float] = []
     for wl in WORKLOADS:
         for n in (1, 2, 3):
             e, w = links.get((n, "ethernet-100", wl), []), links.get((n, "wifi", wl), [])
@@ -182,32 +189,12 @@ def wifi(links: Cells) -> tuple[list[str], list[Verdict]]:
             rows.append(f"| {wl} | {n} | {med(e):.0f} | {med(w):.0f} | {med(w) / med(e):.2f} | "
                         f"{iqr(e):.0f} | {iqr(w):.0f} | {fmt_p(p)} | "
                         f"{WIFI_DEV_MS[wl] / 10:.0f} | {maxdev:.0f} |")
-            dev_eth += [abs(v - med(e)) for v in e]
-            dev_wifi += [abs(v - med(w)) for v in w]
-            rel_eth += [abs(v - med(e)) / med(e) for v in e]
-            rel_wifi += [abs(v - med(w)) / med(w) for v in w]
-    v_slow = Verdict("Wi-Fi is slower than Ethernet at every cluster size (Figs 19-22)",
-                     "holds" if total and slower == total else
-                     ("inconclusive" if slower else "does not hold"),
-                     f"Mann-Whitney U, wifi vs eth per (workload, nodes) cell: wifi slower "
-                     f"at p < 0.05 in {slower} of {total} cells (largest p "
-                     f"{fmt_p(max(ps)) if ps else 'n/a'})")
-    if dev_eth and dev_wifi:
-        # Brown-Forsythe: absolute deviations from each cell's own median, compared.
-        _, p_abs, _ = mann_whitney(dev_wifi, dev_eth)
-        _, p_rel, _ = mann_whitney(rel_wifi, rel_eth)
-        abs_up, rel_up = med(dev_wifi) > med(dev_eth), med(rel_wifi) > med(rel_eth)
-        verdict = ("holds" if abs_up and p_abs < ALPHA else
-                   "does not hold" if not abs_up and p_abs < ALPHA else "inconclusive")
-        ev = (f"absolute deviation from the cell median (Brown-Forsythe style, pooled over "
-              f"cells, Mann-Whitney): wifi median {med(dev_wifi):.0f} ms vs eth "
-              f"{med(dev_eth):.0f} ms, p {fmt_p(p_abs)}; relative to the cell median: wifi "
-              f"{100 * med(rel_wifi):.1f} % vs eth {100 * med(rel_eth):.1f} %, p "
-              f"{fmt_p(p_rel)} ({'wifi' if rel_up else 'eth'} larger)")
-    else:
-        verdict, ev = "inconclusive", "no cells"
-    return rows, [v_slow, Verdict("Wi-Fi is more variable than Ethernet (Figs 19-22)",
-                                  verdict, ev)]
+    return rows, Verdict("Wi-Fi is slower than Ethernet at every cluster size (Figs 19-22)",
+                         "holds" if total and slower == total else
+                         ("inconclusive" if slower else "does not hold"),
+                         f"Mann-Whitney U, wifi vs eth per (workload, nodes) cell: wifi "
+                         f"slower at p < 0.05 in {slower} of {total} cells (largest p "
+                         f"{fmt_p(max(ps)) if ps else 'n/a'})")
 
 
 def odd_even(links: Cells) -> Verdict:
@@ -343,7 +330,7 @@ def main() -> int:
     verdicts: list[Verdict] = []
     t1, v1 = node_count(links, ram)
     t2, v2 = wifi(links)
-    verdicts += [v1, *v2, odd_even(links)]
+    verdicts += [v1, v2, odd_even(links)]
     print("### Node count (Table 3; Figs 23-26)\n\n" + "\n".join(t1) + "\n")
     print("### Ethernet vs Wi-Fi (Figs 19-22; section 5.1)\n\n" + "\n".join(t2) + "\n")
     if ram:

@@ -130,6 +130,12 @@ class CasslabGroup(LazyGroup):
         "report": LazyCommand("casslab.cli.report", "report",
                               "Write a self-contained HTML report (statistics, tables, plots) "
                               "and print a summary."),
+        "reproduce": LazyCommand("casslab.cli.reproduce", "reproduce",
+                                 "Run every spec of a study (examples/<study>-*/, "
+                                 "resumable), then write the doc's generated blocks "
+                                 "(verdicts, paper values, figures) from the results "
+                                 "databases; the verdicts are the reports' own, one "
+                                 "engine."),
         "compare": LazyCommand("casslab.cli.compare", "compare_cmd",
                                "Compare every response of two sets of trials: medians, change, "
                                "Welch t test, Hedges' g; differences flagged only where the "

@@ -1,0 +1,218 @@
+"""A study's reproduction: its specs, their results folders, and the tables and figures of
+its doc (docs/reproductions/<study>.md) written from the results databases.
+
+Every number in the generated blocks is the package's: the paper's values are the specs'
+`reference.values`, each verdict is the verdict engine's (casslab.analysis.findings, the
+same as the campaign's HTML report: each finding's effect with its interval, simultaneous
+over the spec's findings). Nothing here tests anything on its own. A doc keeps its prose;
+the generated parts live between `<!-- casslab reproduce: begin NAME -->` and
+`<!-- casslab reproduce: end NAME -->`, and a block the doc lacks is appended at its end.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from casslab.analysis.findings import ValueRow, Verdict
+from casslab.core.errors import UsageError
+from casslab.report.html import Report, build_report
+
+STUDIES = ("000", "001", "002", "003", "004")
+SCALES = ("here", "paper", "smoke")  # here: the specs as written
+BLOCKS = ("verdicts", "values", "figures")
+
+
+class ReproduceError(UsageError):
+    """A study, spec folder or doc that cannot be reproduced as asked."""
+
+
+def begin_marker(block: str) -> str:
+    return f"<!-- casslab reproduce: begin {block} -->"
+
+
+def end_marker(block: str) -> str:
+    return f"<!-- casslab reproduce: end {block} -->"
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """One spec of a study and the results folder its campaign writes."""
+
+    spec: Path
+    results: Path
+
+    @property
+    def name(self) -> str:
+        return self.results.name
+
+
+def study_specs(study: str, examples: Path) -> list[Path]:
+    """The study's specs in name order: examples/<study>-*/*.yaml (one per experiment)."""
+    if study not in STUDIES:
+        raise ReproduceError(f"study: {study!r} is not one of {', '.join(STUDIES)}")
+    found = sorted(examples.glob(f"{study}-*/*.yaml"))
+    if not found:
+        raise ReproduceError(f"study {study}: no spec in {examples}/{study}-*/")
+    return found
+
+
+def results_dir(spec: Path, root: Path, scale: str) -> Path:
+    """<root>/<spec folder>-<spec stem>[-<scale>]: the folders `make reproduce` always
+    used, so an earlier run's results resume."""
+    name = f"{spec.parent.name}-{spec.stem}"
+    return root / (name if scale == "here" else f"{name}-{scale}")
+
+
+def campaigns(study: str, examples: Path, root: Path, scale: str) -> list[Campaign]:
+    if scale not in SCALES:
+        raise ReproduceError(f"--scale: {scale!r} is not one of {', '.join(SCALES)}")
+    return [Campaign(s, results_dir(s, root, scale)) for s in study_specs(study, examples)]
+
+
+def _p(v: float) -> str:
+    return "-" if math.isnan(v) else (f"{v:.2g}" if v < 0.001 else f"{v:.3f}")
+
+
+def _g(v: float) -> str:
+    return "-" if math.isnan(v) else f"{v:.4g}"
+
+
+def verdict_row(v: Verdict, campaign: str) -> str:
+    """One finding as a Markdown row: the engine's verdict, interval and p values."""
+    ratio = "" if math.isnan(v.ratio) or v.fit else f"; medians x {v.ratio:.2f}"
+    n = f"{v.fit.n} (line)" if v.fit else f"{v.n_low} / {v.n_high}"
+    source = f" ({v.finding.source})" if v.finding.source else ""
+    return (f"| {v.finding.claim}{source} | `{campaign}` | **{v.label}** | {v.test} | "
+            f"{_p(v.p)} | {_p(v.p_adj)} | {v.interval()}{ratio} | {n} |")
+
+
+def value_row(row: ValueRow, campaign: str) -> str:
+    """One published value beside the lab's median of the matching kept trials."""
+    at = ", ".join(f"{k}={v}" for k, v in row.ref.at.items()) or "(all)"
+    pooled = f" (pooled over {', '.join(row.pooled)})" if row.pooled else ""
+    cover = "" if math.isnan(row.lab.ci_coverage) else f" ({row.lab.ci_coverage:.0%})"
+    lab = (f"{_g(row.lab.median)} [{_g(row.lab.ci_low)}, {_g(row.lab.ci_high)}]{cover}"
+           if row.lab.n else "(no trials)")
+    return (f"| `{campaign}` | {row.ref.response} | {at}{pooled} | {row.ref.paper_value:g} "
+            f"{row.ref.unit} | {row.ref.source} | {lab} | {row.lab.n} | "
+            f"{'-' if math.isnan(row.ratio) else f'{row.ratio:.3f}'} |")
+
+
+def verdict_counts(verdicts: Sequence[Verdict]) -> dict[str, int]:
+    """How many findings got each verdict (the engine's verdict names, not the labels)."""
+    return dict(Counter(v.verdict for v in verdicts))
+
+
+def counts_line(counts: Mapping[str, int]) -> str:
+    total = sum(counts.values())
+    parts = ", ".join(f"{n} {name}" for name, n in sorted(counts.items(), key=lambda kv:
+                                                            (-kv[1], kv[0])))
+    return f"{total} findings" + (f": {parts}" if parts else "")
+
+
+def _missing(campaign: Campaign) -> str:
+    return f"`{campaign.name}`: not run (no results database in {campaign.results})"
+
+
+def render_blocks(study: str, reports: Sequence[tuple[Campaign, Report | None]],
+                  img_prefix: str) -> dict[str, str]:
+    """The doc's generated blocks (Markdown) from each campaign's report; a campaign
+    without results (None) is named as not run. `img_prefix`: how the doc refers to the
+    figures' folder (img/)."""
+    verdicts = ["| finding (source) | campaign | verdict | interval (method, family) | p | "
+                "p (Bonferroni) | effect [interval] (coverage) | n low / high |",
+                "|---|---|---|---|---|---|---|---|"]
+    values = ["| campaign | response | at | paper | source | lab median [CI] (coverage) | "
+              "n | lab / paper |", "|---|---|---|---:|---|---|---:|---:|"]
+    figures: list[str] = []
+    counts: Counter[str] = Counter()
+    missing: list[str] = []
+    for camp, rep in reports:
+        if rep is None:
+            missing.append(_missing(camp))
+            continue
+        counts.update(verdict_counts(rep.reproduction.verdicts))
+        verdicts += [verdict_row(v, camp.name) for v in rep.reproduction.verdicts]
+        values += [value_row(r, camp.name) for r in rep.reproduction.values]
+        figures += [f"![{f.title}]({img_prefix}{figure_file(study, camp, f.id)})"
+                    for f in rep.figures if f.png_b64]
+    note = [""] + [f"- {m}" for m in missing] if missing else []
+    head = (f"Generated by `casslab reproduce {study}` from the results databases; every "
+            "verdict is the verdict engine's (casslab.analysis.findings), as in each "
+            "campaign's report.html. " + counts_line(counts) + ".")
+    return {"verdicts": "\n".join([head, "", *verdicts, *note]),
+            "values": "\n".join(["The paper's values are the specs' `reference.values`; the "
+                                 "lab's is the median of the matching kept trials with its "
+                                 "order-statistic interval.", "", *values, *note]),
+            "figures": "\n\n".join(figures) if figures else "(no figures: no campaign ran)"}
+
+
+def figure_file(study: str, campaign: Campaign, figure_id: str) -> str:
+    """img/<study>-<campaign without the study's prefix>-<figure id>.png"""
+    short = campaign.name.split("-", 1)[1] if "-" in campaign.name else campaign.name
+    return f"{study}-{short}-{figure_id}.png".replace("/", "-")
+
+
+def replace_blocks(doc: str, blocks: Mapping[str, str]) -> str:
+    """`doc` with each block's text between its markers; a block the doc lacks is
+    appended at the end. Raises ReproduceError for a begin marker without its end."""
+    for name, text in blocks.items():
+        begin, end = begin_marker(name), end_marker(name)
+        if begin not in doc:
+            doc = f"{doc.rstrip()}\n\n{begin}\n{text}\n{end}\n"
+            continue
+        pre, rest = doc.split(begin, 1)
+        if end not in rest:
+            raise ReproduceError(f"doc: {begin} has no {end} after it")
+        doc = f"{pre}{begin}\n{text}\n{end}{rest.split(end, 1)[1]}"
+    return doc
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write via a temporary file in the same folder, so a failure leaves the old file."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def report_of(campaign: Campaign) -> Report | None:
+    """The campaign's report (written to its report.html), None when it has not run."""
+    if not (campaign.results / "results.db").exists():
+        return None
+    return build_report(campaign.results)
+
+
+def write_doc(study: str, camps: Sequence[Campaign], docs: Path) -> tuple[Path, list[Path]]:
+    """Rewrite docs/<study>.md's generated blocks and save the reports' figures as
+    docs/img/<study>-*.png; returns the doc and the figures written. The doc must exist
+    (its prose is the study's); every report is built before anything is written."""
+    doc = docs / f"{study}.md"
+    if not doc.is_file():
+        raise ReproduceError(f"--docs: {doc} does not exist (the folder of the studies' "
+                             "docs, <study>.md each)")
+    reports = [(c, report_of(c)) for c in camps]
+    text = replace_blocks(doc.read_text(), render_blocks(study, reports, "img/"))
+    img = docs / "img"
+    pngs: list[tuple[Path, bytes]] = []
+    for camp, rep in reports:
+        for f in rep.figures if rep else []:
+            if f.png_b64:
+                pngs.append((img / figure_file(study, camp, f.id), base64.b64decode(f.png_b64)))
+    if pngs:
+        img.mkdir(parents=True, exist_ok=True)
+    for path, data in pngs:
+        _write_atomic(path, data)
+    _write_atomic(doc, text.encode())
+    return doc, [p for p, _ in pngs]

@@ -1,0 +1,42 @@
+"""`casslab reproduce 002 --no-run` writes the doc's tables and figures from results that
+are already there (a fabricated campaign database: no lab, no campaign run)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent.parent))
+sys.path.insert(0, str(Path(__file__).parent.parent / "unit"))
+
+from repro_fixture import ROOT, fabricate_002
+
+from casslab.report.reproduce import begin_marker, end_marker
+
+from labtools import casslab
+
+
+def test_no_run_writes_the_tables_from_the_results_folder(tmp_path: Path) -> None:
+    results, docs = tmp_path / "results", tmp_path / "docs"
+    fabricate_002(results / "002-edge-3-endpoint-percent")
+    docs.mkdir()
+    shutil.copy(ROOT / "docs" / "reproductions" / "002.md", docs / "002.md")
+    res = casslab("reproduce", "002", "--no-run", "--results", str(results), "--docs",
+                  str(docs), "--examples", str(ROOT / "examples"), env=None)
+    assert res.returncode == 0, res.stderr
+    assert f"wrote {docs / '002.md'} and 4 figures" in res.stdout.replace("\n", "")
+    text = (docs / "002.md").read_text()
+    for block in ("verdicts", "values", "figures"):
+        assert begin_marker(block) in text and end_marker(block) in text
+    assert "**holds**" in text and "`002-edge-1-endpoint-steps`: not run" in text
+    assert len(list((docs / "img").glob("002-edge-3-endpoint-percent-*.png"))) == 4
+
+
+def test_a_study_without_specs_is_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    res = casslab("reproduce", "003", "--no-run", "--examples", str(tmp_path / "none"),
+                  "--docs", str(tmp_path / "docs"), env=None)
+    assert res.returncode == 2
+    assert res.stderr.strip().startswith("error: study 003: no spec in ")
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,121 @@
+"""casslab.report.reproduce: a study's campaigns, and its doc's generated blocks written
+from a results database (a fabricated seed 002 campaign, no lab)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from repro_fixture import ROOT, fabricate_002
+
+from casslab.report.html import build_report
+from casslab.report.reproduce import (
+    Campaign,
+    ReproduceError,
+    begin_marker,
+    campaigns,
+    counts_line,
+    end_marker,
+    replace_blocks,
+    write_doc,
+)
+
+EXAMPLES = ROOT / "examples"
+
+
+def test_a_study_is_its_spec_folder_and_each_spec_gets_the_folder_make_reproduce_used(
+        tmp_path: Path) -> None:
+    here = campaigns("002", EXAMPLES, tmp_path, "here")
+    assert [c.spec.name for c in here] == ["1-endpoint-steps.yaml", "2-edge-steps.yaml",
+                                           "3-endpoint-percent.yaml", "4-edge-percent.yaml"]
+    assert here[2].results == tmp_path / "002-edge-3-endpoint-percent"
+    smoke = campaigns("002", EXAMPLES, tmp_path, "smoke")
+    assert smoke[0].results == tmp_path / "002-edge-1-endpoint-steps-smoke"
+
+
+@pytest.mark.parametrize(("study", "scale", "field"), [("009", "here", "study"),
+                                                       ("002", "huge", "--scale")])
+def test_an_unknown_study_or_scale_is_refused_naming_the_valid_ones(
+        tmp_path: Path, study: str, scale: str, field: str) -> None:
+    with pytest.raises(ReproduceError, match=f"{field}: .* is not one of"):
+        campaigns(study, EXAMPLES, tmp_path, scale)
+
+
+def test_blocks_replace_only_between_their_markers_and_missing_ones_are_appended() -> None:
+    doc = (f"# Study\nprose before\n{begin_marker('verdicts')}\nold table\n"
+           f"{end_marker('verdicts')}\nprose after\n")
+    new = replace_blocks(doc, {"verdicts": "new table", "values": "paper values"})
+    assert "old table" not in new and "prose before" in new and "prose after" in new
+    assert new.index("new table") < new.index("prose after") < new.index("paper values")
+    assert replace_blocks(new, {"verdicts": "new table", "values": "paper values"}) == new
+    with pytest.raises(ReproduceError, match="has no"):
+        replace_blocks(f"x {begin_marker('values')} y", {"values": "z"})
+
+
+def test_counts_line_puts_the_commonest_verdict_first() -> None:
+    assert counts_line({"inconclusive": 2, "holds": 5}) == "7 findings: 5 holds, 2 inconclusive"
+    assert counts_line({}) == "0 findings"
+
+
+def _doc(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    shutil.copy(ROOT / "docs" / "reproductions" / "002.md", docs / "002.md")
+    return docs
+
+
+def _block(text: str, name: str) -> str:
+    m = re.search(re.escape(begin_marker(name)) + r"\n(.*?)\n" + re.escape(end_marker(name)),
+                  text, re.S)
+    assert m is not None, name
+    return m.group(1)
+
+
+def test_the_doc_gets_the_engines_verdicts_the_specs_paper_values_and_the_figures(
+        tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    camps = campaigns("002", EXAMPLES, results, "here")
+    fabricate_002(camps[2].results)
+    docs = _doc(tmp_path)
+    before = (docs / "002.md").read_text()
+    doc, pngs = write_doc("002", camps, docs)
+    text = doc.read_text()
+    assert text.startswith(before.rstrip())  # 002.md has no markers yet: the prose stays
+    expected = build_report(camps[2].results).reproduction
+    verdicts = _block(text, "verdicts")
+    rows = [ln for ln in verdicts.splitlines() if "`002-edge-3-endpoint-percent`" in ln]
+    # one row per finding of the spec, each with the engine's own verdict and interval
+    assert len(rows) == len(expected.verdicts) == 8
+    for row, v in zip(rows, expected.verdicts, strict=True):
+        assert row.startswith(f"| {v.finding.claim} ({v.finding.source}) |")
+        assert f"**{v.label}**" in row and v.interval() in row
+    total = len(expected.verdicts)
+    assert f"{total} findings: " in verdicts
+    # the three specs that did not run are named, not silently left out
+    assert verdicts.count("not run (no results database") == 3
+    values = _block(text, "values")
+    # every paper value comes from the spec's reference block (36 of them), with the lab's
+    assert len([ln for ln in values.splitlines() if ln.startswith("| `002-")]) == 36
+    assert ("| `002-edge-3-endpoint-percent` | update.mean_ms | network.scale.endpoint=0, "
+            "cl=ONE | 22.56 ms | Table 1 | 20.") in values
+    figures = _block(text, "figures")
+    assert [p.name for p in pngs] == ["002-edge-3-endpoint-percent-fig8-10-write.png",
+                                      "002-edge-3-endpoint-percent-fig8-10-read.png",
+                                      "002-edge-3-endpoint-percent-cdf-3.png",
+                                      "002-edge-3-endpoint-percent-order-4.png"]
+    for p in pngs:
+        assert p.read_bytes().startswith(b"\x89PNG") and f"](img/{p.name})" in figures
+    # a second writing from the same results changes nothing
+    write_doc("002", camps, docs)
+    assert doc.read_text() == text
+
+
+def test_a_missing_doc_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    camp = Campaign(ROOT / "examples" / "002-edge" / "3-endpoint-percent.yaml",
+                    tmp_path / "r" / "002-edge-3-endpoint-percent")
+    fabricate_002(camp.results)
+    with pytest.raises(ReproduceError, match=r"--docs: .*002\.md does not exist"):
+        write_doc("002", [camp], tmp_path / "docs")
+    assert not (tmp_path / "docs").exists()
