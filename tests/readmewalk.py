@@ -27,7 +27,11 @@ How a line is rewritten (`rewrite`), in this order
    `--interval T` -> 1s; `--ops`, `--records`, `-p recordcount=`/`operationcount=`,
    cassandra-stress `n=`, `-pop seq=1..N` and `--loss-packets` -> at most 500;
    `experiment run` without `--scale` -> `--scale smoke` (the spec's own short size);
-   `tune learn` -> `--duration 2s --warmup 0s` (its trials, 45 s + 10 s by default).
+   `tune learn` -> `--duration 2s --warmup 0s` (its trials, 45 s + 10 s by default);
+   `reproduce` -> `--no-run` (running a study is `experiment run` of each of its specs,
+   minutes to hours even at smoke scale; the walk runs campaigns through the README's
+   `experiment run` lines, and `reproduce` then writes the doc's tables from whatever
+   results there are, into the walk directory's copy of docs/reproductions).
 6. `lab up` (not the shared lab's own line): 1 node, `--node-profile nodeK=P` -> node1
    (a lab start costs 45-105 s here under load); each such line rebuilds the shared lab
    (down and wiped first),
@@ -329,6 +333,9 @@ def _shorten(args: list[str], cmd: tuple[str, ...], notes: list[str]) -> None:
     if cmd == ("experiment", "run") and "--scale" not in args:
         args += ["--scale", "smoke"]
         notes.append("--scale smoke")
+    if cmd == ("reproduce",) and "--no-run" not in args:
+        args.append("--no-run")
+        notes.append("--no-run")
     if cmd == ("tune", "learn"):
         for flag, value in (("--duration", SHORT_DURATION), ("--warmup", "0s")):
             if not _set_value(args, (flag,), value):

@@ -129,6 +129,8 @@ def walk_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     work = tmp_path_factory.mktemp("walk")
     for name in ("examples", "workloads", "crates"):
         (work / name).symlink_to(ROOT / name)
+    # A copy: `casslab reproduce` writes into its docs, which must not touch the repo's.
+    shutil.copytree(ROOT / "docs" / "reproductions", work / "docs" / "reproductions")
     for name in ("boards.yaml", "my-boards.yaml"):
         (work / name).write_text(PI4)
     (work / "my-links.yaml").write_text(LINKS)

@@ -92,6 +92,11 @@ def test_lab_names_durations_and_counts_are_rewritten(root: object) -> None:
                            "-pop", "seq=1..500", "--name", "walk")
 
 
+def test_a_study_reproduction_writes_its_tables_without_running_the_study(root: object) -> None:
+    [step] = _steps("casslab reproduce 002 --scale smoke", root)
+    assert step.args == ("reproduce", "002", "--scale", "smoke", "--no-run")
+
+
 def test_a_real_clusters_addresses_become_the_labs_and_run_in_its_namespace(
         root: object) -> None:
     [step] = _steps("casslab tune --keyspace iot --hosts 10.0.0.5,10.0.0.6 --rules r.yaml",
