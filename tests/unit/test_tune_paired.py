@@ -42,10 +42,21 @@ def test_stage_plan_compresses_ttls_and_lengths_separately() -> None:
     assert [round(share_of(p.mix), 4) for p in plans] == [0.1, 0.3, 0.03, 0.1]
 
 
-@pytest.mark.parametrize("scales", [(0.0, 0.01), (0.05, -1.0)])
-def test_stage_plan_rejects_a_scale_that_is_not_positive(scales: tuple[float, float]) -> None:
-    with pytest.raises(UsageError, match=r"scale .*must be > 0"):
+@pytest.mark.parametrize(("scales", "message"), [
+    ((0.0, 0.01), r"^time_scale 0: valid is 1/60 \(0.01667\) to 1 "),
+    ((1e-9, 0.01), r"^time_scale 1e-09: valid is 1/60"),
+    ((2.0, 0.01), r"^time_scale 2: valid is 1/60"),
+    ((float("nan"), 0.01), r"^time_scale nan: valid is 1/60"),
+    ((0.05, -1.0), r"^stage_scale -1: valid is 0.0005 to 1 "),
+    ((0.05, 1e-9), r"^stage_scale 1e-09: valid is 0.0005 to 1 "),
+    ((0.05, float("inf")), r"^stage_scale inf: valid is 0.0005 to 1 "),
+])
+def test_stage_plan_rejects_a_scale_outside_its_range(scales: tuple[float, float],
+                                                      message: str) -> None:
+    with pytest.raises(UsageError, match=message):
         stage_plan(*scales)
+    # The ends of the ranges themselves are valid.
+    assert len(stage_plan(1 / 60, 0.0005)) == len(stage_plan(1.0, 1.0)) == 4
 
 
 def test_arms_swap_cores_every_repetition() -> None:
