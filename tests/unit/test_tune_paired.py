@@ -3,6 +3,7 @@ trials land in the results store, and the summaries of paired differences."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -221,3 +222,22 @@ def test_another_comparisons_results_are_refused_before_anything_runs(tmp_path: 
     TrialSink(tmp_path, {**HEAD, "results": "elsewhere"}, ("static", "dynamic"), 4)  # same one
     with pytest.raises(StoreError, match="holds results of another spec"):
         TrialSink(tmp_path, {**HEAD, "reps": 3}, ("static", "dynamic"), 4)
+
+
+def test_an_older_comparison_store_is_migrated_with_a_backup_and_one_line(
+        tmp_path: Path) -> None:
+    TrialSink(tmp_path, HEAD, ("static", "dynamic"), 4)
+    raw = sqlite3.connect(tmp_path / "results.db")
+    raw.execute("DROP TABLE host_load")
+    raw.execute("UPDATE meta SET value='4' WHERE key='schema_version'")
+    raw.commit()
+    raw.close()
+    said: list[str] = []
+    TrialSink(tmp_path, HEAD, ("static", "dynamic"), 4, say=said.append)
+    backup = tmp_path / "results.db.v4.bak"
+    assert said == [f"{tmp_path / 'results.db'}: schema 4 migrated to 5; the old file is "
+                    f"kept as {backup}"]
+    assert backup.exists()
+    said.clear()
+    TrialSink(tmp_path, HEAD, ("static", "dynamic"), 4, say=said.append)
+    assert said == []  # current now: nothing to say
