@@ -225,3 +225,18 @@ def test_a_schema_4_database_gains_the_host_load_table(tmp_path: Path) -> None:
         assert store.conn.execute("SELECT COUNT(*) FROM host_load").fetchone()[0] == 0
     with Store(tmp_path) as store:
         assert store.schema_found == SCHEMA_VERSION == 5
+
+
+def test_every_reader_of_an_older_database_leaves_it_as_it_was(v1_dir: Path) -> None:
+    import casslab.results
+    from casslab.analysis.compare import load_side
+    from casslab.store.db import export
+
+    db = v1_dir / "results.db"
+    before = _stamp(db)
+    frames = casslab.results.open(v1_dir)
+    assert len(frames.trials) == 6
+    assert load_side(v1_dir, "nodes=3").values
+    assert len(export(v1_dir, "csv", v1_dir.parent / "export")) > 0
+    assert _stamp(db) == before
+    assert not (v1_dir / "results.db.v1.bak").exists()
