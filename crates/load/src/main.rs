@@ -87,8 +87,8 @@ fn real_main(cli: config::Cli, io_threads: usize) -> anyhow::Result<EndReason> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
     use anyhow::Context as _;
+    use clap::Parser;
 
     #[test]
     fn a_cause_quoted_by_its_message_is_not_repeated() {
