@@ -144,7 +144,7 @@ def _fraction(*, open_ends: bool) -> Check:
 
     def check(value: Any) -> float:
         try:
-            x = _number()(value)
+            x = float(_number()(value))
         except _Invalid:
             raise _Invalid(f"must be {rule}") from None
         if not (0 < x < 1 if open_ends else 0 <= x <= 1):
