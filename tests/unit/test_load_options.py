@@ -85,7 +85,20 @@ def test_consistency_levels_casslab_load_lacks_are_refused(cl: str) -> None:
     ({"max-scan-length": 0}, "options.max-scan-length: 0 must be an integer >= 1"),
     ({"distribution": "gaussian"}, "options.distribution: 'gaussian' must be one of zipfian"),
     ({"phase": "Load"}, "options.phase: 'Load' must be one of load, run, both"),
-    ({"ttl-s": 2**31}, "options.ttl-s: 2147483648 must be an integer in -2147483648.."),
+    ({"ttl-s": 2**31}, "options.ttl-s: 2147483648 must be an integer in 0..=630720000"),
+    ({"ttl-s": -1}, "options.ttl-s: -1 must be an integer in 0..=630720000"),
+    ({"io-threads": 0}, "options.io-threads: 0 must be an integer in 1..=1024"),
+    ({"field-length": 2**21}, "options.field-length: 2097152 must be an integer in "
+     "0..=1048576"),
+    ({"zipfian-constant": 1}, "options.zipfian-constant: 1 must be a number > 0 and < 1"),
+    ({"hotspot-data-fraction": 1.5}, "options.hotspot-data-fraction: 1.5 must be a number "
+     ">= 0 and <= 1"),
+    ({"hotspot-opn-fraction": "x"}, "options.hotspot-opn-fraction: 'x' must be a number >= 0 "
+     "and <= 1"),
+    ({"converge": 1.0}, "options.converge: 1.0 must be a number > 0 and < 1"),
+    ({"timeout": "0s"}, "options.timeout: '0s' must be a duration > 0"),
+    ({"duration": "0s"}, "options.duration: '0s' must be a duration > 0"),
+    ({"unreachable-after": "0s"}, "options.unreachable-after: '0s' must be a duration > 0"),
     ({"drop": "yes"}, "options.drop: 'yes' is a flag: true or false"),
     ({"warmup": "soon"}, "options.warmup: 'soon' must be an op count (5000) or a duration"),
 ])
@@ -103,6 +116,9 @@ def test_values_casslab_load_refuses_are_refused(mapping: dict[str, Any], expect
     ("iot", {"compaction": "twcs:1:WEEKS"}, "options.compaction: 'twcs:1:WEEKS': window unit"),
     ("iot", {"compaction": "dtcs"}, "options.compaction: 'dtcs': use stcs, lcs, ucs"),
     ("stress-write", {"column-size": 0}, "options.column-size: 0 must be an integer in 1.."),
+    ("stress-write", {"records": 0}, "options.records: 0 must be an integer >= 1"),
+    ("iot", {"table-ttl-s": 630_720_001}, "options.table-ttl-s: 630720001 must be an integer "
+     "in 0..=630720000"),
 ])
 def test_workload_rules_are_those_of_the_workload(workload: str, mapping: dict[str, Any],
                                                   expected: str) -> None:

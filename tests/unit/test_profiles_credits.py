@@ -110,8 +110,10 @@ def test_an_unknown_instance_type_names_the_valid_ones() -> None:
 def test_time_scale_comes_from_the_environment() -> None:
     assert time_scale_from_env({}) == 1.0
     assert time_scale_from_env({"CASSLAB_CREDIT_TIME_SCALE": "60"}) == 60.0
-    for bad in ("0", "-2", "fast", "1e9"):
-        with pytest.raises(UsageError, match=r"CASSLAB_CREDIT_TIME_SCALE=.*must be a number"):
+    assert time_scale_from_env({"CASSLAB_CREDIT_TIME_SCALE": "1"}) == 1.0
+    for bad in ("0", "-2", "fast", "1e9", "1e-9", "0.5", "nan"):
+        with pytest.raises(UsageError,
+                           match=r"CASSLAB_CREDIT_TIME_SCALE=.*must be a number from 1 to 10000"):
             time_scale_from_env({"CASSLAB_CREDIT_TIME_SCALE": bad})
 
 

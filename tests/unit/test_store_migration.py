@@ -1,9 +1,12 @@
 """Results databases written by schema-1 and schema-2 code (tests/fixtures/results_v1.db
 and results_v2.db, see make_results_v*.py) open, migrate to the current schema, and
-answer the questions."""
+answer the questions. A writer migrates the file in place keeping a backup; a reader
+migrates a copy in memory; a refusal writes nothing."""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -26,6 +29,7 @@ def v1_dir(tmp_path: Path) -> Path:
 
 
 def test_v1_database_migrates_and_answers(v1_dir: Path) -> None:
+    before = _stamp(v1_dir / "results.db")
     store, results = Results.open(v1_dir)
     with store:
         assert store.schema_found == 1
@@ -52,10 +56,83 @@ def test_v1_database_migrates_and_answers(v1_dir: Path) -> None:
                                                                     "write": 2000}
         assert [p.warmup for p in results.trial_order("p50_ms")] == [True, True] + [False] * 3
         assert results.search_steps()[0].level == 100.0
-    raw = sqlite3.connect(v1_dir / "results.db")
+    # A reader migrated a copy in memory: the file is still schema 1, byte for byte.
+    assert _stamp(v1_dir / "results.db") == before
+    assert _version_of(v1_dir / "results.db") == 1
+
+
+def _stamp(path: Path) -> tuple[str, int]:
+    """A file's content hash and modification time (ns): equal means nothing wrote it."""
+    return hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns
+
+
+def _version_of(path: Path) -> int:
+    raw = sqlite3.connect(path)
     version = raw.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
     raw.close()
-    assert int(version) == SCHEMA_VERSION
+    return int(version)
+
+
+def _fixture_digest() -> str:
+    raw = sqlite3.connect(FIXTURE)
+    digest = raw.execute("SELECT spec_digest FROM campaigns").fetchone()[0]
+    raw.close()
+    return str(digest)
+
+
+def test_refusing_another_campaign_writes_nothing(v1_dir: Path) -> None:
+    before, listing = _stamp(v1_dir / "results.db"), sorted(os.listdir(v1_dir))
+    with pytest.raises(StoreError, match=r"holds results of another spec \(campaign 'fixture'"):
+        Store(v1_dir, campaign="not-the-fixture")
+    assert _stamp(v1_dir / "results.db") == before
+    assert sorted(os.listdir(v1_dir)) == listing  # no backup, no -wal/-shm left behind
+    assert _version_of(v1_dir / "results.db") == 1
+
+
+def test_refusing_a_newer_schema_writes_nothing(v1_dir: Path) -> None:
+    raw = sqlite3.connect(v1_dir / "results.db")
+    raw.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+    raw.commit()
+    raw.close()
+    before, listing = _stamp(v1_dir / "results.db"), sorted(os.listdir(v1_dir))
+    for create in (True, False):
+        with pytest.raises(StoreError, match="schema_version 99: this casslab reads up to"):
+            Store(v1_dir, create=create)
+    assert _stamp(v1_dir / "results.db") == before
+    assert sorted(os.listdir(v1_dir)) == listing
+
+
+def test_a_reader_refuses_a_database_without_casslab_tables_and_writes_nothing(
+        tmp_path: Path) -> None:
+    sqlite3.connect(tmp_path / "results.db").close()  # an empty SQLite file
+    before = _stamp(tmp_path / "results.db")
+    with pytest.raises(StoreError, match=r"not a results database \(it has no casslab tables"):
+        Store(tmp_path, create=False)
+    assert _stamp(tmp_path / "results.db") == before
+
+
+def test_a_writer_migrates_in_place_keeping_a_backup_and_says_so(v1_dir: Path) -> None:
+    original = _stamp(v1_dir / "results.db")[0]
+    with Store(v1_dir, campaign=_fixture_digest()) as store:
+        assert store.schema_found == 1
+        assert store.migration is not None
+        backup = v1_dir / "results.db.v1.bak"
+        assert store.migration.backup == backup
+        assert store.migration.note == (f"{v1_dir / 'results.db'}: schema 1 migrated to "
+                                        f"{SCHEMA_VERSION}; the old file is kept as {backup}")
+        assert "\n" not in store.migration.note
+    assert _version_of(v1_dir / "results.db") == SCHEMA_VERSION
+    # The backup is the schema-1 database, whole: it opens and answers as the original.
+    assert _version_of(backup) == 1
+    restored = v1_dir / "restored"
+    restored.mkdir()
+    shutil.copy(backup, restored / "results.db")
+    store, results = Results.open(restored)
+    with store:
+        assert store.schema_found == 1 and len(results.trials()) == 6
+    assert original != _stamp(v1_dir / "results.db")[0]
+    with Store(v1_dir) as again:  # already current: no second migration, no note
+        assert again.migration is None
 
 
 def test_migrated_database_takes_new_trials_and_reopens_without_migrating(
@@ -185,3 +262,18 @@ def test_a_schema_6_database_gains_the_round_and_quality_columns(tmp_path: Path)
         row = Results(store).trials()[0]
     assert (row.round, row.steady_start_s, row.steady_class, row.outside_cpu_pct,
             row.guard_reruns, row.disturbed) == (4, 3.0, "steady", 12.5, 1, False)
+
+
+def test_every_reader_of_an_older_database_leaves_it_as_it_was(v1_dir: Path) -> None:
+    import casslab.results
+    from casslab.analysis.compare import load_side
+    from casslab.store.db import export
+
+    db = v1_dir / "results.db"
+    before = _stamp(db)
+    frames = casslab.results.open(v1_dir)
+    assert len(frames.trials) == 6
+    assert load_side(v1_dir, "nodes=3").values
+    assert len(export(v1_dir, "csv", v1_dir.parent / "export")) > 0
+    assert _stamp(db) == before
+    assert not (v1_dir / "results.db.v1.bak").exists()

@@ -3,6 +3,7 @@ trials land in the results store, and the summaries of paired differences."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from casslab.load import LoadResult, RunSummary
 from casslab.metrics.samples import NodeSample, TrialMetrics
 from casslab.store.db import Store, StoreError
 from casslab.store.results import Results
+from casslab.store.schema import SCHEMA_VERSION
 from casslab.tune.learn import share_of
 from casslab.tune.paired import (
     Arm,
@@ -42,10 +44,21 @@ def test_stage_plan_compresses_ttls_and_lengths_separately() -> None:
     assert [round(share_of(p.mix), 4) for p in plans] == [0.1, 0.3, 0.03, 0.1]
 
 
-@pytest.mark.parametrize("scales", [(0.0, 0.01), (0.05, -1.0)])
-def test_stage_plan_rejects_a_scale_that_is_not_positive(scales: tuple[float, float]) -> None:
-    with pytest.raises(UsageError, match=r"scale .*must be > 0"):
+@pytest.mark.parametrize(("scales", "message"), [
+    ((0.0, 0.01), r"^time_scale 0: valid is 1/60 \(0.01667\) to 1 "),
+    ((1e-9, 0.01), r"^time_scale 1e-09: valid is 1/60"),
+    ((2.0, 0.01), r"^time_scale 2: valid is 1/60"),
+    ((float("nan"), 0.01), r"^time_scale nan: valid is 1/60"),
+    ((0.05, -1.0), r"^stage_scale -1: valid is 0.0005 to 1 "),
+    ((0.05, 1e-9), r"^stage_scale 1e-09: valid is 0.0005 to 1 "),
+    ((0.05, float("inf")), r"^stage_scale inf: valid is 0.0005 to 1 "),
+])
+def test_stage_plan_rejects_a_scale_outside_its_range(scales: tuple[float, float],
+                                                      message: str) -> None:
+    with pytest.raises(UsageError, match=message):
         stage_plan(*scales)
+    # The ends of the ranges themselves are valid.
+    assert len(stage_plan(1 / 60, 0.0005)) == len(stage_plan(1.0, 1.0)) == 4
 
 
 def test_arms_swap_cores_every_repetition() -> None:
@@ -210,3 +223,22 @@ def test_another_comparisons_results_are_refused_before_anything_runs(tmp_path: 
     TrialSink(tmp_path, {**HEAD, "results": "elsewhere"}, ("static", "dynamic"), 4)  # same one
     with pytest.raises(StoreError, match="holds results of another spec"):
         TrialSink(tmp_path, {**HEAD, "reps": 3}, ("static", "dynamic"), 4)
+
+
+def test_an_older_comparison_store_is_migrated_with_a_backup_and_one_line(
+        tmp_path: Path) -> None:
+    TrialSink(tmp_path, HEAD, ("static", "dynamic"), 4)
+    raw = sqlite3.connect(tmp_path / "results.db")
+    raw.execute("DROP TABLE host_load")
+    raw.execute("UPDATE meta SET value='4' WHERE key='schema_version'")
+    raw.commit()
+    raw.close()
+    said: list[str] = []
+    TrialSink(tmp_path, HEAD, ("static", "dynamic"), 4, say=said.append)
+    backup = tmp_path / "results.db.v4.bak"
+    assert said == [f"{tmp_path / 'results.db'}: schema 4 migrated to {SCHEMA_VERSION}; the "
+                    f"old file is kept as {backup}"]
+    assert backup.exists()
+    said.clear()
+    TrialSink(tmp_path, HEAD, ("static", "dynamic"), 4, say=said.append)
+    assert said == []  # current now: nothing to say

@@ -8,6 +8,7 @@ use crate::error::{LoadError, Result};
 use crate::exec::runner::{self, EndReason, Sink};
 use crate::exec::stages::{parse_stages, StageDefaults};
 use crate::exec::{ClientSlice, Concurrency, Converge, OpMix, Phase, RunPlan, StagePlan, Workload};
+use crate::generator::Dist;
 use crate::stats::hdrlog::HdrLog;
 use crate::stats::prometheus::{self, Live};
 use crate::stats::report::{
@@ -420,6 +421,10 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
             // The runner enforces --timeout per operation (cheaper than the
             // driver's timer per request, see db::connect).
             p.op_timeout = Some(c.conn.timeout.0);
+            // Checked before connecting: a bad value is the user's, not the cluster's.
+            if let Some(text) = &c.compaction {
+                iot::compaction_map(text)?;
+            }
             let session = db::connect(&c.conn).await?;
             iot::Iot::create_schema(&session, c).await?;
             let w = iot::Iot::new(session, c, &ttls(&p)).await?;
@@ -444,6 +449,10 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
             // The runner enforces --timeout per operation (cheaper than the
             // driver's timer per request, see db::connect).
             p.op_timeout = Some(c.conn.timeout.0);
+            // Checked before connecting: a bad value is the user's, not the cluster's.
+            if let Some(text) = &c.pop {
+                Dist::parse(text)?;
+            }
             let session = db::connect(&c.conn).await?;
             user::create_schema(&session, &prof, c.rf).await?;
             let label = format!("user:{}.{}", prof.keyspace, prof.table);
@@ -528,7 +537,10 @@ mod tests {
         assert_eq!(p.stages[0].ops, Some(1000));
         assert_eq!(p.stages[0].mix.weights(), &[0.5, 0.5, 0.0, 0.0, 0.0]);
         assert!(plan(&run_args(&["--mix", "read=1,nope=2"]), &shape(), 1).is_err());
-        assert!(plan(&run_args(&["--workers", "0"]), &shape(), 1).is_err());
+        // Zero workers never gets this far: the command line refuses it.
+        assert!(
+            Cli::try_parse_from(["casslab-load", "ycsb", "-w", "a", "--workers", "0"]).is_err()
+        );
     }
 
     #[test]
@@ -581,7 +593,9 @@ mod tests {
         // Without --threads: the defaults, 1 worker x 16 in flight.
         let p = plan(&run_args(&[]), &shape(), 4).unwrap();
         assert_eq!(p.concurrency.slots(), vec![16]);
-        let e = plan(&run_args(&["--threads", "0"]), &shape(), 1).unwrap_err();
-        assert!(e.to_string().contains("--threads"), "{e}");
+        let e = Cli::try_parse_from(["casslab-load", "ycsb", "-w", "a", "--threads", "0"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--threads") && e.contains("1..=32768"), "{e}");
     }
 }

@@ -13,12 +13,12 @@ mod error;
 mod exec;
 mod generator;
 mod merge;
+mod ranges;
 mod stats;
 mod tls;
 mod units;
 mod workload;
 
-use clap::Parser;
 use exec::runner::EndReason;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -55,27 +55,7 @@ fn main() {
 /// The command line, or exit: help and version as clap prints them, any other
 /// command-line error as one line `error: ...` and exit code 2.
 fn parse_cli() -> config::Cli {
-    use clap::error::ErrorKind;
-    match config::Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) => match e.kind() {
-            ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => e.exit(),
-            // Bare `casslab-load`: one line, not the whole help on stderr.
-            ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-                eprintln!(
-                    "error: a subcommand is required: ycsb, stress, iot, user or merge (see --help)"
-                );
-                std::process::exit(2);
-            }
-            _ => {
-                eprintln!(
-                    "error: {}",
-                    casslab_errline::clap_line(&e.render().to_string())
-                );
-                std::process::exit(2);
-            }
-        },
-    }
+    casslab_errline::parse_or_exit()
 }
 
 fn real_main(cli: config::Cli, io_threads: usize) -> anyhow::Result<EndReason> {
@@ -108,6 +88,7 @@ fn real_main(cli: config::Cli, io_threads: usize) -> anyhow::Result<EndReason> {
 mod tests {
     use super::*;
     use anyhow::Context as _;
+    use clap::Parser;
 
     #[test]
     fn a_cause_quoted_by_its_message_is_not_repeated() {

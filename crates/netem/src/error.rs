@@ -9,9 +9,12 @@ pub enum NetemError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("link config {path} is not valid JSON for casslab-netem: {source}")]
+    /// `field` is the path of the value at fault followed by `: ` (`links[0].delay_us: `),
+    /// empty when the text is no JSON at all.
+    #[error("link config {path} is not valid JSON for casslab-netem: {field}{source}")]
     ConfigParse {
         path: PathBuf,
+        field: String,
         source: serde_json::Error,
     },
     #[error("link config {path}: link {index} ({link}): {message}")]

@@ -111,9 +111,20 @@ pub fn load(path: &Path) -> Result<Config> {
 
 /// Validate config text; `path` only names the file in errors.
 pub fn parse(path: &Path, text: &str) -> Result<Config> {
-    let raw: FileConfig = serde_json::from_str(text).map_err(|source| NetemError::ConfigParse {
-        path: path.to_path_buf(),
-        source,
+    // Through serde_path_to_error: a wrong value is reported with its field's path
+    // (`links[0].delay_us`), not only with its text and position.
+    let de = &mut serde_json::Deserializer::from_str(text);
+    let raw: FileConfig = serde_path_to_error::deserialize(de).map_err(|e| {
+        let field = e.path().to_string();
+        NetemError::ConfigParse {
+            path: path.to_path_buf(),
+            field: if field == "." {
+                String::new()
+            } else {
+                format!("{field}: ")
+            },
+            source: e.into_inner(),
+        }
     })?;
     let groups = parse_groups(path, &raw.groups)?;
     let mut links = Vec::with_capacity(raw.links.len());
@@ -277,6 +288,42 @@ mod tests {
         )
         .expect_err("unknown field");
         assert!(err.to_string().contains("delay"), "{err}");
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_type_is_named_by_its_field() {
+        let cases = [
+            (
+                r#"{"links": [{"mark": 1, "delay_us": -5}]}"#,
+                "links[0].delay_us: invalid value: integer `-5`, expected u64",
+            ),
+            (
+                r#"{"links": [{"mark": 1}, {"mark": 2, "loss_pct": "5%"}]}"#,
+                "links[1].loss_pct: invalid type: string \"5%\", expected f64",
+            ),
+            (
+                r#"{"links": [], "groups": [{"id": 1, "rate_bit_s": 1.5}]}"#,
+                "groups[0].rate_bit_s: invalid type: floating point `1.5`, expected u64",
+            ),
+            (
+                r#"{"seed": -1, "links": []}"#,
+                "seed: invalid value: integer `-1`",
+            ),
+        ];
+        for (text, expected) in cases {
+            let err = parse(Path::new("x.json"), text)
+                .expect_err(text)
+                .to_string();
+            assert!(err.contains(expected), "{text}: {err}");
+        }
+        // Not JSON at all: no field to name, the position instead.
+        let err = parse(Path::new("x.json"), "{")
+            .expect_err("truncated")
+            .to_string();
+        assert!(
+            err.contains("is not valid JSON") && err.contains("line 1"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -13,8 +13,6 @@ mod links;
 mod queue;
 mod sched;
 
-use clap::Parser;
-
 use config::{Cli, Command};
 
 fn main() {
@@ -60,22 +58,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
 /// The command line, or exit: help and version as clap prints them, any other
 /// command-line error as one line `error: ...` and exit code 2.
 fn parse_cli() -> Cli {
-    use clap::error::ErrorKind;
-    match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) => match e.kind() {
-            ErrorKind::DisplayHelp
-            | ErrorKind::DisplayVersion
-            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
-            _ => {
-                eprintln!(
-                    "error: {}",
-                    casslab_errline::clap_line(&e.render().to_string())
-                );
-                std::process::exit(2);
-            }
-        },
-    }
+    casslab_errline::parse_or_exit()
 }
 
 #[cfg(test)]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -112,7 +111,8 @@ def tune(
                                                      help="Blend grid points (default: the "
                                                      "rules file's setting).")] = None,
     time_scale: Annotated[float, typer.Option(help="Scale the default rules' TTLs and windows "
-                                              "(0.05: TTL 1 h -> 3 min).")] = 1.0,
+                                              "(0.05: TTL 1 h -> 3 min; valid 1/60 to 1).")]
+    = 1.0,
     rate_source: Annotated[str, typer.Option(help="ewma5m: per_second (five-minute rate); "
                                              "delta: count change per interval.")] = "ewma5m",
 ) -> None:
@@ -172,7 +172,7 @@ def tune(
 @app.command("rules")
 def rules_cmd(
     time_scale: Annotated[float, typer.Option(help="Scale TTLs and windows (0.05: TTL 1 h -> "
-                                              "3 min).")] = 1.0,
+                                              "3 min; valid 1/60 to 1).")] = 1.0,
     interpolate: Annotated[bool, typer.Option(help="Mark the table for interpolation.")]
     = False,
 ) -> None:
@@ -188,10 +188,9 @@ def rules_cmd(
 
 
 def _check_time_scale(time_scale: float) -> None:
-    # `not > 0` also refuses nan; inf would make every window infinitely long.
-    if not (math.isfinite(time_scale) and time_scale > 0):
-        raise UsageError(f"--time-scale: {time_scale:g} is not a scale (valid: a finite "
-                         "number > 0)")
+    from casslab.tune.rules import check_time_scale
+
+    check_time_scale(time_scale, "--time-scale")
 
 
 def _ints(text: str, what: str) -> tuple[int, ...]:

@@ -164,8 +164,12 @@ class CampaignRunner:
         trials = plan(self.spec)
         self._check_beside()
         sequencer = self._sequencer()
-        store = Store(self.results)
+        # Given the digest, a directory of another campaign is refused before anything
+        # in it is written (an older database is not migrated first).
+        store = Store(self.results, campaign=self.spec.digest)
         try:
+            if store.migration is not None:
+                self.emit(Event("message", store.migration.note, 0, 0))
             cid, resumed = store.open_campaign(
                 name=self.spec.name, digest=self.spec.digest, spec_yaml=self.spec.text,
                 response=", ".join(self.spec.responses),

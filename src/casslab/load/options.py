@@ -31,6 +31,11 @@ IOT_SERIES = 5
 U32_MAX = 2**32 - 1
 U64_MAX = 2**64 - 1
 I32 = (-(2**31), 2**31 - 1)
+# Cassandra's largest TTL (20 years, s); casslab-load's ranges.rs MAX_TTL_S.
+MAX_TTL_S = 630_720_000
+# casslab-load's MAX_IO_THREADS and MAX_VALUE_BYTES (config.rs).
+MAX_IO_THREADS = 1024
+MAX_VALUE_BYTES = 1 << 20
 # casslab-load's exec::MAX_THREADS: the requests one CQL connection can have outstanding.
 MAX_THREADS = 32_768
 _DURATION_UNITS = {"": 1.0, "s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "m": 60.0,
@@ -131,6 +136,28 @@ def _number(*, positive: bool = False) -> Check:
             raise _Invalid(f"must be {rule}")
         return x
     return check
+
+
+def _fraction(*, open_ends: bool) -> Check:
+    """A number between 0 and 1, the ends excluded or included (casslab-load's num())."""
+    rule = "a number > 0 and < 1" if open_ends else "a number >= 0 and <= 1"
+
+    def check(value: Any) -> float:
+        try:
+            x = float(_number()(value))
+        except _Invalid:
+            raise _Invalid(f"must be {rule}") from None
+        if not (0 < x < 1 if open_ends else 0 <= x <= 1):
+            raise _Invalid(f"must be {rule}")
+        return x
+    return check
+
+
+def _positive_duration(value: Any) -> float:
+    seconds = parse_duration_s(value)
+    if not seconds > 0:
+        raise _Invalid("must be a duration > 0")
+    return seconds
 
 
 def _duration(lo_s: float = 0.0, hi_s: float = math.inf, rule: str = "") -> Check:
@@ -279,13 +306,13 @@ class LoadOptions:
     dc: str | None = _opt("dc", _text)
     cl_read: str | None = _opt("cl-read", _choice(CONSISTENCY_LEVELS, consistency=True))
     cl_write: str | None = _opt("cl-write", _choice(CONSISTENCY_LEVELS, consistency=True))
-    timeout_s: float | None = _opt("timeout", _duration(), argv=duration_arg)
+    timeout_s: float | None = _opt("timeout", _positive_duration, argv=duration_arg)
     no_retry: bool | None = _opt("no-retry", _flag)
     # Re-issues of a request that failed on a busy cluster (cassandra-stress's
     # `-errors retries=N`); a campaign's load phase uses LOAD_PHASE_ERROR_RETRIES.
     error_retries: int | None = _opt("error-retries", _integer(0, 2**32 - 1))
     # The Tokio runtime's threads (casslab-load's --io-threads), not the client count.
-    io_threads: int | None = _opt("io-threads", _integer())
+    io_threads: int | None = _opt("io-threads", _integer(1, MAX_IO_THREADS))
     tls: bool | None = _opt("tls", _flag)
     tls_ca: Path | None = _opt("tls-ca", _path)
     tls_cert: Path | None = _opt("tls-cert", _path)
@@ -294,7 +321,8 @@ class LoadOptions:
     # RunArgs
     phase: str | None = _opt("phase", _choice(PHASES))
     ops: int | None = _opt("ops", _integer(), run_only=True)
-    duration_s: float | None = _opt("duration", _duration(), run_only=True, argv=duration_arg)
+    duration_s: float | None = _opt("duration", _positive_duration, run_only=True,
+                                       argv=duration_arg)
     warmup: Warmup | None = _opt("warmup", _warmup, run_only=True, argv=Warmup.arg)
     workers: int | None = _opt("workers", _integer(1))
     in_flight: int | None = _opt("in-flight", _integer(1))
@@ -311,14 +339,14 @@ class LoadOptions:
     # Stop once the standard error of the mean interval throughput is below this fraction
     # of the mean (cassandra-stress err<), after converge-min and before converge-max
     # intervals (n> and n<).
-    converge: float | None = _opt("converge", _number(positive=True), run_only=True,
+    converge: float | None = _opt("converge", _fraction(open_ends=True), run_only=True,
                                   argv=_float_arg)
     converge_min: int | None = _opt("converge-min", _integer(2), run_only=True)
     converge_max: int | None = _opt("converge-max", _integer(2), run_only=True)
     stages: Path | None = _opt("stages", _path, run_only=True)
     # Each family narrows the check to its operation names.
     mix: str | None = _opt("mix", _mix(None), run_only=True)
-    ttl_s: int | None = _opt("ttl-s", _integer(*I32), run_only=True)
+    ttl_s: int | None = _opt("ttl-s", _integer(0, MAX_TTL_S), run_only=True)
     interval_s: float | None = _opt("interval", _duration(0.01, rule="at least 10ms"),
                                     run_only=True, argv=duration_arg)
     format: str | None = _opt("format", _choice(FORMATS))
@@ -333,7 +361,7 @@ class LoadOptions:
     client: str | None = _opt("client", _client_slice, run_only=True)
     start_at_s: float | None = _opt("start-at", _number(positive=True), run_only=True,
                                     argv=_float_arg)
-    unreachable_after_s: float | None = _opt("unreachable-after", _duration(), run_only=True,
+    unreachable_after_s: float | None = _opt("unreachable-after", _positive_duration, run_only=True,
                                              argv=duration_arg)
 
     def to_argv(self) -> list[str]:
@@ -466,12 +494,13 @@ class YcsbOptions(SchemaOptions):
     records: int | None = _opt("records", _integer(1))
     distribution: str | None = _opt("distribution", _choice(KEY_DISTRIBUTIONS), run_only=True)
     field_count: int | None = _opt("field-count", _integer(1, YCSB_MAX_FIELDS))
-    field_length: int | None = _opt("field-length", _integer())
+    field_length: int | None = _opt("field-length", _integer(0, MAX_VALUE_BYTES))
     max_scan_length: int | None = _opt("max-scan-length", _integer(1))
-    zipfian_constant: float | None = _opt("zipfian-constant", _number(), argv=_float_arg)
-    hotspot_data_fraction: float | None = _opt("hotspot-data-fraction", _number(),
+    zipfian_constant: float | None = _opt("zipfian-constant", _fraction(open_ends=True),
+                                              argv=_float_arg)
+    hotspot_data_fraction: float | None = _opt("hotspot-data-fraction", _fraction(open_ends=False),
                                                argv=_float_arg)
-    hotspot_opn_fraction: float | None = _opt("hotspot-opn-fraction", _number(),
+    hotspot_opn_fraction: float | None = _opt("hotspot-opn-fraction", _fraction(open_ends=False),
                                               argv=_float_arg)
 
 
@@ -481,9 +510,9 @@ class StressOptions(SchemaOptions):
     op_names: ClassVar[tuple[str, ...] | None] = ("write", "read")
 
     mix: str | None = _opt("mix", _mix(op_names), run_only=True)
-    records: int | None = _opt("records", _integer())
+    records: int | None = _opt("records", _integer(1))
     pop: str | None = _opt("pop", _text)
-    column_size: int | None = _opt("column-size", _integer(1, 1 << 20))
+    column_size: int | None = _opt("column-size", _integer(1, MAX_VALUE_BYTES))
     # The keyspace's replication as a CQL map, instead of rf (cassandra-stress
     # -schema replication(strategy=NetworkTopologyStrategy,dc1=3)).
     replication: str | None = _opt("replication", _text)
@@ -499,7 +528,7 @@ class IotOptions(SchemaOptions):
     devices: int | None = _opt("devices", _integer(1))
     series: int | None = _opt("series", _integer(1, IOT_SERIES))
     values_per_insert: int | None = _opt("values-per-insert", _integer(1, 10_000))
-    table_ttl_s: int | None = _opt("table-ttl-s", _integer(0, U32_MAX))
+    table_ttl_s: int | None = _opt("table-ttl-s", _integer(0, MAX_TTL_S))
     compaction: str | None = _opt("compaction", _compaction)
 
 
@@ -509,7 +538,7 @@ class UserOptions(LoadOptions):
 
     # The operation names come from the profile, read by casslab-load itself.
     mix: str | None = _opt("mix", _mix(None), run_only=True)
-    records: int | None = _opt("records", _integer())
+    records: int | None = _opt("records", _integer(1))
     pop: str | None = _opt("pop", _text)
     # A keyspace with no replica holds nothing: casslab refuses rf 0 before a run.
     rf: int | None = _opt("rf", _integer(1, U32_MAX))

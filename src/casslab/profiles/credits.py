@@ -35,8 +35,12 @@ from casslab.core.errors import UsageError
 
 CREDIT_VCPU_S = 60.0  # one credit: one vCPU busy for one minute
 LAUNCH_CREDITS_PER_VCPU = 30.0
-# How fast credit accounting runs against real time (a test sets e.g. 100).
+# How fast credit accounting runs against real time (a test sets e.g. 100): 1 is the
+# instance's own pace (below it the lab would earn and spend credits slower than the
+# instance it models, which no test needs); above 10000 a one-minute credit would pass
+# in 6 ms, less than the controller's tick.
 ENV_TIME_SCALE = "CASSLAB_CREDIT_TIME_SCALE"
+MIN_TIME_SCALE = 1.0
 MAX_TIME_SCALE = 10_000.0
 
 
@@ -129,7 +133,8 @@ def quota_cores(spec: CreditSpec, full_cores: float, bursting: bool) -> float:
 
 def time_scale_from_env(env: dict[str, str] | None = None) -> float:
     """Model seconds per real second from $CASSLAB_CREDIT_TIME_SCALE (default 1).
-    Raises UsageError (one line) for anything but a number in (0, MAX_TIME_SCALE]."""
+    Raises UsageError (one line) for anything but a number in [MIN_TIME_SCALE,
+    MAX_TIME_SCALE]."""
     raw = (os.environ if env is None else env).get(ENV_TIME_SCALE, "").strip()
     if not raw:
         return 1.0
@@ -137,9 +142,9 @@ def time_scale_from_env(env: dict[str, str] | None = None) -> float:
         value = float(raw)
     except ValueError:
         value = -1.0
-    if not 0 < value <= MAX_TIME_SCALE:
-        raise UsageError(f"{ENV_TIME_SCALE}={raw}: must be a number > 0 and at most "
-                         f"{MAX_TIME_SCALE:g} (model seconds per real second)")
+    if not MIN_TIME_SCALE <= value <= MAX_TIME_SCALE:
+        raise UsageError(f"{ENV_TIME_SCALE}={raw}: must be a number from {MIN_TIME_SCALE:g} "
+                         f"to {MAX_TIME_SCALE:g} (model seconds per real second)")
     return value
 
 

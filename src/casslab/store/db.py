@@ -13,14 +13,14 @@ import socket
 import sqlite3
 import time
 from collections.abc import Iterable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from casslab import __version__
 from casslab.core.errors import CasslabError, UsageError
 from casslab.metrics.samples import TrialMetrics
-from casslab.store.schema import FROM_HISTOGRAM, open_schema
+from casslab.store.schema import FROM_HISTOGRAM, SCHEMA_VERSION, open_schema, stored_version
 
 DB_NAME = "results.db"
 
@@ -39,33 +39,140 @@ class NoStoreError(StoreError, UsageError):
     database): bad input, not a failure of the database."""
 
 
-class Store:
-    """The results database of one campaign directory."""
+@dataclass(frozen=True)
+class Migration:
+    """An older results database brought to SCHEMA_VERSION in place, its old file kept."""
 
-    def __init__(self, directory: Path, *, create: bool = True) -> None:
+    path: Path
+    found: int
+    backup: Path
+
+    @property
+    def note(self) -> str:
+        return (f"{self.path}: schema {self.found} migrated to {SCHEMA_VERSION}; the old "
+                f"file is kept as {self.backup}")
+
+
+@dataclass(frozen=True)
+class _Found:
+    """What an existing results.db holds, read without writing: its schema version (None
+    for a file without casslab's tables) and its campaign's name and spec digest."""
+
+    version: int | None
+    campaign: tuple[str, str] | None
+
+
+def _inspect(path: Path) -> _Found:
+    """Read the version and the campaign of `path` through a query-only connection, so
+    that any refusal (not a database, a newer schema, another campaign) leaves the file
+    as it was. Raises StoreError."""
+    conn = sqlite3.connect(path, timeout=30.0)
+    try:
+        conn.execute("PRAGMA query_only=ON")
+        version = stored_version(conn)
+        campaign = None
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND "
+                        "name='campaigns'").fetchone():
+            row = conn.execute("SELECT name, spec_digest FROM campaigns ORDER BY id "
+                               "LIMIT 1").fetchone()
+            campaign = (str(row[0]), str(row[1])) if row else None
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path}: not a results database ({exc})") from None
+    finally:
+        conn.close()
+    if version is not None and version > SCHEMA_VERSION:
+        raise StoreError(f"{path}: schema_version {version}: this casslab reads up to "
+                         f"{SCHEMA_VERSION}; use a newer casslab")
+    return _Found(version, campaign)
+
+
+def _other_campaign(directory: Path, campaign: tuple[str, str], digest: str) -> StoreError:
+    name, found = campaign
+    return StoreError(
+        f"{directory} holds results of another spec (campaign '{name}', digest {found} != "
+        f"{digest}); use another --results directory or restore the original spec")
+
+
+def _backup(path: Path, version: int) -> Path:
+    """A consistent copy of `path` (WAL included) as results.db.v<version>.bak, written
+    under a temporary name and renamed, so a half-written backup never has its name."""
+    backup = path.with_name(f"{path.name}.v{version}.bak")
+    tmp = backup.with_name(backup.name + ".tmp")
+    tmp.unlink(missing_ok=True)
+    src = sqlite3.connect(path, timeout=30.0)
+    dst = sqlite3.connect(tmp)
+    try:
+        src.backup(dst)
+    finally:
+        dst.close()
+        src.close()
+    tmp.replace(backup)
+    return backup
+
+
+class Store:
+    """The results database of one campaign directory.
+
+    A writer (create=True) migrates an older database in place after keeping a backup
+    (`migration` says where); given `campaign` (a spec digest), it refuses a directory
+    that holds another campaign's results before writing anything. A reader
+    (create=False) never writes the file: an older database is migrated in a copy in
+    memory, and the connection is query-only.
+    """
+
+    def __init__(self, directory: Path, *, create: bool = True,
+                 campaign: str | None = None) -> None:
         self.directory = directory
         self.path = directory / DB_NAME
+        self.migration: Migration | None = None
         if directory.exists() and not directory.is_dir():
             raise NoStoreError(f"{directory}: is a file, where a results directory is needed")
         if not create and not directory.exists():
             raise NoStoreError(f"no results database in {directory} (no such directory)")
         if not self.path.exists() and not create:
             raise NoStoreError(f"no results database in {directory} (expected {self.path})")
-        directory.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        found = _inspect(self.path) if self.path.exists() else _Found(None, None)
+        if campaign is not None and found.campaign and found.campaign[1] != campaign:
+            raise _other_campaign(directory, found.campaign, campaign)
+        if create:
+            self.conn = self._open_writer(found)
+        else:
+            self.conn = self._open_reader(found)
         self.conn.row_factory = sqlite3.Row
+
+    def _open_writer(self, found: _Found) -> sqlite3.Connection:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        if found.version is not None and found.version < SCHEMA_VERSION:
+            self.migration = Migration(self.path, found.version,
+                                       _backup(self.path, found.version))
+        conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
         try:
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=FULL")
-            self.conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA foreign_keys=ON")
             # The version the file had when opened; it has been migrated if older.
-            self.schema_found = open_schema(self.conn)
-        except sqlite3.DatabaseError as exc:
-            self.conn.close()
+            self.schema_found = open_schema(conn)
+        except (sqlite3.DatabaseError, ValueError) as exc:
+            conn.close()
             raise StoreError(f"{self.path}: not a results database ({exc})") from None
-        except ValueError as exc:
-            self.conn.close()
-            raise StoreError(f"{self.path}: {exc}") from None
+        return conn
+
+    def _open_reader(self, found: _Found) -> sqlite3.Connection:
+        if found.version is None:
+            raise StoreError(f"{self.path}: not a results database (it has no casslab "
+                             "tables)")
+        conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        self.schema_found = found.version
+        if found.version < SCHEMA_VERSION:
+            memory = sqlite3.connect(":memory:", isolation_level=None)
+            try:
+                conn.backup(memory)
+            finally:
+                conn.close()
+            open_schema(memory)
+            conn = memory
+        conn.execute("PRAGMA query_only=ON")
+        return conn
 
     def close(self) -> None:
         self.conn.close()
@@ -91,10 +198,8 @@ class Store:
         row = self.conn.execute("SELECT id, name, spec_digest FROM campaigns").fetchone()
         if row:
             if row["spec_digest"] != digest:
-                raise StoreError(
-                    f"{self.directory} holds results of another spec (campaign '{row['name']}', "
-                    f"digest {row['spec_digest']} != {digest}); use another --results "
-                    "directory or restore the original spec")
+                raise _other_campaign(self.directory, (row["name"], row["spec_digest"]),
+                                      digest)
             return int(row["id"]), True
         cur = self.conn.execute(
             "INSERT INTO campaigns (name, spec_digest, spec_yaml, response, factors_json, "

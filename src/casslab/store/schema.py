@@ -133,7 +133,8 @@ def _add_trial_columns(conn: sqlite3.Connection) -> None:
             conn.execute(f"ALTER TABLE trials ADD COLUMN {name} {decl}")
 
 
-def _version(conn: sqlite3.Connection) -> int | None:
+def stored_version(conn: sqlite3.Connection) -> int | None:
+    """The schema_version a database records (None: no meta table or no version)."""
     has_meta = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND "
                             "name='meta'").fetchone()
     if not has_meta:
@@ -149,7 +150,7 @@ def open_schema(conn: sqlite3.Connection) -> int:
     Raises ValueError for a database newer than this code."""
     with conn:
         conn.execute("BEGIN IMMEDIATE")
-        found = _version(conn)
+        found = stored_version(conn)
         if found is not None and found > SCHEMA_VERSION:
             raise ValueError(f"schema_version {found}: this casslab reads up to "
                              f"{SCHEMA_VERSION}; use a newer casslab")

@@ -12,13 +12,14 @@ summaries also read documents written by earlier versions.
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 from typing import Any
 
 from casslab.core.errors import UsageError
 from casslab.tune.learn import mix_for
-from casslab.tune.rules import RulesTable
+from casslab.tune.rules import RulesTable, check_time_scale
 
 MODES = ("static", "dynamic", "observe")
 # Stages whose TTL or read share differ from the start: where a tuner can gain.
@@ -73,12 +74,28 @@ class StageResult:
     load_avg_1m: float  # of the machine at the stage's end: is anything else running?
 
 
+# The range of `stage_scale` (stage lengths x the scale). At 0.0005 the shortest stage,
+# 150 min, lasts 4.5 s: a few one-second reporting intervals, the least a stage's
+# throughput and percentiles can be read from. Above 1 a stage would outlast the study's.
+STAGE_SCALE_RANGE = (0.0005, 1.0)
+
+
+def check_stage_scale(value: float, what: str = "stage_scale") -> float:
+    """`value` if it is in STAGE_SCALE_RANGE; else UsageError naming `what` and the range."""
+    lo, hi = STAGE_SCALE_RANGE
+    if not (math.isfinite(value) and lo <= value <= hi):
+        raise UsageError(f"{what} {value:g}: valid is {lo:g} to {hi:g} (0.0005: the "
+                         "shortest stage, 150 min, lasts 4.5 s; 1: the study's own "
+                         "lengths), e.g. 0.01")
+    return value
+
+
 def stage_plan(time_scale: float, stage_scale: float,
                scenario: tuple[ScenarioStage, ...] = SCENARIO) -> list[StagePlan]:
-    """The scenario's stages in compressed time. Raises UsageError for a scale <= 0."""
-    for name, value in (("time_scale", time_scale), ("stage_scale", stage_scale)):
-        if value <= 0:
-            raise UsageError(f"{name} {value:g}: must be > 0 (e.g. 0.05)")
+    """The scenario's stages in compressed time. Raises UsageError for a scale outside
+    its range (TIME_SCALE_RANGE, STAGE_SCALE_RANGE)."""
+    check_time_scale(time_scale)
+    check_stage_scale(stage_scale)
     return [StagePlan(i, int(s.ttl_h * 3600 * time_scale), s.read_share, mix_for(s.read_share),
                       s.minutes * 60 * stage_scale)
             for i, s in enumerate(scenario, 1)]

@@ -118,8 +118,9 @@ def run_comparison(opts: CompareOptions, rules: RulesTable, *,
     pairs = schedule(opts.reps, modes)
     head = comparison_head(opts, rules, modes)
     # Opens the store now, so another comparison's results fail before any lab starts.
-    sink = TrialSink(opts.results, head, modes, len(plans))
-    ctx = _Context(opts, rules, plans, modes, head, sink, on_message or (lambda _m: None))
+    say = on_message or (lambda _m: None)
+    sink = TrialSink(opts.results, head, modes, len(plans), say=say)
+    ctx = _Context(opts, rules, plans, modes, head, sink, say)
     labs = [open_lab(f"{opts.lab_name}{i}" if opts.side_by_side else opts.lab_name,
                      home=opts.home, cache=opts.cache)
             for i in range(2 if opts.side_by_side else 1)]
@@ -385,7 +386,7 @@ class TrialSink:
     _lock = threading.Lock()
 
     def __init__(self, results: Path, head: dict[str, Any], modes: tuple[str, str],
-                 stages: int) -> None:
+                 stages: int, *, say: Callable[[str], None] | None = None) -> None:
         self.results, self.modes, self.stages = results, modes, stages
         spec = json.dumps(digest_input(head), sort_keys=True)
         self.campaign: dict[str, Any] = {
@@ -395,7 +396,11 @@ class TrialSink:
                          "levels": list(modes)},
                         {"name": "stage", "kind": "workload", "label": "stage",
                          "levels": list(range(1, stages + 1))}]}
-        with self._lock, Store(results) as store:
+        # Given the digest, another comparison's directory is refused before anything in
+        # it is written (an older database is not migrated first).
+        with self._lock, Store(results, campaign=self.campaign["digest"]) as store:
+            if store.migration is not None and say is not None:
+                say(store.migration.note)
             store.open_campaign(**self.campaign)
 
     def record(self, arm: Arm, plan: StagePlan, core: int | None, result: LoadResult,
@@ -405,7 +410,7 @@ class TrialSink:
         params = {**cell, "rep": arm.rep, "core": core, "ttl_s": plan.ttl_s,
                   "read_share": plan.read_share, "duration_s": plan.duration_s}
         ok = result.summary.ended_by == "completed"
-        with self._lock, Store(self.results) as store:
+        with self._lock, Store(self.results, campaign=self.campaign["digest"]) as store:
             cid, _ = store.open_campaign(**self.campaign)
             ids = store.ensure_plan(cid, [(seq, cell_index(self.modes, arm.mode, plan.stage,
                                                            self.stages),

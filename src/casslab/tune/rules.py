@@ -191,10 +191,29 @@ SEED003_TABLE2_MIN: dict[float, dict[int, int]] = {
 SEED003_MIN_THRESHOLD: dict[int, int] = {1: 6, 2: 8, 3: 10}
 
 
+# The range of a time scale of seed 003's rules (TTLs and TWCS windows x the scale). At
+# 1/60 its shortest TTL, 1 h, becomes 60 s: one window of the 1-minute minimum TWCS
+# allows; below it every table's data would expire inside one window (1e-9 gave TTLs of
+# microseconds). Above 1 the rules would claim TTLs longer than the study measured.
+TIME_SCALE_RANGE = (1 / 60, 1.0)
+
+
+def check_time_scale(value: float, what: str = "time_scale") -> float:
+    """`value` if it is in TIME_SCALE_RANGE; else UsageError naming `what` and the range."""
+    lo, hi = TIME_SCALE_RANGE
+    if not (math.isfinite(value) and lo <= value <= hi):
+        raise UsageError(f"{what} {value:g}: valid is 1/60 ({lo:.4g}) to {hi:g} (1/60: the "
+                         "1 h TTL becomes 60 s, one 1-minute TWCS window; 1: the study's "
+                         "own times), e.g. 0.05")
+    return value
+
+
 def seed003_rules(*, interpolate: bool = False, time_scale: float = 1.0) -> RulesTable:
     """Seed 003's rule table. `time_scale` < 1 compresses TTLs and windows alike (e.g.
     1/60: TTL 1 h -> 60 s and a 10-minute window -> 10 s, rounded up to the 1-minute
-    minimum TWCS allows); the min_threshold rule is kept as is."""
+    minimum TWCS allows); the min_threshold rule is kept as is. Raises UsageError for a
+    time_scale outside TIME_SCALE_RANGE."""
+    check_time_scale(time_scale)
     pts = []
     for share, row in SEED003_TABLE2_MIN.items():
         for hours, minutes in row.items():

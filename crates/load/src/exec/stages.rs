@@ -20,6 +20,7 @@
 
 use super::{OpMix, Phase, StagePlan};
 use crate::error::{LoadError, Result};
+use crate::ranges::MAX_TTL_S;
 use crate::units::parse_duration;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -42,6 +43,13 @@ struct StageSpec {
     mix: Option<MixSpec>,
     ttl_s: Option<i32>,
     record: Option<bool>,
+}
+
+/// The mapping form of a stages file, `stages: [...]`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StagesDoc {
+    stages: Vec<StageSpec>,
 }
 
 /// Defaults a stage inherits from the command line.
@@ -69,18 +77,20 @@ pub fn parse_stages(
     // any bad stage as "did not match any variant" instead of naming the field.
     let value: serde_norway::Value =
         serde_norway::from_str(text).map_err(|e| err(e.to_string()))?;
-    let list = match value {
-        serde_norway::Value::Sequence(_) => value,
-        serde_norway::Value::Mapping(mut m) if m.len() == 1 && m.contains_key("stages") => {
-            m.remove("stages").unwrap_or_default()
+    // Then typed from the text, not from `value`: only the text's errors carry the
+    // field's path (`stages[1].ops: invalid value: integer `-5`, expected u64`).
+    let specs: Vec<StageSpec> = match value {
+        serde_norway::Value::Sequence(_) => serde_norway::from_str(text),
+        serde_norway::Value::Mapping(m) if m.len() == 1 && m.contains_key("stages") => {
+            serde_norway::from_str::<StagesDoc>(text).map(|d| d.stages)
         }
         _ => {
             return Err(err(
                 "must be a list of stages, or a mapping with the one key `stages:`".into(),
             ))
         }
-    };
-    let specs: Vec<StageSpec> = serde_norway::from_value(list).map_err(|e| err(e.to_string()))?;
+    }
+    .map_err(|e| err(e.to_string()))?;
     if specs.is_empty() {
         return Err(err("no stages".into()));
     }
@@ -109,6 +119,13 @@ pub fn parse_stages(
                         .map_err(|e| err(format!("stage {name:?}: {e}")))?
                 }
             };
+            if let Some(ttl) = s.ttl_s {
+                if !(0..=MAX_TTL_S).contains(&u64::try_from(ttl).unwrap_or(u64::MAX)) {
+                    return Err(err(format!(
+                        "stage {name:?}: ttl_s {ttl} must be an integer in 0..={MAX_TTL_S}"
+                    )));
+                }
+            }
             if let Some(r) = s.rate {
                 if !(r.is_finite() && r > 0.0) {
                     return Err(err(format!("stage {name:?}: rate must be > 0")));
@@ -181,5 +198,40 @@ mod tests {
         .unwrap_err();
         assert!(e.to_string().contains("unknown operation"), "{e}");
         assert!(parse_stages("[{ops: 1, speed: 3}]", Path::new("s.yaml"), &names(), &d).is_err());
+    }
+
+    #[test]
+    fn a_wrong_value_is_named_by_its_field() {
+        let mix = OpMix::from_weights(&[1.0, 1.0]).unwrap();
+        let d = StageDefaults {
+            rate_ops_s: None,
+            mix: &mix,
+            ttl_s: None,
+        };
+        let cases = [
+            (
+                "stages:\n  - {ops: 5}\n  - {ops: -5}\n",
+                "stages[1].ops: invalid type: integer `-5`, expected u64",
+            ),
+            ("[{ops: 5, rate: fast}]", "[0].rate: invalid type: string"),
+            ("stages:\n  - {ops: 5, record: maybe}\n", "stages[0].record"),
+            (
+                "stages:\n  - {ops: 5, speed: 3}\n",
+                "stages[0]: unknown field `speed`",
+            ),
+            (
+                "[{name: w, ops: 5, ttl_s: -1}]",
+                "stage \"w\": ttl_s -1 must be an integer in 0..=630720000",
+            ),
+        ];
+        for (text, expected) in cases {
+            let e = parse_stages(text, Path::new("s.yaml"), &names(), &d)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with("stages file s.yaml: ") && e.contains(expected),
+                "{text}: {e}"
+            );
+        }
     }
 }

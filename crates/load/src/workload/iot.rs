@@ -189,21 +189,6 @@ impl Iot {
 
     /// Prepares the statements and the per-TTL insert batches.
     pub async fn new(session: Session, cmd: &IotCommand, ttls: &[Option<i32>]) -> Result<Self> {
-        if cmd.devices == 0 {
-            return Err(LoadError::option("--devices", "must be at least 1"));
-        }
-        if cmd.series == 0 || cmd.series > SERVICES.len() as u64 {
-            return Err(LoadError::option(
-                "--series",
-                format!("must be 1..={}", SERVICES.len()),
-            ));
-        }
-        if cmd.values_per_insert == 0 || cmd.values_per_insert > 10_000 {
-            return Err(LoadError::option(
-                "--values-per-insert",
-                "must be 1..=10000",
-            ));
-        }
         let cls = Cls::new(cmd.conn.cl_read, cmd.conn.cl_write, Cl::One);
         let names = names();
         let retries = RetryCounters::new(names.len(), cmd.conn.error_retries);

@@ -7,7 +7,7 @@
 use super::{iot, ttl_clause, ttl_set, ByTtl, Cls};
 use crate::config::{Cl, StressCommand, StressMode};
 use crate::db::{self, read_outcome, write_outcome, RetryCounters};
-use crate::error::{LoadError, Result};
+use crate::error::Result;
 use crate::exec::{OpCtx, Phase, Workload};
 use crate::generator::{hash3, BytePool, Dist, Rng};
 use crate::stats::Outcome;
@@ -121,9 +121,6 @@ impl Stress {
 
     /// Prepares the statements.
     pub async fn new(session: Session, cmd: &StressCommand, ttls: &[Option<i32>]) -> Result<Self> {
-        if cmd.column_size == 0 || cmd.column_size > 1 << 20 {
-            return Err(LoadError::option("--column-size", "must be 1..=1048576"));
-        }
         let cls = Cls::new(cmd.conn.cl_read, cmd.conn.cl_write, Cl::LocalOne);
         let names = names();
         let retries = RetryCounters::new(names.len(), cmd.conn.error_retries);

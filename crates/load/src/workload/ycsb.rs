@@ -12,7 +12,7 @@
 use super::{ttl_clause, ttl_set, ByTtl, Cls};
 use crate::config::{Cl, KeyDist, YcsbCommand, YcsbWorkload};
 use crate::db::{self, read_outcome, write_outcome, RetryCounters};
-use crate::error::{LoadError, Result};
+use crate::error::Result;
 use crate::exec::{ClientSlice, OpCtx, Phase, Workload};
 use crate::generator::{
     fnvhash64, hash3, write_key, BytePool, Hotspot, Latest, Rng, ScrambledZipfian,
@@ -30,7 +30,7 @@ const UPDATE: usize = 1;
 pub const INSERT: usize = 2;
 const SCAN: usize = 3;
 const RMW: usize = 4;
-const MAX_FIELDS: usize = 32;
+pub const MAX_FIELDS: usize = 32;
 const TABLE: &str = "usertable";
 
 /// Op names of YCSB workloads (index = op id).
@@ -188,18 +188,6 @@ impl Ycsb {
         ttls: &[Option<i32>],
         expected_ops: u64,
     ) -> Result<Self> {
-        if cmd.field_count == 0 || cmd.field_count > MAX_FIELDS {
-            return Err(LoadError::option(
-                "--field-count",
-                format!("must be 1..={MAX_FIELDS}"),
-            ));
-        }
-        if cmd.records == 0 {
-            return Err(LoadError::option("--records", "must be at least 1"));
-        }
-        if cmd.max_scan_length == 0 {
-            return Err(LoadError::option("--max-scan-length", "must be at least 1"));
-        }
         let cls = Cls::new(cmd.conn.cl_read, cmd.conn.cl_write, Cl::One);
         let names = names();
         let retries = RetryCounters::new(names.len(), cmd.conn.error_retries);
