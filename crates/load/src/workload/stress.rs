@@ -7,7 +7,7 @@
 use super::{iot, ttl_clause, ttl_set, ByTtl, Cls};
 use crate::config::{Cl, StressCommand, StressMode};
 use crate::db::{self, read_outcome, write_outcome, RetryCounters};
-use crate::error::Result;
+use crate::error::{LoadError, Result};
 use crate::exec::{OpCtx, Phase, Workload};
 use crate::generator::{hash3, BytePool, Dist, Rng};
 use crate::stats::Outcome;
