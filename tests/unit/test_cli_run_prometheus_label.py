@@ -1,0 +1,19 @@
+"""`casslab run` against a lab labels casslab-load's live metrics with the lab's name,
+only when they are served and no lab label was given."""
+
+from __future__ import annotations
+
+from casslab.cli.run import with_lab_label
+from casslab.load import LoadSpec
+
+
+def test_a_served_run_gets_the_labs_name_as_label() -> None:
+    spec = LoadSpec.of("ycsb-a", {}, ["--prometheus", "127.0.0.1:9470"])
+    assert with_lab_label(spec, "edge").extra[-2:] == ["--prometheus-label", "lab=edge"]
+
+
+def test_no_label_without_prometheus_or_when_one_is_given() -> None:
+    plain = LoadSpec.of("ycsb-a", {}, [])
+    assert with_lab_label(plain, "edge").extra == []
+    given = LoadSpec.of("ycsb-a", {}, ["--prometheus", "h:1", "--prometheus-label", "lab=x"])
+    assert with_lab_label(given, "edge").extra == given.extra
