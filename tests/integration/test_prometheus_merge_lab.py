@@ -23,7 +23,7 @@ pytestmark = pytest.mark.integration
 
 # Inside the lab's namespace (casslab-load runs there): its loopback is the test's own.
 LOAD_PORT = 19480  # client I serves on LOAD_PORT + I
-EXPORTER_ADDR = "127.0.0.1:19481"
+EXPORTER_ADDR = "127.0.0.1:19489"
 PROM_ADDR = "127.0.0.1:19091"
 CLI = [sys.executable, "-m", "casslab.cli.main"]
 STEP = 1.2  # the buckets' ratio (casslab-load's bounds_us)
