@@ -104,6 +104,8 @@ def test_promql_p99_of_two_clients_is_within_a_bucket_of_the_merged_summary(
     got = _query(lab3, f"histogram_quantile(0.99, sum by (le) (max_over_time({sel}[5m])))")
     prom_p99_s = float(str(got[0]["value"][1]))  # type: ignore[index]
     steps = abs(math.log(prom_p99_s / read_p99_s)) / math.log(STEP)
+    print(f"read p99: PromQL {prom_p99_s * 1e3:.3f} ms, merged summary "
+          f"{read_p99_s * 1e3:.3f} ms, {steps:.2f} buckets apart")
     assert steps <= 1.0, (prom_p99_s, read_p99_s)
     count = _query(lab3, f'sum(max_over_time(casslab_load_latency_seconds_count'
                          f'{{lab="{lab3.name}",op="read"}}[5m]))')

@@ -100,23 +100,13 @@ def run(
             _check_clients(clients, output_format)
         targets, prefix = _targets(name, hosts)
         if hosts is None:
+            from casslab.load.multi import with_lab_label
+
             spec = with_lab_label(spec, name)
     if clients != 1:
         execute_clients(spec, targets, prefix, clients, out_file, output_format)
         return
     execute(spec, targets, prefix, out_file, output_format)
-
-
-def with_lab_label(spec: LoadSpec, lab: str) -> LoadSpec:
-    """`spec` with --prometheus-label lab=LAB when it serves live metrics and names no lab
-    label itself, so a lab's runs are told apart in one Prometheus."""
-    extra = list(spec.extra)
-    serves = spec.options.prometheus is not None or any(
-        a == "--prometheus" or a.startswith("--prometheus=") for a in extra)
-    named = any(a.startswith(("lab=", "--prometheus-label=lab=")) for a in extra)
-    if not serves or named:
-        return spec
-    return LoadSpec(spec.workload, spec.options, [*extra, "--prometheus-label", f"lab={lab}"])
 
 
 def _check_clients(clients: int, output_format: str) -> None:

@@ -119,6 +119,18 @@ def prometheus_addr(addr: str, index: int) -> str:
     return f"{host}:{int(port) + index}"
 
 
+def with_lab_label(spec: LoadSpec, lab: str) -> LoadSpec:
+    """`spec` with --prometheus-label lab=LAB when it serves live metrics and names no lab
+    label itself, so a lab's runs are told apart in one Prometheus."""
+    extra = list(spec.extra)
+    serves = spec.options.prometheus is not None or any(
+        a == "--prometheus" or a.startswith("--prometheus=") for a in extra)
+    named = any(a.startswith(("lab=", "--prometheus-label=lab=")) for a in extra)
+    if not serves or named:
+        return spec
+    return LoadSpec(spec.workload, spec.options, [*extra, "--prometheus-label", f"lab={lab}"])
+
+
 def _extra_for_client(extra: Sequence[str], index: int) -> list[str]:
     """`extra` (casslab-load arguments as given) with a --prometheus address moved to
     client `index`'s port."""

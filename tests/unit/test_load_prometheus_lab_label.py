@@ -1,10 +1,10 @@
-"""`casslab run` against a lab labels casslab-load's live metrics with the lab's name,
+"""`casslab run` and campaigns against a lab label casslab-load's live metrics with the lab's name,
 only when they are served and no lab label was given."""
 
 from __future__ import annotations
 
-from casslab.cli.run import with_lab_label
 from casslab.load import LoadSpec
+from casslab.load.multi import with_lab_label
 
 
 def test_a_served_run_gets_the_labs_name_as_label() -> None:
