@@ -125,7 +125,8 @@ def with_lab_label(spec: LoadSpec, lab: str) -> LoadSpec:
     extra = list(spec.extra)
     serves = spec.options.prometheus is not None or any(
         a == "--prometheus" or a.startswith("--prometheus=") for a in extra)
-    named = any(a.startswith(("lab=", "--prometheus-label=lab=")) for a in extra)
+    named = any(a.startswith(("lab=", "--prometheus-label=lab=")) for a in extra) or (
+        spec.options.prometheus_label or "").startswith("lab=")
     if not serves or named:
         return spec
     return LoadSpec(spec.workload, spec.options, [*extra, "--prometheus-label", f"lab={lab}"])
