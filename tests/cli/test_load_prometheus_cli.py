@@ -32,6 +32,10 @@ def test_the_dashboard_asks_only_for_served_metrics() -> None:
     exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
     used = {m for e in exprs for m in re.findall(r"\b(casslab_[a-z_]+)", e)}
     load = {"casslab_load_operations_total", "casslab_load_errors_total",
-            "casslab_load_latency_seconds", "casslab_load_latency_seconds_sum",
+            "casslab_load_latency_seconds_bucket", "casslab_load_latency_seconds_sum",
             "casslab_load_latency_seconds_count"}
     assert used and used <= load | set(_HELP), used - load - set(_HELP)
+    # Node panels (Cassandra's own figures) and the merged histogram are there.
+    assert {"casslab_node_coordinator_latency_seconds", "casslab_node_thread_pool_tasks",
+            "casslab_node_compactions_pending", "casslab_load_latency_seconds_bucket"} <= used
+    assert all("quantile=" not in e for e in exprs if "casslab_load_" in e)

@@ -16,6 +16,7 @@ from casslab.load.multi import (
     local_places,
     merged_intervals,
     merged_summary,
+    prometheus_addr,
     schema_spec,
 )
 from casslab.load.runner import LoadError, LoadSpec
@@ -156,3 +157,21 @@ def test_parts_take_the_merged_logs_percentiles_and_the_clients_counts() -> None
         (30, 28, 2)
     assert parts["read"]["latency"]["p99_us"] == 1234, "the merged log's, never averaged"
     assert parts["read"]["ops_s"] == 3.0
+
+
+def test_each_client_serves_prometheus_on_its_own_port() -> None:
+    assert [prometheus_addr("127.0.0.1:9470", i) for i in range(3)] == [
+        "127.0.0.1:9470", "127.0.0.1:9471", "127.0.0.1:9472"]
+    assert prometheus_addr("[::1]:9470", 1) == "[::1]:9471"
+    assert prometheus_addr("127.0.0.1:0", 5) == "127.0.0.1:0"  # any free port, each
+    with pytest.raises(UsageError, match="give HOST:PORT"):
+        prometheus_addr("9470", 1)
+    with pytest.raises(UsageError, match="at most 65534"):
+        prometheus_addr("h:65535", 1)
+
+
+def test_a_prometheus_address_among_the_extra_arguments_moves_too() -> None:
+    spec = LoadSpec.of("ycsb-a", {"ops": 10}, ["--prometheus", "127.0.0.1:9470",
+                                                "--prometheus-linger", "2s"])
+    cmd = client_command(spec, _place("client2"), 1, 2, ["127.0.0.1:9042"], 1e10)
+    assert _value(cmd, "--prometheus") == "127.0.0.1:9471"

@@ -58,3 +58,56 @@ def test_a_busy_address_is_one_error_naming_it() -> None:
             exporter.serve(None, addr)  # type: ignore[arg-type]
     with pytest.raises(UsageError, match="give HOST:PORT"):
         exporter.serve(None, "9471")  # type: ignore[arg-type]
+
+
+class FakeCql:
+    """The virtual tables' rows as a 5.0 node returns them, per query."""
+
+    def __init__(self) -> None:
+        self.hosts: list[str | None] = []
+
+    def execute(self, query: str, params: object = None, *, consistency: str = "ONE",
+                host: str | None = None, timeout_s: float = 10.0) -> object:
+        self.hosts.append(host)
+        rows: dict[str, list[list[object]]] = {
+            "thread_pools": [["CompactionExecutor", 1, 4, 0, 0, 17],
+                             ["Native-Transport-Requests", 3, 0, 2, 9, 1200]],
+            "coordinator_read_latency": [["ks", "t", 50, 1.5, 12.0, 40.0],
+                                         ["system", "local", 9, 0.1, 0.2, 0.3]],
+            "coordinator_write_latency": [["ks", "t", 70, 0.8, 4.0, 9.0]],
+            "sstable_tasks": [["compaction"]],
+        }
+        table = next(k for k in rows if f"system_views.{k}" in query)
+
+        class Result:
+            pass
+
+        r = Result()
+        r.rows = rows[table]  # type: ignore[attr-defined]
+        return r
+
+
+def test_virtual_table_figures_are_rendered_per_node(tmp_path: Path) -> None:
+    cql = FakeCql()
+    figures = exporter.read_figures(cql, "127.0.1.1")
+    assert set(cql.hosts) == {"127.0.1.1"}
+    assert [lat.keyspace for lat in figures.latencies] == ["ks", "ks"]  # system left out
+    text = exporter.render(lab_state(tmp_path), None, {"127.0.1.1": figures})
+    n1 = 'lab="cvbx",node="node1"'
+    assert value(text, f"casslab_node_cql_up{{{n1}}}") == 1
+    assert value(text, 'casslab_node_cql_up{lab="cvbx",node="node2"}') == 0
+    read = f'{n1},kind="read",keyspace="ks",table="t"'
+    assert value(text, f"casslab_node_coordinator_requests_total{{{read}}}") == 50
+    assert value(text, f'casslab_node_coordinator_latency_seconds{{{read},quantile="0.99"}}') \
+        == 0.012
+    ntr = f'{n1},pool="Native-Transport-Requests"'
+    assert value(text, f'casslab_node_thread_pool_tasks{{{ntr},state="blocked"}}') == 2
+    assert value(text, f"casslab_node_thread_pool_blocked_total{{{ntr}}}") == 9
+    assert value(text, f"casslab_node_compactions_pending{{{n1}}}") == 4
+    assert value(text, f"casslab_node_compactions_running{{{n1}}}") == 1
+
+
+def test_without_figures_no_cassandra_series_are_written(tmp_path: Path) -> None:
+    text = exporter.render(lab_state(tmp_path), None)
+    assert "casslab_node_cql_up{" not in text
+    assert "casslab_node_cpu_seconds_total{" in text

@@ -209,7 +209,7 @@ impl Sink for Output {
             print_line(true, &ycsb_status(&st, names, stats));
         }
         if let (Some(live), true) = (self.live.as_ref(), info.recorded) {
-            live.add(stats);
+            live.add(info.stage, stats);
         }
         if let (Some(log), true) = (self.hdr.as_mut(), info.recorded) {
             if let Err(e) = log.interval(start_s, info.interval_s, names, stats) {
@@ -283,7 +283,8 @@ async fn drive<W: Workload>(
     let names = w.op_names().to_vec();
     let live = match listener {
         Some(l) => {
-            let live = Live::new(label, &names);
+            let client = run.client.map_or(0, |c| c.index);
+            let live = Live::new(label, &names, &run.prometheus_label, client);
             prometheus::serve(l, live.clone())?;
             Some(live)
         }
@@ -356,9 +357,13 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
         check_start_at(r, now_unix_s())?;
     }
     // Bound before connecting, so a busy port fails at once.
-    let listener = match run_args(&cli.command).and_then(|r| r.prometheus.as_ref()) {
-        Some(addr) => Some(prometheus::bind(addr)?),
-        None => None,
+    let listener = match run_args(&cli.command) {
+        Some(RunArgs {
+            prometheus: Some(addr),
+            prometheus_label,
+            ..
+        }) => Some(prometheus::bind(addr, prometheus_label)?),
+        _ => None,
     };
     match &cli.command {
         Command::Ycsb(c) => {

@@ -291,10 +291,16 @@ pub struct RunArgs {
     /// `<op>-svc` service time, `part-<op>` an operation done inside another).
     #[arg(long)]
     pub hdr_log: Option<PathBuf>,
-    /// Serve live metrics for Prometheus on HOST:PORT (`/metrics`: operations and
-    /// errors per operation type, latency summaries), e.g. 127.0.0.1:9470.
+    /// Serve live metrics for Prometheus on HOST:PORT (`/metrics`: operations,
+    /// errors and a latency histogram per stage and operation type, cumulative
+    /// since the start), e.g. 127.0.0.1:9470.
     #[arg(long, value_name = "ADDR")]
     pub prometheus: Option<String>,
+    /// With --prometheus: a label KEY=VALUE on every series (repeatable), e.g.
+    /// lab=edge. casslab-load sets workload, client (I of --client I/K), stage and op.
+    #[arg(long, value_name = "KEY=VALUE", requires = "prometheus",
+          value_parser = crate::stats::prometheus::parse_label)]
+    pub prometheus_label: Vec<crate::stats::prometheus::Label>,
     /// With --prometheus: keep serving this long after the run ends, so a last
     /// scrape sees the final counts (the summary's).
     #[arg(long, default_value = "0s", requires = "prometheus")]

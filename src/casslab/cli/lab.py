@@ -223,7 +223,8 @@ def metrics(
              "127.0.0.1:9471); without it, print the metrics once.")] = None,
 ) -> None:
     """The lab's live metrics in Prometheus text: each node's CPU seconds, disk bytes,
-    memory and data size, and the link conditions in force. Grafana:
+    memory and data size, its own Cassandra figures from the virtual tables (coordinator
+    latency, thread pools, compactions), and the link conditions in force. Grafana:
     dashboards/casslab-load.json.
 
     Example: casslab lab metrics --name edge --serve 127.0.0.1:9471
@@ -233,7 +234,11 @@ def metrics(
     with errors_to_exit():
         lab = open_lab(name)
         if serve is None:
-            print(exporter.lab_text(lab), end="")
+            reader = exporter.NodeReader(lab)
+            try:
+                print(exporter.lab_text(lab, reader), end="")
+            finally:
+                reader.close()
             return
         server = exporter.serve(lab, serve)
     err.print(f"serving lab {name}'s metrics on http://{serve}/metrics (Ctrl-C stops)")

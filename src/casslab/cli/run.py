@@ -82,6 +82,8 @@ def run(
     Example: casslab run ycsb-b -p requestdistribution=uniform --format ycsb > run.txt
 
     Example: casslab run stress-write --name edge --duration 30s --clients 2
+
+    Example: casslab run ycsb-a -n edge --ops 20000 --clients 2 -- --prometheus 127.0.0.1:9470
     """
     options = given_options({"phase": phase, "records": records, "ops": ops,
                              "duration": duration, "warmup": warmup, "rate": rate,
@@ -98,6 +100,10 @@ def run(
         if clients != 1:
             _check_clients(clients, output_format)
         targets, prefix = _targets(name, hosts)
+        if hosts is None:
+            from casslab.load.multi import with_lab_label
+
+            spec = with_lab_label(spec, name)
     if clients != 1:
         execute_clients(spec, targets, prefix, clients, out_file, output_format)
         return

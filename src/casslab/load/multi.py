@@ -9,6 +9,10 @@ client loaded; their op choices still differ, because each draws from its own cy
 Each writes an HdrHistogram interval log; `casslab-load merge` adds the logs by absolute
 time into the merged summary and intervals, and each client's own summary is kept (a
 saturated client shows as the one with the low rate or the high tail).
+
+With --prometheus HOST:PORT, client I (0-based) serves its live metrics on HOST:PORT+I
+(K processes cannot share one port), each series labelled client="I" by casslab-load;
+Prometheus scrapes all K and `sum by (le)` merges their latency histograms.
 """
 
 from __future__ import annotations
@@ -93,10 +97,51 @@ def client_command(spec: LoadSpec, place: ClientPlace, index: int, count: int,
     log = f"{place.workdir.rstrip('/')}/{place.name}.hlog"
     options = replace(spec.options, hdr_log=Path(log), client=f"{index}/{count}",
                       start_at_s=round(start_at_s, 3))
+    if options.prometheus is not None:
+        options = replace(options, prometheus=prometheus_addr(options.prometheus, index))
     if isinstance(options, SchemaOptions):
         options = replace(options, drop=None)  # dropped once before (schema_spec)
-    one = LoadSpec(spec.workload, options, list(spec.extra))
+    one = LoadSpec(spec.workload, options, _extra_for_client(spec.extra, index))
     return place.command(build_command(one, hosts, place.binary))
+
+
+def prometheus_addr(addr: str, index: int) -> str:
+    """Client `index`'s --prometheus address: HOST:PORT+index (port 0, any free port,
+    stays 0). Raises UsageError naming the address unless it is HOST:PORT."""
+    host, sep, port = addr.rpartition(":")
+    if not sep or not port.isdigit():
+        raise UsageError(f"--prometheus {addr!r}: give HOST:PORT, e.g. 127.0.0.1:9470")
+    if int(port) == 0:
+        return addr
+    if int(port) + index > 65535:
+        raise UsageError(f"--prometheus {addr}: client {index} would need port "
+                         f"{int(port) + index}; give a port at most {65535 - index}")
+    return f"{host}:{int(port) + index}"
+
+
+def with_lab_label(spec: LoadSpec, lab: str) -> LoadSpec:
+    """`spec` with --prometheus-label lab=LAB when it serves live metrics and names no lab
+    label itself, so a lab's runs are told apart in one Prometheus."""
+    extra = list(spec.extra)
+    serves = spec.options.prometheus is not None or any(
+        a == "--prometheus" or a.startswith("--prometheus=") for a in extra)
+    named = any(a.startswith(("lab=", "--prometheus-label=lab=")) for a in extra) or (
+        spec.options.prometheus_label or "").startswith("lab=")
+    if not serves or named:
+        return spec
+    return LoadSpec(spec.workload, spec.options, [*extra, "--prometheus-label", f"lab={lab}"])
+
+
+def _extra_for_client(extra: Sequence[str], index: int) -> list[str]:
+    """`extra` (casslab-load arguments as given) with a --prometheus address moved to
+    client `index`'s port."""
+    out = list(extra)
+    for i, arg in enumerate(out):
+        if arg == "--prometheus" and i + 1 < len(out):
+            out[i + 1] = prometheus_addr(out[i + 1], index)
+        elif arg.startswith("--prometheus="):
+            out[i] = "--prometheus=" + prometheus_addr(arg.split("=", 1)[1], index)
+    return out
 
 
 def schema_spec(spec: LoadSpec) -> LoadSpec:

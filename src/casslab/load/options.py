@@ -206,6 +206,21 @@ def _client_slice(value: Any) -> str:
     return text
 
 
+_LABEL = re.compile(r"^(?!__)[A-Za-z_][A-Za-z0-9_]*=")
+# Labels casslab-load sets on its series itself.
+_OWN_LABELS = ("workload", "client", "stage", "op", "le", "quantile")
+
+
+def _prom_label(value: Any) -> str:
+    text = str(value)
+    if not _LABEL.match(text):
+        raise _Invalid("is not KEY=VALUE with a Prometheus label name (letters, digits, _), "
+                       "e.g. lab=edge")
+    if text.split("=", 1)[0] in _OWN_LABELS:
+        raise _Invalid(f"names a label casslab-load sets itself ({', '.join(_OWN_LABELS)})")
+    return text
+
+
 def _hosts(value: Any) -> tuple[str, ...]:
     items = value.split(",") if isinstance(value, str) else value
     if not isinstance(items, list | tuple) or not items or not all(
@@ -355,6 +370,8 @@ class LoadOptions:
     prometheus: str | None = _opt("prometheus", _text, run_only=True)
     prometheus_linger_s: float | None = _opt("prometheus-linger", _duration(), run_only=True,
                                              argv=duration_arg)
+    # One KEY=VALUE label on every series (more: repeat the flag among the extra arguments).
+    prometheus_label: str | None = _opt("prometheus-label", _prom_label, run_only=True)
     seed: int | None = _opt("seed", _integer())
     # Client I of K of one run, and the shared start (seconds since the epoch): set by
     # casslab.load.multi for each of the K processes.

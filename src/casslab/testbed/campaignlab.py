@@ -18,7 +18,7 @@ from casslab.core.errors import LabStateError
 from casslab.lab import Lab, LabOptions
 from casslab.lab.health import DeadNode, dead_nodes
 from casslab.load import LoadResult, LoadSpec
-from casslab.load.multi import local_places, run_clients
+from casslab.load.multi import local_places, run_clients, with_lab_label
 from casslab.metrics.sampler import NodeTarget, Sampler
 from casslab.metrics.samples import TrialMetrics
 from casslab.profiles.cgroups import cpu_usage_s
@@ -151,7 +151,8 @@ class LocalCampaignLab:
              work_dir: Path | None = None) -> LoadResult:
         work = work_dir or Path(self.lab.directory) / "load-clients"
         places = local_places(clients, [*self.lab.exec_prefix(), *guard], work)
-        return run_clients(spec, hosts=self.contact_points(), places=places, work_dir=work)
+        return run_clients(with_lab_label(spec, self.name), hosts=self.contact_points(),
+                           places=places, work_dir=work)
 
     def sampler(self, interval_s: float,
                 cql: Callable[[], AbstractContextManager[Any]] | None) -> TrialSampler:

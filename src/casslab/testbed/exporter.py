@@ -6,18 +6,34 @@ Counters are the processes' own cumulative counts, not the sampler's rates: Prom
 takes rates itself (`rate(casslab_node_cpu_seconds_total[30s])`), and a scrape then
 needs no state of its own. Each scrape reads the lab's state afresh, so nodes that
 restart and conditions that `casslab net set` changes show at the next scrape.
+
+Cassandra's own figures come from its virtual tables (system_views), read over CQL from
+each node (host=its address) at every scrape through one long-lived CQL session:
+coordinator read/write latency per table (coordinator_read_latency / _write_latency:
+request count, p50, p99 and max), thread pools (active, pending, blocked, completed) and
+the compactions running (sstable_tasks). Virtual tables need no JMX agent in the node's
+JVM and no change to its start-up, which is why they are used rather than JMX or a
+metrics reporter. What they lack: their latency quantiles come from Cassandra's decaying
+reservoir (roughly the last minutes), not buckets, so they cannot be merged across nodes
+or windowed with rate() (read one node's p99, or the request counters' rates); the
+pending compactions shown are CompactionExecutor's queue (tasks submitted, not
+Cassandra's estimate of compactions still needed); and there is no GC table in
+Cassandra 5.0, so GC pauses are not exported (JMX or the GC log would give them).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from casslab.core.errors import UsageError
+from casslab.cassandra.cql import Cql, CqlClient
+from casslab.core.errors import CasslabError, UsageError
 from casslab.lab import Lab
 from casslab.lab.state import LabState
-from casslab.metrics.sampler import du_mib, read_proc
+from casslab.metrics.sampler import SYSTEM_KEYSPACES, du_mib, read_proc
 from casslab.net import emulator
 from casslab.net.emulator import NetState
 
@@ -32,6 +48,24 @@ _HELP = {
     "casslab_node_rss_bytes": ("gauge", "Resident memory of the node's JVM."),
     "casslab_node_data_bytes": ("gauge", "Size of the node's data directory."),
     "casslab_node_up": ("gauge", "1 when the node's process runs."),
+    "casslab_node_cql_up": ("gauge", "1 when the node answered the virtual-table queries "
+                            "of this scrape."),
+    "casslab_node_coordinator_requests_total": ("counter", "Requests the node coordinated, "
+                                                "by kind (read/write) and table "
+                                                "(system_views.coordinator_*_latency count)."),
+    "casslab_node_coordinator_latency_seconds": ("gauge", "Coordinator latency quantile "
+                                                 "(0.5, 0.99, 1 = max) by kind and table, "
+                                                 "over Cassandra's decaying reservoir."),
+    "casslab_node_thread_pool_tasks": ("gauge", "Tasks of a thread pool by state (active, "
+                                       "pending, blocked) (system_views.thread_pools)."),
+    "casslab_node_thread_pool_completed_total": ("counter", "Tasks a thread pool "
+                                                 "completed."),
+    "casslab_node_thread_pool_blocked_total": ("counter", "Tasks a thread pool blocked, "
+                                               "since the node started."),
+    "casslab_node_compactions_running": ("gauge", "Compactions and other SSTable tasks "
+                                         "running (system_views.sstable_tasks)."),
+    "casslab_node_compactions_pending": ("gauge", "Tasks queued on CompactionExecutor "
+                                         "(thread_pools pending_tasks)."),
     "casslab_link_delay_seconds": ("gauge", "Configured one-way delay of a link."),
     "casslab_link_jitter_seconds": ("gauge", "Configured jitter of a link."),
     "casslab_link_loss_ratio": ("gauge", "Configured packet loss of a link (0..1)."),
@@ -46,8 +80,74 @@ def _labels(**kv: str) -> str:
     return "{" + body + "}"
 
 
-def render(state: LabState, net: NetState | None) -> str:
-    """Prometheus text (format 0.0.4) of a lab's nodes and links now."""
+@dataclass(frozen=True)
+class Pool:
+    """One row of system_views.thread_pools."""
+
+    name: str
+    active: int
+    pending: int
+    blocked: int
+    blocked_all_time: int
+    completed: int
+
+
+@dataclass(frozen=True)
+class Latency:
+    """One row of system_views.coordinator_{read,write}_latency."""
+
+    kind: str
+    keyspace: str
+    table: str
+    count: int
+    p50_ms: float
+    p99_ms: float
+    max_ms: float
+
+
+@dataclass(frozen=True)
+class NodeFigures:
+    """A node's own figures from its virtual tables at one scrape."""
+
+    pools: list[Pool] = field(default_factory=list)
+    latencies: list[Latency] = field(default_factory=list)
+    sstable_tasks: int = 0
+
+
+def _int(v: object) -> int:
+    return int(v) if isinstance(v, int | float | str) and str(v) != "" else 0
+
+
+def _float(v: object) -> float:
+    return float(v) if isinstance(v, int | float | str) and str(v) != "" else 0.0
+
+
+def read_figures(cql: Cql, address: str) -> NodeFigures:
+    """The node at `address`'s virtual tables now; raises CasslabError when it does not
+    answer."""
+    pools = [Pool(str(r[0]), _int(r[1]), _int(r[2]), _int(r[3]), _int(r[4]), _int(r[5]))
+             for r in cql.execute("SELECT name, active_tasks, pending_tasks, blocked_tasks, "
+                                  "blocked_tasks_all_time, completed_tasks FROM "
+                                  "system_views.thread_pools", host=address,
+                                  timeout_s=2.0).rows]
+    latencies = []
+    for kind in ("read", "write"):
+        rows = cql.execute("SELECT keyspace_name, table_name, count, p50th_ms, p99th_ms, "
+                           f"max_ms FROM system_views.coordinator_{kind}_latency",
+                           host=address, timeout_s=2.0).rows
+        latencies += [Latency(kind, str(r[0]), str(r[1]), _int(r[2]), _float(r[3]),
+                              _float(r[4]), _float(r[5]))
+                      for r in rows if str(r[0]) not in SYSTEM_KEYSPACES]
+    tasks = len(cql.execute("SELECT kind FROM system_views.sstable_tasks", host=address,
+                            timeout_s=2.0).rows)
+    return NodeFigures(pools, latencies, tasks)
+
+
+def render(state: LabState, net: NetState | None,
+           figures: Mapping[str, NodeFigures | None] | None = None) -> str:
+    """Prometheus text (format 0.0.4) of a lab's nodes and links now. `figures`: each
+    node's (by address) virtual-table figures, None when it did not answer; without
+    `figures` no Cassandra series are written."""
     samples: dict[str, list[str]] = {name: [] for name in _HELP}
 
     def add(name: str, labels: str, value: float) -> None:
@@ -68,6 +168,11 @@ def render(state: LabState, net: NetState | None) -> str:
         data = du_mib(Path(n.directory) / "data")
         if data is not None:
             add("casslab_node_data_bytes", _labels(**base), data * MIB)
+        if figures is not None:
+            got = figures.get(n.address)
+            add("casslab_node_cql_up", _labels(**base), 0 if got is None else 1)
+            if got is not None:
+                _add_figures(add, base, got)
     for (src, dst), c in sorted((net.table if net else {}).items()):
         link = _labels(lab=state.name, src=src, dst=dst)
         add("casslab_link_delay_seconds", link, c.delay_ms / 1000)
@@ -82,10 +187,77 @@ def render(state: LabState, net: NetState | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def lab_text(lab: Lab) -> str:
-    """render() of `lab` as its state files say now."""
+def _add_figures(add: Callable[[str, str, float], None], base: dict[str, str],
+                 f: NodeFigures) -> None:
+    for lat in f.latencies:
+        t = {**base, "kind": lat.kind, "keyspace": lat.keyspace, "table": lat.table}
+        add("casslab_node_coordinator_requests_total", _labels(**t), lat.count)
+        for q, ms in (("0.5", lat.p50_ms), ("0.99", lat.p99_ms), ("1", lat.max_ms)):
+            add("casslab_node_coordinator_latency_seconds", _labels(**t, quantile=q),
+                ms / 1000)
+    for p in f.pools:
+        for st, v in (("active", p.active), ("pending", p.pending), ("blocked", p.blocked)):
+            add("casslab_node_thread_pool_tasks", _labels(**base, pool=p.name, state=st), v)
+        add("casslab_node_thread_pool_completed_total", _labels(**base, pool=p.name),
+            p.completed)
+        add("casslab_node_thread_pool_blocked_total", _labels(**base, pool=p.name),
+            p.blocked_all_time)
+        if p.name == "CompactionExecutor":
+            add("casslab_node_compactions_pending", _labels(**base), p.pending)
+    add("casslab_node_compactions_running", _labels(**base), f.sstable_tasks)
+
+
+class NodeReader:
+    """The lab's nodes' virtual tables through one CQL session, opened at the first
+    scrape and again after a failure (a session per scrape would start a CQL worker
+    each time). Scrapes may come in parallel: one at a time uses the session."""
+
+    def __init__(self, lab: Lab) -> None:
+        self.lab = lab
+        self.lock = threading.Lock()
+        self.client: CqlClient | None = None
+
+    def figures(self, state: LabState) -> dict[str, NodeFigures | None]:
+        out: dict[str, NodeFigures | None] = {}
+        with self.lock:
+            for n in state.nodes:
+                out[n.address] = self._one(n.address) if n.pid else None
+        return out
+
+    def _one(self, address: str) -> NodeFigures | None:
+        try:
+            if self.client is None:
+                self.client = self.lab.cql().__enter__()
+            return read_figures(self.client, address)
+        except CasslabError:
+            # A node down or restarting: its series say cql_up 0; the session may be
+            # stale (all its nodes gone), so the next node opens a new one.
+            self.close()
+            return None
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+            self.client = None
+
+
+def lab_text(lab: Lab, reader: NodeReader | None = None) -> str:
+    """render() of `lab` as its state files say now, with its nodes' virtual tables
+    when `reader` is given."""
     state = lab.state()
-    return render(state, emulator.load(Path(state.directory)))
+    figures = reader.figures(state) if reader is not None else None
+    return render(state, emulator.load(Path(state.directory)), figures)
+
+
+class _Server(ThreadingHTTPServer):
+    """The HTTP server that also ends the CQL session of its scrapes on shutdown()."""
+
+    reader: NodeReader | None = None
+
+    def shutdown(self) -> None:
+        super().shutdown()
+        if self.reader is not None:
+            self.reader.close()
 
 
 def serve(lab: Lab, addr: str) -> ThreadingHTTPServer:
@@ -95,12 +267,14 @@ def serve(lab: Lab, addr: str) -> ThreadingHTTPServer:
     if not sep or not port.isdigit():
         raise UsageError(f"--serve {addr!r}: give HOST:PORT, e.g. 127.0.0.1:9471")
 
+    reader = NodeReader(lab)
+
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             if self.path.split("?")[0] != "/metrics":
                 self.send_error(404, "casslab serves /metrics")
                 return
-            body = lab_text(lab).encode()
+            body = lab_text(lab, reader).encode()
             self.send_response(200)
             self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             self.send_header("Content-Length", str(len(body)))
@@ -111,9 +285,10 @@ def serve(lab: Lab, addr: str) -> ThreadingHTTPServer:
             pass  # a scrape every few seconds is not news
 
     try:
-        server = ThreadingHTTPServer((host or "0.0.0.0", int(port)), Handler)
+        server = _Server((host or "0.0.0.0", int(port)), Handler)
     except OSError as exc:
         raise UsageError(f"--serve {addr}: cannot listen there ({exc.strerror}); "
                          "give a free HOST:PORT") from exc
+    server.reader = reader
     threading.Thread(target=server.serve_forever, name="casslab-exporter", daemon=True).start()
     return server
