@@ -22,7 +22,6 @@ from casslab.load.runner import WORKLOADS
 from casslab.profiles import BUILTIN_PROFILES
 from casslab.store.responses import valid_forms
 
-
 # ---- JSON Schema (casslab schema experiment) ----------------------------------------------
 
 
