@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 LINT = Path(sys.executable).with_name("lint-imports")
 
@@ -58,3 +60,33 @@ def test_architecture_doc_names_every_module() -> None:
         for p in (src / "casslab").rglob("*.py") if p.name != "__init__.py")
     missing = [m for m in modules if f"`{m}`" not in doc]
     assert not missing, f"docs/architecture.md does not name: {', '.join(missing)}"
+
+
+# Imports back up inside casslab.experiment (issue 29): the spec reader once imported
+# loadopts inside its functions while loadopts imported the spec, a cycle the layer
+# contract above cannot see (both sit in one layer). Each plant is appended to a module
+# of a copy of the tree; a function-level import counts like any other.
+PLANTS = {
+    "the old cycle, hidden in a function": (
+        "experiment/loadopts.py",
+        "\n\ndef _sneaky() -> None:\n    from casslab.experiment.spec import parse_spec\n",
+        "casslab.experiment.loadopts -> casslab.experiment.spec"),
+    "the level grammar importing the options of a cell": (
+        "experiment/levels.py", "\nimport casslab.experiment.loadopts\n",
+        "casslab.experiment.levels -> casslab.experiment.loadopts"),
+    "the spec model importing its reader": (
+        "experiment/spec/model.py", "\nfrom casslab.experiment.spec.parse import parse_spec\n",
+        "casslab.experiment.spec.model -> casslab.experiment.spec.parse"),
+}
+
+
+@pytest.mark.parametrize("plant", sorted(PLANTS))
+def test_an_import_back_up_inside_the_experiment_layer_breaks_a_contract(
+        plant: str, tmp_path: Path) -> None:
+    module, code, chain = PLANTS[plant]
+    project = copy_project(tmp_path)
+    path = project / "src/casslab" / module
+    path.write_text(path.read_text() + code)
+    result = lint(project)
+    assert result.returncode != 0
+    assert chain in result.stdout, result.stdout

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from casslab.experiment.spec import CampaignSpec
+    from casslab.experiment.spec.model import CampaignSpec
 
 TUNER_FACTOR = "tuner"
 TUNER_OFF = "off"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from casslab.experiment.spec import is_relative
+from casslab.experiment.levels import is_relative
 from casslab.load.options import LoadOptions, canonical, family_of, from_mapping
 
 # Factors that set the casslab-load option of the same name (`in_flight` -> --in-flight).
