@@ -42,9 +42,9 @@ factors:
   - {name: option.timeout, levels: [10s, 12s]}
 design:
   order: interleaved
-  trials: {min: 3, max: 14}
+  trials: {min: 3, max: 30}
   until: verdicts
-  budget: 6m
+  budget: 8m
   lab_warmup_trials: 1
 stop: {ops: 200, timeout_s: 60}
 metrics: {interval_s: 1, cql: false}
@@ -76,7 +76,7 @@ def test_campaign_stops_by_itself_when_both_findings_are_decisive(tmp_path: Path
     with store:
         kept = res.kept_trials()
     rounds = max(t.round or 0 for t in kept)
-    assert 3 <= rounds < 14 and len(kept) == 4 * rounds
+    assert 3 <= rounds < 30 and len(kept) == 4 * rounds
     assert any(e.kind == "round" for e in events)
     delay, aa = round_verdicts(spec, results, rounds)
     # the delay: ms of median read latency per ms of one-way delay, 2 within 10 %
