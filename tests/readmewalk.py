@@ -28,6 +28,10 @@ How a line is rewritten (`rewrite`), in this order
    cassandra-stress `n=`, `-pop seq=1..N` and `--loss-packets` -> at most 500;
    `experiment run` without `--scale` -> `--scale smoke` (the spec's own short size);
    `tune learn` -> `--duration 2s --warmup 0s` (its trials, 45 s + 10 s by default);
+   `stress` without `-rate` -> `-rate threads=4` (cassandra-stress's default steps the
+   threads 4 -> 1000 until throughput stops improving, each step a whole run, 15 s apart:
+   3 minutes for the one such line in one walk) and `no-warmup` after its command (its
+   warm-up is 50,000 operations per type with `duration=`: 6 minutes for one line);
    `reproduce` -> `--no-run` (running a study is `experiment run` of each of its specs,
    minutes to hours even at smoke scale; the walk runs campaigns through the README's
    `experiment run` lines, and `reproduce` then writes the doc's tables from whatever
@@ -333,6 +337,17 @@ def _shorten(args: list[str], cmd: tuple[str, ...], notes: list[str]) -> None:
     if cmd == ("experiment", "run") and "--scale" not in args:
         args += ["--scale", "smoke"]
         notes.append("--scale smoke")
+    if cmd and cmd[0] == "stress" and "-rate" not in args:
+        # before casslab's own options (--name ...): what follows -rate is its arguments
+        at = next((i for i, a in enumerate(args) if a.startswith("--")), len(args))
+        args[at:at] = ["-rate", "threads=4"]
+        notes.append("-rate threads=4")
+    commands = ("write", "read", "mixed", "user", "counter_write", "counter_read")
+    if cmd and cmd[0] == "stress" and "no-warmup" not in args:
+        at = next((i + 1 for i, a in enumerate(args) if a in commands), None)
+        if at is not None:
+            args.insert(at, "no-warmup")
+            notes.append("no-warmup")
     if cmd == ("reproduce",) and "--no-run" not in args:
         args.append("--no-run")
         notes.append("--no-run")

@@ -88,8 +88,16 @@ def test_lab_names_durations_and_counts_are_rewritten(root: object) -> None:
                          "500", "--ops", "500", "--warmup", "1s")
     [stress] = _steps("casslab stress write n=100000 cl=ONE -rate threads=50 -pop "
                       "seq=1..100000", root)
-    assert stress.args == ("stress", "write", "n=500", "cl=ONE", "-rate", "threads=50",
+    assert stress.args == ("stress", "write", "no-warmup", "n=500", "cl=ONE", "-rate",
+                           "threads=50",
                            "-pop", "seq=1..500", "--name", "walk")
+
+
+def test_stress_without_a_rate_runs_one_thread_count_not_cassandra_stress_steps(
+        root: object) -> None:
+    [step] = _steps("casslab stress write n=100000 --name edge", root)
+    assert step.args == ("stress", "write", "no-warmup", "n=500", "-rate", "threads=4",
+                         "--name", "walk")
 
 
 def test_a_study_reproduction_writes_its_tables_without_running_the_study(root: object) -> None:
