@@ -12,14 +12,13 @@ summaries also read documents written by earlier versions.
 
 from __future__ import annotations
 
-import math
 import statistics
 from dataclasses import dataclass
 from typing import Any
 
 from casslab.core.errors import UsageError
 from casslab.tune.learn import mix_for
-from casslab.tune.rules import RulesTable, check_time_scale
+from casslab.tune.rules import RulesTable, check_scale, check_time_scale
 
 MODES = ("static", "dynamic", "observe")
 # Stages whose TTL or read share differ from the start: where a tuner can gain.
@@ -83,11 +82,9 @@ STAGE_SCALE_RANGE = (0.0005, 1.0)
 def check_stage_scale(value: float, what: str = "stage_scale") -> float:
     """`value` if it is in STAGE_SCALE_RANGE; else UsageError naming `what` and the range."""
     lo, hi = STAGE_SCALE_RANGE
-    if not (math.isfinite(value) and lo <= value <= hi):
-        raise UsageError(f"{what} {value:g}: valid is {lo:g} to {hi:g} (0.0005: the "
-                         "shortest stage, 150 min, lasts 4.5 s; 1: the study's own "
-                         "lengths), e.g. 0.01")
-    return value
+    return check_scale(value, what, STAGE_SCALE_RANGE,
+                       f"{lo:g} to {hi:g} (0.0005: the shortest stage, 150 min, lasts 4.5 s; "
+                       "1: the study's own lengths), e.g. 0.01")
 
 
 def stage_plan(time_scale: float, stage_scale: float,

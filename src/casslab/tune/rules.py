@@ -198,14 +198,21 @@ SEED003_MIN_THRESHOLD: dict[int, int] = {1: 6, 2: 8, 3: 10}
 TIME_SCALE_RANGE = (1 / 60, 1.0)
 
 
+def check_scale(value: float, what: str, bounds: tuple[float, float], valid: str) -> float:
+    """`value` if it is finite and within `bounds`; else UsageError naming `what`, the
+    value and `valid` (the range in words, with why its ends are where they are)."""
+    lo, hi = bounds
+    if not (math.isfinite(value) and lo <= value <= hi):
+        raise UsageError(f"{what} {value:g}: valid is {valid}")
+    return value
+
+
 def check_time_scale(value: float, what: str = "time_scale") -> float:
     """`value` if it is in TIME_SCALE_RANGE; else UsageError naming `what` and the range."""
     lo, hi = TIME_SCALE_RANGE
-    if not (math.isfinite(value) and lo <= value <= hi):
-        raise UsageError(f"{what} {value:g}: valid is 1/60 ({lo:.4g}) to {hi:g} (1/60: the "
-                         "1 h TTL becomes 60 s, one 1-minute TWCS window; 1: the study's "
-                         "own times), e.g. 0.05")
-    return value
+    return check_scale(value, what, TIME_SCALE_RANGE,
+                       f"1/60 ({lo:.4g}) to {hi:g} (1/60: the 1 h TTL becomes 60 s, one "
+                       "1-minute TWCS window; 1: the study's own times), e.g. 0.05")
 
 
 def seed003_rules(*, interpolate: bool = False, time_scale: float = 1.0) -> RulesTable:
