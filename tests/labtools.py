@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -178,3 +180,20 @@ def provision_small(hosts: SshHosts, directory: Path, *, nodes: int,
     placed = provision(path, inventory, dist, RELEASE_BIN, directory / "staging",
                        default_cache(), lab_name=lab, overrides={}, ssh_args=hosts.ssh_args)
     return NodesOnHosts(hosts, inventory, placed, dist, profiles, lab)
+
+
+def get_in(prefix: list[str], url: str) -> str:
+    """GET `url` from inside a namespace (`prefix` enters it, e.g. a lab's exec_prefix()),
+    where the lab's servers listen on its loopback."""
+    code = "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())"
+    return subprocess.run([*prefix, sys.executable, "-c", code, url], check=True,
+                          capture_output=True, text=True, timeout=30).stdout
+
+
+def prom_query(prefix: list[str], addr: str, promql: str) -> list[dict[str, object]]:
+    """An instant PromQL query to the Prometheus at `addr` (reached through `prefix`)."""
+    url = f"http://{addr}/api/v1/query?" + urllib.parse.urlencode({"query": promql})
+    body = json.loads(get_in(prefix, url))
+    assert body["status"] == "success", body
+    result: list[dict[str, object]] = body["data"]["result"]
+    return result

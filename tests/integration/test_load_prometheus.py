@@ -3,11 +3,8 @@ real 1-node lab; its query returns the run's operation count, the summary's."""
 
 from __future__ import annotations
 
-import json
 import subprocess
-import sys
 import time
-import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +12,8 @@ import pytest
 
 from casslab.lab import Lab
 from casslab.load import LoadSpec, run_load
+
+from labtools import get_in, prom_query
 
 pytestmark = pytest.mark.integration
 
@@ -30,18 +29,11 @@ def lab(lab1: Lab) -> Lab:
 
 
 def _get(lab: Lab, url: str) -> str:
-    """GET inside the lab's namespace (where both servers listen on its loopback)."""
-    code = "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())"
-    return subprocess.run([*lab.exec_prefix(), sys.executable, "-c", code, url], check=True,
-                          capture_output=True, text=True, timeout=30).stdout
+    return get_in(lab.exec_prefix(), url)
 
 
 def _query(lab: Lab, promql: str) -> list[dict[str, object]]:
-    url = f"http://{PROM_ADDR}/api/v1/query?" + urllib.parse.urlencode({"query": promql})
-    body = json.loads(_get(lab, url))
-    assert body["status"] == "success", body
-    result: list[dict[str, object]] = body["data"]["result"]
-    return result
+    return prom_query(lab.exec_prefix(), PROM_ADDR, promql)
 
 
 @pytest.fixture

@@ -11,13 +11,14 @@ import os
 import subprocess
 import sys
 import time
-import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from casslab.lab import Lab
+
+from labtools import get_in, prom_query
 
 pytestmark = pytest.mark.integration
 
@@ -30,17 +31,11 @@ STEP = 1.2  # the buckets' ratio (casslab-load's bounds_us)
 
 
 def _get(lab: Lab, url: str) -> str:
-    code = "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())"
-    return subprocess.run([*lab.exec_prefix(), sys.executable, "-c", code, url], check=True,
-                          capture_output=True, text=True, timeout=30).stdout
+    return get_in(lab.exec_prefix(), url)
 
 
 def _query(lab: Lab, promql: str) -> list[dict[str, object]]:
-    url = f"http://{PROM_ADDR}/api/v1/query?" + urllib.parse.urlencode({"query": promql})
-    body = json.loads(_get(lab, url))
-    assert body["status"] == "success", body
-    result: list[dict[str, object]] = body["data"]["result"]
-    return result
+    return prom_query(lab.exec_prefix(), PROM_ADDR, promql)
 
 
 def _wait_ready(lab: Lab, url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
