@@ -212,32 +212,19 @@ def test_a_schema_2_database_gains_the_credit_column(tmp_path: Path) -> None:
     assert cols[-1] == "cpu_credits"
 
 
-def test_a_schema_4_database_gains_the_host_load_table(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("version", "table"), [(4, "host_load"), (5, "node_restarts")])
+def test_an_older_database_gains_the_table_its_next_version_added(
+        tmp_path: Path, version: int, table: str) -> None:
     with Store(tmp_path):
         pass
     raw = sqlite3.connect(tmp_path / "results.db")
-    raw.execute("DROP TABLE host_load")
-    raw.execute("UPDATE meta SET value='4' WHERE key='schema_version'")
+    raw.execute(f"DROP TABLE {table}")
+    raw.execute(f"UPDATE meta SET value='{version}' WHERE key='schema_version'")
     raw.commit()
     raw.close()
     with Store(tmp_path) as store:
-        assert store.schema_found == 4
-        assert store.conn.execute("SELECT COUNT(*) FROM host_load").fetchone()[0] == 0
-    with Store(tmp_path) as store:
-        assert store.schema_found == SCHEMA_VERSION
-
-
-def test_a_schema_5_database_gains_the_node_restarts_table(tmp_path: Path) -> None:
-    with Store(tmp_path):
-        pass
-    raw = sqlite3.connect(tmp_path / "results.db")
-    raw.execute("DROP TABLE node_restarts")
-    raw.execute("UPDATE meta SET value='5' WHERE key='schema_version'")
-    raw.commit()
-    raw.close()
-    with Store(tmp_path) as store:
-        assert store.schema_found == 5
-        assert store.conn.execute("SELECT COUNT(*) FROM node_restarts").fetchone()[0] == 0
+        assert store.schema_found == version
+        assert store.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 0
     with Store(tmp_path) as store:
         assert store.schema_found == SCHEMA_VERSION == 7
 
