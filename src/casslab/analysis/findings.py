@@ -130,8 +130,8 @@ class Verdict:
         if self.verdict == UNDETECTABLE:
             return f"{UNDETECTABLE} (+-{_fmt_abs(self.bound, self.effect.scale)}, measured)"
         if self.verdict == SIZE_DIFFERS:
-            return (f"{SIZE_DIFFERS} (lab {_size(self.effect.estimate, self.effect.scale)} "
-                    f"vs paper {_size(self.paper, self.effect.scale)})")
+            return (f"{SIZE_DIFFERS} (lab {size_text(self.effect.estimate, self.effect.scale)} "
+                    f"vs paper {size_text(self.paper, self.effect.scale)})")
         if self.verdict == INCONCLUSIVE and self.budget_spent:
             return f"{INCONCLUSIVE} (budget spent)"
         return self.verdict
@@ -148,7 +148,9 @@ class Verdict:
         return f"{body} ({e.coverage})"
 
 
-def _size(v: float, scale: str) -> str:
+def size_text(v: float, scale: str) -> str:
+    """A size on an effect's scale as text: a change in % for a log-ratio, else the
+    value (a slope); "-" for none."""
     if math.isnan(v):
         return "-"
     return f"{to_pct(v):+.1f} %" if scale == LOG_RATIO else f"{v:.4g}"
@@ -281,10 +283,6 @@ def size_looked_for(ref: Reference, f: Finding) -> tuple[float, tuple[float, flo
     return math.log(r), ratio_band(r, tol)
 
 
-def _fmt_scale(v: float, scale: str) -> str:
-    return _size(v, scale)
-
-
 def classify(expect: str, effect: Effect, *, paper: float = math.nan,
              band: tuple[float, float] = (math.nan, math.nan), bound: float = math.nan
              ) -> tuple[str, str]:
@@ -296,15 +294,15 @@ def classify(expect: str, effect: Effect, *, paper: float = math.nan,
     if math.isnan(lo) or math.isnan(hi) or not effect.bounded:
         return INCONCLUSIVE, (f"no finite interval yet ({effect.n_low} at `from`, "
                               f"{effect.n_high} at `to`: too few for {effect.coverage})")
-    ci = f"{_fmt_scale(effect.estimate, sc)} [{_fmt_scale(lo, sc)}, {_fmt_scale(hi, sc)}]"
+    ci = f"{size_text(effect.estimate, sc)} [{size_text(lo, sc)}, {size_text(hi, sc)}]"
     sign = {"higher": 1.0, "lower": -1.0}.get(expect, 0.0)
     if expect in ("ratio", "slope") and not math.isnan(paper):
         sign = math.copysign(1.0, paper) if paper != 0 else 0.0
     right_side = (sign > 0 and lo > 0) or (sign < 0 and hi < 0)
     wrong_side = (sign > 0 and hi < 0) or (sign < 0 and lo > 0)
     if not math.isnan(band[0]):
-        paper_s = (f"paper {_fmt_scale(paper, sc)}, band [{_fmt_scale(band[0], sc)}, "
-                   f"{_fmt_scale(band[1], sc)}]")
+        paper_s = (f"paper {size_text(paper, sc)}, band [{size_text(band[0], sc)}, "
+                   f"{size_text(band[1], sc)}]")
         if band[0] <= lo and hi <= band[1]:
             return HOLDS, f"lab {ci} lies within the {paper_s}"
         if hi < band[0] or lo > band[1]:

@@ -18,6 +18,7 @@ from typing import Any
 from casslab.analysis.campaign import Analysis, Labeller, analyze, cell_label, labeller
 from casslab.analysis.clients import SLOW_SHARE, CellClients, client_table
 from casslab.analysis.drift import drift_warning
+from casslab.analysis.effects import LOG_RATIO, SLOPE
 from casslab.analysis.factorial import Factorial, Term
 from casslab.analysis.findings import (
     FAILS,
@@ -29,6 +30,7 @@ from casslab.analysis.findings import (
     compare_values,
     judge,
     rounds_of,
+    size_text,
     smallest_effect_pct,
 )
 from casslab.analysis.intervals import BatchMeans, min_n_for_median
@@ -582,8 +584,11 @@ def _effect(v: Verdict, units: dict[str, str]) -> str:
     """The effect with its interval and coverage (a change in %, or a slope beside the
     paper's), and the ratio of medians."""
     if v.fit is None:
-        paper = (f"; paper {_fmt(100 * math.expm1(v.paper))} %" if not math.isnan(v.paper)
-                 else "")
+        # the paper's size on the effect's own scale: a change in % (log-ratio) or a
+        # slope (a slope read as a log-ratio printed 2.0 as "639 %")
+        paper = ("" if math.isnan(v.paper) else
+                 f"; paper {_fmt(100 * math.expm1(v.paper))} %"
+                 if v.effect.scale == LOG_RATIO else f"; paper {size_text(v.paper, SLOPE)}")
         return (f"{html.escape(v.interval())}{paper}<br><small>median to / from = "
                 f"{_fmt(v.ratio)}</small>")
     f, fit = v.finding, v.fit
