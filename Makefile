@@ -89,13 +89,18 @@ lint: venv
 #   Its tests run on both cores (pytest-xdist): they are pure logic or one short command
 #   each, and every one has its own temporary directory and CASSLAB_HOME.
 # - test: everything (CI's .ci/run): check, the Rust tests, then every test marked
-#   `integration` (real labs, one at a time: they share labs and stand-in hosts, see
-#   tests/integration/conftest.py, and measure timings); under 20 minutes.
+#   `integration` (real labs): first two modules at a time (each worker has its own home
+#   and shared labs; a module, and all hosts modules, stay on one worker: see
+#   tests/integration/conftest.py), then the ones marked `timing` alone, since they
+#   measure delays and rates a neighbour would disturb; under 20 minutes.
 # Every test that needs a lab is marked `integration` (tests/integration/conftest.py
 # refuses a module there without the mark), so the two selections cover every test.
 PYTEST := $(VENV)/bin/pytest -q -ra
 CHECK_JOBS ?= 2
 NO_LAB := -m "not integration"
+INTEGRATION_JOBS ?= 2
+INTEGRATION := $(PYTEST) -n $(INTEGRATION_JOBS) --dist loadgroup -m "integration and not timing" tests \
+  && $(PYTEST) -m "integration and timing" tests
 
 check: apt venv rust lint
 	$(PYTEST) -n $(CHECK_JOBS) $(NO_LAB) tests/unit tests/cli
@@ -107,14 +112,14 @@ test-cli: venv rust
 	$(PYTEST) -n $(CHECK_JOBS) $(NO_LAB) tests/cli
 
 test-integration: setup
-	$(PYTEST) -m integration tests
+	$(INTEGRATION)
 
 # `cargo test --release` rebuilds tokio and what depends on it (scylla, casslab-load)
 # once: the tests' paused clock needs tokio's test-util feature, which the release
 # binaries must not carry; both builds stay in target/ and later runs reuse them.
 test: setup check
 	cargo test --workspace --release -j 2
-	$(PYTEST) -m integration tests
+	$(INTEGRATION)
 
 # Both tiers timed with their 20 slowest tests (--fresh: make test in a fresh clone).
 bench-tests: venv

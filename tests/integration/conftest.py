@@ -20,7 +20,10 @@ its own, nodes started again if it stopped them):
 
 Every test in this directory is marked `integration` (`pytestmark`), so `make check`
 (`-m "not integration"`) never starts a lab; a module without the mark is refused at
-collection.
+collection. `make test` runs them on two workers (`--dist loadgroup`: a module, and all
+hosts modules, on one worker; each worker has its own CASSLAB_HOME, so its `lab1`/`lab3`
+are its own), except the modules marked `timing` (they measure delays or rates that a
+second test on the same two cores would disturb), which run afterwards one at a time.
 """
 
 from __future__ import annotations
@@ -52,16 +55,30 @@ STAND_IN_HOSTS = 5
 HERE = Path(__file__).parent
 
 
+def xdist_group_of(module: str) -> str:
+    """The worker group of a test module when `make test` runs two at a time: a module's
+    tests stay on one worker (they share its module fixtures), and every hosts module on
+    the same one (the stand-in hosts are made once per worker, on one bridge and subnet
+    that a second set of stand-ins would collide with)."""
+    return HOSTS_GROUP if module.startswith(("test_hosts_", "test_sshhosts")) else module
+
+
+HOSTS_GROUP = "stand-in-hosts"
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Refuse an integration test without the `integration` mark: it would run in
-    `make check`, which must never need a lab."""
-    unmarked = sorted({str(item.path.relative_to(HERE)) for item in items
-                       if item.path.is_relative_to(HERE)
-                       and item.get_closest_marker("integration") is None})
+    `make check`, which must never need a lab. Put each in its module's worker group."""
+    mine = [item for item in items if item.path.is_relative_to(HERE)]
+    unmarked = sorted({str(item.path.relative_to(HERE)) for item in mine
+                       if item.get_closest_marker("integration") is None})
     if unmarked:
         raise pytest.UsageError(
             "tests/integration modules need `pytestmark = pytest.mark.integration`: "
             + ", ".join(unmarked))
+    for item in mine:
+        item.add_marker(pytest.mark.xdist_group(xdist_group_of(item.path.stem)))
 
 
 def make_lab(name: str) -> Lab:

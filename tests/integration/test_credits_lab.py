@@ -20,7 +20,9 @@ from casslab.system.process import is_same_process
 from conftest import make_lab
 from labtools import leftovers
 
-pytestmark = pytest.mark.integration
+# timing: waits for a CPU quota to fall within a deadline; run alone (make test runs these
+# after the rest, one at a time).
+pytestmark = [pytest.mark.integration, pytest.mark.timing]
 
 LAB = "itcred"
 

@@ -30,7 +30,9 @@ from casslab.store.results import Results
 
 from labtools import leftovers
 
-pytestmark = pytest.mark.integration
+# timing: its verdict compares a measured latency effect with the configured delay; run
+# alone (make test runs these after the rest, one at a time).
+pytestmark = [pytest.mark.integration, pytest.mark.timing]
 
 LAB = "itseq"
 SPEC = """\

@@ -18,7 +18,9 @@ from casslab.net.spec import NetSpec
 from casslab.system.sshhosts import SshHosts
 from casslab.testbed import hostnet
 
-pytestmark = pytest.mark.integration
+# timing: measures delays between stand-in hosts and that SSH is not delayed; run alone
+# (make test runs these after the rest, one at a time).
+pytestmark = [pytest.mark.integration, pytest.mark.timing]
 
 NETEM = Path(__file__).resolve().parents[2] / "target" / "release" / "casslab-netem"
 

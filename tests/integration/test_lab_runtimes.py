@@ -19,7 +19,9 @@ from casslab.core.paths import default_home
 
 from labtools import CASSLAB, casslab, leftovers
 
-pytestmark = pytest.mark.integration
+# timing: measures TCP handshake times through a delayed link; run alone (make test runs
+# these after the rest, one at a time).
+pytestmark = [pytest.mark.integration, pytest.mark.timing]
 
 # rpi3: 1 core, 1 GiB; read back from the cgroup each node's JVM runs in.
 CPU_QUOTA_US = 100_000

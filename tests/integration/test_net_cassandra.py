@@ -22,7 +22,9 @@ from casslab.cassandra.cql import CqlClient
 from casslab.lab import Lab
 from casslab.net import NetSpec
 
-pytestmark = pytest.mark.integration
+# timing: measures the round trips CL ONE and ALL pay; run alone (make test runs these after
+# the rest, one at a time).
+pytestmark = [pytest.mark.integration, pytest.mark.timing]
 
 CLIENT_MS = 15.0  # one-way, client <-> every node
 NODE_MS = 10.0  # one-way, node <-> node

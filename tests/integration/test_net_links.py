@@ -30,7 +30,9 @@ from casslab.system.process import is_same_process
 
 from labtools import casslab
 
-pytestmark = pytest.mark.integration
+# timing: measures delays, jitter and rates of emulated links against their configuration;
+# run alone (make test runs these after the rest, one at a time).
+pytestmark = [pytest.mark.integration, pytest.mark.timing]
 
 NS = "itnet-links"
 ADDRS = ["127.0.1.1", "127.0.1.2", "127.0.1.3"]

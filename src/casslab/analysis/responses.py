@@ -139,20 +139,25 @@ _STAGE_PCT = {"p50_ms": 50.0, "p95_ms": 95.0, "p99_ms": 99.0, "p999_ms": 99.9}
 
 
 def stage_metric(intervals: Sequence[StageInterval], metric: str) -> float:
-    """One stage's `metric` (store.responses.STAGE_METRICS) from its intervals: counts
-    summed, ops_s = ops / the intervals' total length, latency from their histograms
-    merged (so a percentile of all the stage's operations); NaN without intervals or,
-    for latency, when an interval has no histogram."""
+    """One stage's `metric` (store.responses.STAGE_METRICS, or runtime_s and the
+    service_ percentiles) from its intervals: counts summed, ops_s = ops / the intervals'
+    total length, runtime_s that length, latency from their histograms merged (so a
+    percentile of all the stage's operations); NaN without intervals or, for latency,
+    when an interval has no histogram."""
     if not intervals:
         return math.nan
     if metric in ("ops", "errors"):
         return float(sum(getattr(iv, metric) for iv in intervals))
-    if metric == "ops_s":
+    if metric in ("ops_s", "runtime_s"):
         length = [iv.interval_s for iv in intervals]
         if any(x is None for x in length) or sum(x or 0.0 for x in length) <= 0:
             return math.nan
-        return sum(iv.ops for iv in intervals) / sum(x or 0.0 for x in length)
-    encoded = [iv.latency_hist for iv in intervals]
+        total_s = sum(x or 0.0 for x in length)
+        return total_s if metric == "runtime_s" else sum(iv.ops for iv in intervals) / total_s
+    service = metric.startswith("service_")
+    if service:
+        metric = metric.removeprefix("service_")
+    encoded = [iv.service_hist if service else iv.latency_hist for iv in intervals]
     if any(h is None for h in encoded):
         return math.nan
     merged = merge_histograms([HdrHistogram.decode(h) for h in encoded])
@@ -184,7 +189,13 @@ def trial_values(results: Results, name: str, trial_ids: Sequence[int], *,
     r = parse_response(name)
     if r.kind == "summary":
         got = results.summary_metric(r.op, r.metric)
-        return {t: got.get(t, math.nan) for t in trial_ids}
+        # A trial cut at its steady start (workload.warmup: until-steady): all
+        # operations' figures from the intervals of its window, whose histograms the
+        # store keeps; one operation's stay the run's (its intervals keep no histogram
+        # of their own).
+        steady = results.steady_starts() if r.op == "ALL" else {}
+        return {t: stage_metric(results.recorded_intervals(t), r.metric) if t in steady
+                else got.get(t, math.nan) for t in trial_ids}
     if r.kind == "host":
         return {t: host_value(results, t, r) for t in trial_ids}
     if r.kind == "stage":
@@ -255,8 +266,12 @@ def explain(name: str) -> str:
         latency = r.metric.endswith("_ms")
         who = ("all operations" + (" (merged histograms)" if latency else "")
                if r.op == "ALL" else f"the {r.op} operations")
+        window = (" (a trial cut at its steady start, workload.warmup: until-steady: "
+                  "from the recorded intervals instead, their histograms merged)"
+                  if r.op == "ALL" else " (the whole run even for a trial cut at its steady "
+                  "start: one operation's intervals keep no histogram)")
         return (f"{name}: {r.metric} of {who} over the load's recorded run (warm-up stages "
-                "excluded), from casslab-load's summary.")
+                f"excluded), from casslab-load's summary{window}.")
     over = ("the count at the window's end minus the count at its start" if
             r.metric == "compactions_completed" else "the last sample" if r.metric in _LEVELS
             else "time-weighted mean of the samples") + \

@@ -18,9 +18,11 @@ by `max_s` keeps its class ("still warming", "no steady state") and its window s
 at max_s.
 
 What the window changes: every response read from the intervals (per-second
-throughput and its batch means, series figures, stage metrics, drift within a trial).
-The trial's summary row still covers the whole run (casslab-load's histograms of the
-run; recomputing it from the window's interval histograms is not done yet).
+throughput and its batch means, series figures, stage metrics, drift within a trial),
+and the all-operations summary responses (ops_s, runtime_s, the latency percentiles:
+casslab.analysis.responses merges the window's interval histograms). One operation's
+summary responses (read.p99_ms) and the stored summary row still cover the whole run:
+intervals keep a histogram of all operations only.
 """
 
 from __future__ import annotations

@@ -139,6 +139,7 @@ class StageInterval:
     errors: int
     interval_s: float | None
     latency_hist: str | None
+    service_hist: str | None = None
 
 
 @dataclass(frozen=True)
@@ -287,6 +288,21 @@ class Results:
             "SELECT ops, errors, interval_s, latency_hist FROM intervals WHERE trial_id=? "
             "AND stage=? ORDER BY t_s", (trial_id, stage)).fetchall()
         return [StageInterval(**dict(r)) for r in rows]
+
+    def recorded_intervals(self, trial_id: int) -> list[StageInterval]:
+        """A trial's recorded intervals (warm-up and the until-steady cut left out), in
+        time order, with both histograms."""
+        rows = self._conn.execute(
+            "SELECT ops, errors, interval_s, latency_hist, service_hist FROM intervals "
+            "WHERE trial_id=? AND recorded=1 ORDER BY t_s", (trial_id,)).fetchall()
+        return [StageInterval(**dict(r)) for r in rows]
+
+    def steady_starts(self) -> dict[int, float]:
+        """Trial id -> where its steady window began (s into the run), for the trials
+        of a `workload.warmup: until-steady` campaign."""
+        rows = self._conn.execute("SELECT id, steady_start_s FROM trials WHERE "
+                                  "steady_start_s IS NOT NULL").fetchall()
+        return {int(r["id"]): float(r["steady_start_s"]) for r in rows}
 
     def per_second_throughput(self) -> dict[int, list[float]]:
         """Each trial's recorded per-interval throughput (ops/s), the run's cut-short last
