@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).parent.parent))
 
 from casslab import net
 from casslab.core.paths import default_home
-from casslab.experiment.network import wanted
+from casslab.experiment.factors.network import wanted
+from casslab.experiment.factors.registry import net_levels
 from casslab.experiment.spec import parse_spec
 from casslab.lab.state import LabState, NodeState
 from casslab.net import NetSpec, identity
@@ -187,7 +188,8 @@ def test_coupled_scaling_of_50_percent_gives_one_and_a_half_round_trips(bare: Ba
     pairs = ["node1-to-node2", "node2-to-node3", "node1-to-node3"]
     rtt: dict[float, list[float]] = {}
     for level in spec.factors[0].levels:
-        mapping = wanted(spec.lab.network, {"network.scale.edge": level}, len(ADDRS))
+        mapping = wanted(spec.lab.network, net_levels({"network.scale.edge": level}),
+                         len(ADDRS))
         state = net.apply(bare.lab_dir, bare.netns, ADDRS,
                           NetSpec.from_mapping(mapping, "network"))
         rows = net.check(state, links=pairs, pings=200, loss_packets=0, bandwidth=False)

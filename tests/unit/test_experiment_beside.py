@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from casslab.core.errors import UsageError
-from casslab.experiment.beside import TUNER_OFF, tuner_level, tuner_levels
+from casslab.experiment.beside import tuner_levels
 from casslab.experiment.design import plan, reset_needed
+from casslab.experiment.factors.parsers import TUNER_OFF, tuner_level
 from casslab.experiment.runner import CampaignRunner
 from casslab.experiment.spec import SpecError, parse_spec
 

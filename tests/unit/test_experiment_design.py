@@ -258,18 +258,20 @@ def test_search_key_drops_relative_factors() -> None:
 
 
 def test_network_factors_map_to_link_conditions() -> None:
-    from casslab.experiment.network import wanted
+    from casslab.experiment.factors.network import wanted
+    from casslab.experiment.factors.registry import net_levels
 
-    assert wanted(None, {"workload": "ycsb-a"}, 3) is None
-    assert wanted("none", {"network": "loopback"}, 3) is None
-    assert wanted(None, {"network": "wifi"}, 3) == {"profile": "wifi"}
-    got = wanted("ethernet", {"network.client.delay_ms": 10, "network.nodes.delay_ms": 5,
-                              "network.loss_pct": 1}, 3)
+    assert wanted(None, net_levels({"workload": "ycsb-a"}), 3) is None
+    assert wanted("none", net_levels({"network": "loopback"}), 3) is None
+    assert wanted(None, net_levels({"network": "wifi"}), 3) == {"profile": "wifi"}
+    got = wanted("ethernet", net_levels({"network.client.delay_ms": 10,
+                                         "network.nodes.delay_ms": 5, "network.loss_pct": 1}),
+                 3)
     assert got == {"profile": "ethernet", "all": {"loss_pct": 1},
                    "links": {"client-node1": {"delay_ms": 10}, "client-node2": {"delay_ms": 10},
                              "client-node3": {"delay_ms": 10}, "node1-node2": {"delay_ms": 5},
                              "node1-node3": {"delay_ms": 5}, "node2-node3": {"delay_ms": 5}}}
-    assert wanted({"profile": "wifi", "client": {"delay_ms": 3}}, {}, 1) == {
+    assert wanted({"profile": "wifi", "client": {"delay_ms": 3}}, net_levels({}), 1) == {
         "profile": "wifi", "links": {"client-node1": {"delay_ms": 3}}}
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from casslab.experiment.network import wanted
+from casslab.experiment.factors.network import wanted
+from casslab.experiment.factors.registry import net_levels
 from casslab.experiment.spec import SpecError, parse_spec
 from casslab.net import NetSpec
 
@@ -25,7 +26,7 @@ factors:
 
 def _delays(spec_text: str, params: dict[str, object]) -> dict[tuple[str, str], float]:
     spec = parse_spec(spec_text)
-    mapping = wanted(spec.lab.network, params, 3)
+    mapping = wanted(spec.lab.network, net_levels(params), 3)
     assert mapping is not None
     table = NetSpec.from_mapping(mapping).resolve(3)
     return {k: c.delay_ms for k, c in table.items()}
@@ -51,7 +52,7 @@ def test_a_level_scales_every_link_of_its_group_together() -> None:
 
 def test_time_fields_scale_and_loss_stays() -> None:
     spec = parse_spec(SEED_002)
-    mapping = wanted(spec.lab.network, {"network.scale.edge": 20.0}, 3)
+    mapping = wanted(spec.lab.network, net_levels({"network.scale.edge": 20.0}), 3)
     assert mapping is not None
     cond = NetSpec.from_mapping(mapping).resolve(3)[("node2", "node3")]
     assert cond.delay_ms == pytest.approx(12.0)
@@ -61,8 +62,8 @@ def test_time_fields_scale_and_loss_stays() -> None:
 
 def test_an_explicit_link_factor_wins_over_the_base_table() -> None:
     spec = parse_spec(SEED_002)
-    mapping = wanted(spec.lab.network, {"network.scale.edge": 10.0,
-                                        "network.node1-node2.delay_ms": 1.0}, 3)
+    mapping = wanted(spec.lab.network, net_levels({"network.scale.edge": 10.0,
+                                                   "network.node1-node2.delay_ms": 1.0}), 3)
     assert mapping is not None
     assert mapping["links"]["node1-node2"]["delay_ms"] == 1.0
     assert mapping["links"]["node1-node3"]["delay_ms"] == pytest.approx(16.5)

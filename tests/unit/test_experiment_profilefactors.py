@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from casslab.experiment.design import plan, reset_needed
-from casslab.experiment.profilefactors import cell_fields, cell_node_profiles, live_fields
+from casslab.experiment.profilefactors import cell_node_profiles
 from casslab.experiment.spec import SpecError, parse_spec
 
 SPEC = """\
@@ -78,11 +78,10 @@ def test_a_two_level_memory_factor_builds_the_lab_once_per_level() -> None:
 
 
 def test_a_cells_profile_fields_and_the_live_ones() -> None:
-    params = {"nodes": 3, "profile.memory_mib": 2048, "profile.cpu_cores": 0.5,
-              "profile.disk_read_mb_s": 18.0}
-    assert cell_fields(params) == {"memory_mib": 2048, "cpu_cores": 0.5,
-                                   "disk_read_mb_s": 18.0}
-    assert live_fields(params) == {"cpu_cores": 0.5, "disk_read_mb_s": 18.0}
+    cell = parse_spec(SPEC).cell({"nodes": 3, "profile.memory_mib": 2048,
+                                  "profile.cpu_cores": 0.5, "profile.disk_read_mb_s": 18.0})
+    assert cell.lab.fields == {"memory_mib": 2048, "cpu_cores": 0.5, "disk_read_mb_s": 18.0}
+    assert cell.limits == {"cpu_cores": 0.5, "disk_read_mb_s": 18.0}
 
 
 def test_node_profiles_in_the_spec_and_per_cell() -> None:

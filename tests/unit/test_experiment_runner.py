@@ -6,7 +6,7 @@ from pathlib import Path
 
 from casslab.experiment.runner import CampaignRunner, compaction_map, timeout_guard
 from casslab.experiment.spec import parse_spec
-from casslab.load.options import IotOptions, StressOptions, YcsbOptions
+from casslab.load.options import IotOptions, LoadOptions, StressOptions, YcsbOptions
 
 
 def make(text: str, tmp_path: Path) -> CampaignRunner:
@@ -14,25 +14,30 @@ def make(text: str, tmp_path: Path) -> CampaignRunner:
                           cache=tmp_path / "cache", lab_name="unit-exp")
 
 
+def options(r: CampaignRunner, params: dict[str, object]) -> LoadOptions:
+    """The casslab-load options the runner gives a cell's trials (its typed cell's)."""
+    return r.spec.cell(params).load_options()
+
+
 def test_cell_options_are_the_spec_options_then_the_factors(tmp_path: Path) -> None:
     r = make("workload: {name: ycsb-a, records: 500, options: {in-flight: 2}}\n"
              "factors:\n  - {name: cl, levels: [QUORUM]}\n"
              "  - {name: option.field-length, levels: [10]}\n", tmp_path)
-    opts = r._options({"cl": "QUORUM", "option.field-length": 10, "nodes": 3})
+    opts = options(r, {"cl": "QUORUM", "option.field-length": 10, "nodes": 3})
     assert opts == YcsbOptions(records=500, in_flight=2, cl_read="QUORUM", cl_write="QUORUM",
                                field_length=10)
     # A lab factor is never a casslab-load option.
-    assert r._options({"runtime": "lxc", "profile": "rpi3"}) == YcsbOptions(records=500,
+    assert options(r, {"runtime": "lxc", "profile": "rpi3"}) == YcsbOptions(records=500,
                                                                             in_flight=2)
     iot = make("workload: {name: iot, options: {devices: 10}}\n", tmp_path)
-    assert iot._options({"compaction": "twcs:1:MINUTES", "rate": "66%"}) == IotOptions(
+    assert options(iot, {"compaction": "twcs:1:MINUTES", "rate": "66%"}) == IotOptions(
         devices=10, compaction="twcs:1:MINUTES")
 
 
 def test_a_factor_level_overrides_the_spec_option(tmp_path: Path) -> None:
     r = make("workload: {name: stress-write, options: {in_flight: 2, rate: 50}}\n"
              "factors:\n  - {name: in_flight, levels: [8]}\n", tmp_path)
-    assert r._options({"in_flight": 8}) == StressOptions(records=1000, in_flight=8,
+    assert options(r, {"in_flight": 8}) == StressOptions(records=1000, in_flight=8,
                                                          rate_ops_s=50.0)
 
 
@@ -47,7 +52,7 @@ def test_compaction_maps_send_class_and_every_option() -> None:
 def test_thread_levels_are_plain_client_counts(tmp_path: Path) -> None:
     r = make("workload: {name: stress-write}\n"
              "factors:\n  - {name: threads, levels: [150, 450]}\n", tmp_path)
-    assert r._options({"threads": 450}) == StressOptions(records=1000, threads=450)
+    assert options(r, {"threads": 450}) == StressOptions(records=1000, threads=450)
 
 
 def test_several_clients_get_the_start_margin_on_top_of_the_trial_timeout() -> None:

@@ -107,13 +107,13 @@ def test_json_schema_knows_the_new_fields() -> None:
 
 def test_copy_factor_makes_identical_cells_that_change_nothing() -> None:
     from casslab.experiment.design import plan
-    from casslab.experiment.loadopts import cell_options
+    from casslab.experiment.factors.cell import load_options
 
     s = parse_spec("workload: ycsb-c\nfactors:\n  - {name: copy, levels: [A, B]}\n"
                    "design: {order: interleaved, trials: 3}\n")
     trials = plan(s)
     assert s.factors[0].kind == "copy" and len(trials) == 6
     assert sum(t.reset != "none" for t in trials) == 1  # one lab, never reset for a copy
-    assert cell_options("ycsb-c", 10, {}, {"copy": "A"}) == cell_options("ycsb-c", 10, {}, {})
+    assert load_options("ycsb-c", 10, {}, {"copy": "A"}) == load_options("ycsb-c", 10, {}, {})
     with pytest.raises(SpecError, match="copy's level is a name"):
         parse_spec("workload: ycsb-c\nfactors:\n  - {name: copy, levels: [[1], B]}\n")

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from casslab.experiment import tableopts
+from casslab.experiment.factors import registry
 from casslab.experiment.spec import SpecError, parse_spec
 
 
@@ -94,14 +95,21 @@ def test_table_factors_need_the_load_phase_to_create_the_tables() -> None:
 
 def test_options_need_the_cassandra_version_that_has_them() -> None:
     with pytest.raises(tableopts.TableOptionError, match=r"needs Cassandra 5\.0"):
-        tableopts.parse_name("table.memtable", version="4.1.5")
-    assert tableopts.parse_name("table.memtable@t", version="5.0.6").table == "t"
+        tableopts.target("memtable", None, "table.memtable", version="4.1.5")
+    assert tableopts.target("memtable", "t", "table.memtable@t", version="5.0.6").table == "t"
+
+
+def test_the_registry_reads_option_and_table_from_a_factor_name() -> None:
+    assert table_levels({"table.memtable@t": "x", "nodes": 3}) == (
+        (tableopts.Target("memtable", "t"), "x"),)
+    with pytest.raises(tableopts.TableOptionError, match=r"is not table\.<option>"):
+        table_levels({"table.Bad": 1})
 
 
 def test_alter_statements_group_a_cells_options_per_table() -> None:
     params = {"nodes": 1, "table.compression": "zstd", "table.gc_grace_seconds@b": 5,
               "table.caching": "all", "table.comment": "it's"}
-    assert tableopts.alter_statements(params, "ks", ["a", "b"]) == [
+    assert tableopts.alter_statements(table_levels(params), "ks", ["a", "b"]) == [
         "ALTER TABLE ks.a WITH compression = {'class': 'ZstdCompressor'} AND caching = "
         "{'keys': 'ALL', 'rows_per_partition': 'ALL'} AND comment = 'it''s'",
         "ALTER TABLE ks.b WITH compression = {'class': 'ZstdCompressor'} AND "
@@ -117,7 +125,8 @@ def test_alter_statements_group_a_cells_options_per_table() -> None:
     ("{'class': 'DeflateCompressor'}", "{'class': 'DeflateCompressor'}"),
 ])
 def test_compression_levels_as_cql(level: object, cql: str) -> None:
-    assert tableopts.alter_statements({"table.compression": level}, "k", ["t"]) == [
+    assert tableopts.alter_statements(table_levels({"table.compression": level}), "k",
+                                      ["t"]) == [
         f"ALTER TABLE k.t WITH compression = {cql}"]
 
 
@@ -128,6 +137,12 @@ def test_twcs_compaction_keeps_its_window() -> None:
 
 
 def test_only_options_the_sstables_carry_reload_the_data() -> None:
-    assert tableopts.needs_reload({"table.compression@t": "lz4", "nodes": 3})
-    assert tableopts.needs_reload({"table.default_time_to_live": 60})
-    assert not tableopts.needs_reload({"table.gc_grace_seconds": 0, "compaction": "lcs"})
+    assert tableopts.needs_reload(table_levels({"table.compression@t": "lz4", "nodes": 3}))
+    assert tableopts.needs_reload(table_levels({"table.default_time_to_live": 60}))
+    assert not tableopts.needs_reload(table_levels({"table.gc_grace_seconds": 0,
+                                                    "compaction": "lcs"}))
+
+
+def table_levels(params: dict[str, object]) -> tuple[tuple[tableopts.Target, object], ...]:
+    """The table levels of a cell, sorted out of its levels by the factor registry."""
+    return tuple(registry.draft(params).tables)

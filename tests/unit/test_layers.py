@@ -63,17 +63,21 @@ def test_architecture_doc_names_every_module() -> None:
 
 
 # Imports back up inside casslab.experiment (issue 29): the spec reader once imported
-# loadopts inside its functions while loadopts imported the spec, a cycle the layer
-# contract above cannot see (both sit in one layer). Each plant is appended to a module
-# of a copy of the tree; a function-level import counts like any other.
+# the options of a cell (then loadopts, now the factor registry) inside its functions
+# while that module imported the spec, a cycle the layer contract above cannot see (both
+# sit in one layer). Each plant is appended to a module of a copy of the tree; a
+# function-level import counts like any other.
 PLANTS = {
     "the old cycle, hidden in a function": (
-        "experiment/loadopts.py",
+        "experiment/factors/cell.py",
         "\n\ndef _sneaky() -> None:\n    from casslab.experiment.spec import parse_spec\n",
-        "casslab.experiment.loadopts -> casslab.experiment.spec"),
-    "the level grammar importing the options of a cell": (
-        "experiment/levels.py", "\nimport casslab.experiment.loadopts\n",
-        "casslab.experiment.levels -> casslab.experiment.loadopts"),
+        "casslab.experiment.factors.cell -> casslab.experiment.spec"),
+    "the level grammar importing the factor registry": (
+        "experiment/levels.py", "\nimport casslab.experiment.factors.registry\n",
+        "casslab.experiment.levels -> casslab.experiment.factors.registry"),
+    "the factor registry importing the typed cell": (
+        "experiment/factors/registry.py", "\nimport casslab.experiment.factors.cell\n",
+        "casslab.experiment.factors.registry -> casslab.experiment.factors.cell"),
     "the spec model importing its reader": (
         "experiment/spec/model.py", "\nfrom casslab.experiment.spec.parse import parse_spec\n",
         "casslab.experiment.spec.model -> casslab.experiment.spec.parse"),

@@ -50,6 +50,6 @@ def test_the_runner_checks_the_rules_files_before_any_lab(tmp_path: Path) -> Non
 def test_a_tuner_off_trial_starts_nothing(tmp_path: Path) -> None:
     from casslab.experiment.beside import TrialSite
 
-    site = TrialSite(params={"tuner": "off"}, keyspace="iot", hosts=("127.0.1.1",),
-                     netns=None, label="tuner=off #1")
+    site = TrialSite(params={"tuner": "off"}, tuner="off", keyspace="iot",
+                     hosts=("127.0.1.1",), netns=None, label="tuner=off #1")
     assert TunerBeside().start(site) is None

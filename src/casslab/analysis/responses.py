@@ -25,6 +25,7 @@ import yaml
 from hdrh.histogram import HdrHistogram
 
 from casslab.core.errors import CasslabError
+from casslab.experiment.factors.registry import PROFILE
 from casslab.profiles import resolve_profile
 from casslab.store.responses import Response, parse_response
 from casslab.store.results import NodeMetricRow, Results, StageInterval, TrialRow
@@ -215,7 +216,7 @@ def profile_cores(spec_yaml: str, rows: Sequence[TrialRow]) -> Callable[[int], f
         default = str(lab.get("profile", "host")) if isinstance(lab, dict) else "host"
     except yaml.YAMLError:
         default = "host"
-    by_trial = {r.trial_id: str(r.params.get("profile", default)) for r in rows}
+    by_trial = {r.trial_id: str(r.params.get(PROFILE, default)) for r in rows}
 
     def cores(trial_id: int) -> float:
         try:

@@ -38,6 +38,7 @@ def noise_rows(results: Path, responses: tuple[str, ...]) -> list[NoiseRow]:
     from casslab.analysis.noisefloor import cv_of, paired_sigma, within_trial_cv
     from casslab.analysis.power import detectable_pct
     from casslab.analysis.responses import trial_values
+    from casslab.experiment.factors.registry import COPY_FACTOR
     from casslab.store.results import Results
 
     store, res = Results.open(results)
@@ -49,7 +50,7 @@ def noise_rows(results: Path, responses: tuple[str, ...]) -> list[NoiseRow]:
             values = trial_values(res, name, [t.trial_id for t in kept])
             by_round: dict[int, dict[str, float]] = {}
             for t in kept:
-                by_round.setdefault(t.round or 0, {})[str(t.cell_params.get("copy"))] = \
+                by_round.setdefault(t.round or 0, {})[str(t.cell_params.get(COPY_FACTOR))] = \
                     values[t.trial_id]
             ratios = [math.log(r["B"] / r["A"]) for r in by_round.values()
                       if r.get("A", 0) > 0 and r.get("B", 0) > 0]
@@ -117,7 +118,7 @@ def calibrate(
             err.print(f"[bold red]interrupted:[/] {exc}", highlight=False)
             raise typer.Exit(130) from None
         rows = noise_rows(target, s.responses)
-    held = ", ".join(f"{f.name}={f.levels[0]}" for f in s.factors if f.name != "copy")
+    held = ", ".join(f"{f.name}={f.levels[0]}" for f in s.factors if f.kind != "copy")
     table = Table(title=f"noise floor of {spec} ({held or 'its one cell'}), {rounds} A/A "
                   "rounds")
     for col in ("response", "trials", "within-trial CV of ops/s", "between-trial CV",

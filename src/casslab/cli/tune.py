@@ -100,8 +100,8 @@ def tune(
                                                "file.")] = None,
     iterations: Annotated[int | None, typer.Option(help="Stop after N iterations.")] = None,
     once: Annotated[bool, typer.Option("--once", help="One iteration, then exit.")] = False,
-    min_interval: Annotated[str, typer.Option(help="Minimum time between two changes of a "
-                                              "table.")] = "5m",
+    min_interval: Annotated[str, typer.Option(
+        help="Minimum time between two changes of a table.")] = "5m",
     min_change: Annotated[float, typer.Option(help="Minimum relative change of an option "
                                               "(0.2 = 20 %).")] = 0.2,
     switch_margin: Annotated[float, typer.Option(help="Dead band: another rule point must be "

@@ -3,56 +3,36 @@
 The tuner lives in casslab.tune, a layer above the campaign runner, so the runner knows
 it only through the `Beside` protocol below; the CLI (which may import tune) hands the
 runner an implementation (casslab.tune.factor.TunerBeside). Only the shape of a level is
-checked here, at spec time; the implementation checks what a level means (a rules file's
-contents) before the first trial.
+checked at spec time (casslab.experiment.factors); the implementation checks what a
+level means (a rules file's contents) before the first trial.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+from casslab.experiment.factors.parsers import TUNER_OFF
 
 if TYPE_CHECKING:
     from casslab.experiment.spec.model import CampaignSpec
 
-TUNER_FACTOR = "tuner"
-TUNER_OFF = "off"
-TUNER_BUILTIN = ("seed003",)  # casslab.tune.rules.seed003_rules
-RULES_SUFFIXES = (".yaml", ".yml", ".json")
-TUNER_VALID = "off, seed003 or a rules file (.yaml, .yml, .json) as `casslab tune --rules` takes"
-
-
-def tuner_level(value: Any, base_dir: Path | None) -> str:
-    """A `tuner` level as the runner keeps it: off, a built-in rules name, or a rules
-    file's absolute path (relative ones are read from the spec's directory). Raises
-    ValueError naming the level and the valid ones."""
-    if value is False:  # YAML 1.1 reads a bare `off` as false
-        return TUNER_OFF
-    if value == TUNER_OFF or value in TUNER_BUILTIN:
-        return str(value)
-    if isinstance(value, str) and value.endswith(RULES_SUFFIXES):
-        p = Path(value) if Path(value).is_absolute() else (base_dir or Path.cwd()) / value
-        if not p.is_file():
-            raise ValueError(f"rules file {value} does not exist (looked at {p}; valid: "
-                             f"{TUNER_VALID})")
-        return str(p.resolve())
-    raise ValueError(f"{value!r} is not a tuner level (valid: {TUNER_VALID})")
-
 
 def tuner_levels(spec: CampaignSpec) -> tuple[str, ...]:
     """The levels of the spec's `tuner` factor other than off (none without the factor)."""
-    return tuple(str(level) for f in spec.factors if f.name == TUNER_FACTOR
+    return tuple(str(level) for f in spec.factors if f.kind == "tuner"
                  for level in f.levels if level != TUNER_OFF)
 
 
 @dataclass(frozen=True)
 class TrialSite:
-    """What work beside a trial needs to reach its cluster. hosts: the running nodes'
-    addresses (no port); netns: the lab's network namespace (None: the host's)."""
+    """What work beside a trial needs to reach its cluster. params: the cell's levels;
+    tuner: its tuner level (off: none); hosts: the running nodes' addresses (no port);
+    netns: the lab's network namespace (None: the host's)."""
 
     params: Mapping[str, Any]
+    tuner: str
     keyspace: str
     hosts: tuple[str, ...]
     netns: str | None

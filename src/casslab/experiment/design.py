@@ -41,18 +41,24 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from casslab.experiment.beside import TUNER_FACTOR, TUNER_OFF
+from casslab.experiment.factors.parsers import TUNER_OFF
+from casslab.experiment.factors.registry import kinds_that
 from casslab.experiment.rounds import arrange
 from casslab.experiment.spec import RESETS, CampaignSpec, Factor, is_relative
 
-LAB_KINDS = ("lab",)
-# A tuner level is schema-like: the tuner ALTERs the tables it watches, so a change of
-# level, and every kept trial with the tuner on, starts from a recreated keyspace.
-SCHEMA_KINDS = ("schema", "tuner")
+# Factor kinds by what a change of level costs (the registry declares it): a rebuild of
+# the lab, or a reload (the keyspace recreated, its data loaded again). A tuner level is
+# a reload: the tuner ALTERs the tables it watches, so a change of level, and every kept
+# trial with the tuner on, starts from a recreated keyspace.
+LAB_KINDS = kinds_that("rebuild")
+SCHEMA_KINDS = kinds_that("reload")
 
 
 @dataclass(frozen=True)
-class Cell:
+class PlanCell:
+    """A cell of the design: its number and its levels by factor name (the stored form;
+    `CampaignSpec.cell` reads them into a typed casslab.experiment.factors.cell.Cell)."""
+
     index: int
     params: dict[str, Any]
 
@@ -68,7 +74,7 @@ class PlannedTrial:
     reset before it is for ("" when there is none)."""
 
     seq: int
-    cell: Cell
+    cell: PlanCell
     trial_no: int
     warmup: bool
     reset: str  # what a run from the start does before this trial
@@ -88,11 +94,12 @@ def _fmt(v: Any) -> str:
     return json.dumps(v, sort_keys=True) if isinstance(v, dict | list) else str(v)
 
 
-def cells(factors: tuple[Factor, ...]) -> list[Cell]:
+def cells(factors: tuple[Factor, ...]) -> list[PlanCell]:
     """Every combination of levels, first factor varying slowest."""
     names = [f.name for f in factors]
     combos = itertools.product(*(f.levels for f in factors))
-    return [Cell(i, dict(zip(names, combo, strict=True))) for i, combo in enumerate(combos)]
+    return [PlanCell(i, dict(zip(names, combo, strict=True)))
+            for i, combo in enumerate(combos)]
 
 
 def kind_key(params: dict[str, Any], factors: tuple[Factor, ...], kinds: tuple[str, ...]) -> str:
@@ -149,13 +156,13 @@ def reset_reason(prev: dict[str, Any] | None, params: dict[str, Any],
 # (warm-ups of a block's start are units with kept=False).
 @dataclass(frozen=True)
 class _Unit:
-    cell: Cell
+    cell: PlanCell
     warmups: int
     kept: bool
     round: int = 0
 
 
-def _block_units(block: list[Cell], spec: CampaignSpec, rng: random.Random | None
+def _block_units(block: list[PlanCell], spec: CampaignSpec, rng: random.Random | None
                  ) -> list[_Unit]:
     """One block's trials as units, in run order, when there is no design.reset: every
     cell's warm-ups first, then the kept trials."""
@@ -170,8 +177,9 @@ def _block_units(block: list[Cell], spec: CampaignSpec, rng: random.Random | Non
     return warm + kept
 
 
-def _tuned(cell: Cell) -> bool:
-    return bool(cell.params.get(TUNER_FACTOR, TUNER_OFF) != TUNER_OFF)
+def _tuned(spec: CampaignSpec, cell: PlanCell) -> bool:
+    """The cell runs the tuner beside its load (a level of a `tuner` kind factor)."""
+    return any(f.kind == "tuner" and cell.params[f.name] != TUNER_OFF for f in spec.factors)
 
 
 def _run_blocks(spec: CampaignSpec, rng: random.Random | None) -> list[list[_Unit]]:
@@ -187,7 +195,7 @@ def _run_blocks(spec: CampaignSpec, rng: random.Random | None) -> list[list[_Uni
     out: list[list[_Unit]] = []
     by_lab: dict[str, list[_Unit]] = {}
     for b in _blocks(spec, rng):
-        if d.reset == "none" and not _tuned(b[0]):
+        if d.reset == "none" and not _tuned(spec, b[0]):
             out.append(_block_units(b, spec, rng))
             continue
         if d.reset == "none":  # a tuned block: one unit per kept trial, in place
@@ -209,7 +217,7 @@ def _run_blocks(spec: CampaignSpec, rng: random.Random | None) -> list[list[_Uni
 def _round_units(spec: CampaignSpec) -> list[list[_Unit]]:
     """An interleaved design's units, one list per round (see the module docstring)."""
     d = spec.design
-    labs: dict[str, dict[str, list[Cell]]] = {}
+    labs: dict[str, dict[str, list[PlanCell]]] = {}
     for c in cells(spec.factors):
         lab, schema = block_key(c.params, spec.factors)
         labs.setdefault(lab, {}).setdefault(schema, []).append(c)
@@ -219,7 +227,7 @@ def _round_units(spec: CampaignSpec) -> list[list[_Unit]]:
     for r, run in enumerate(arrange(groups, d.trials_max, d.seed), start=1):
         units: list[_Unit] = []
         for c in run:
-            if d.reset != "none" or _tuned(c):  # each kept trial: reset, warm-ups, trial
+            if d.reset != "none" or _tuned(spec, c):  # each kept trial: reset, warm-ups, trial
                 units.append(_Unit(c, d.warmup_trials, True, r))
                 prev = None
                 continue
@@ -235,16 +243,16 @@ def _round_units(spec: CampaignSpec) -> list[list[_Unit]]:
     return out
 
 
-def _blocks(spec: CampaignSpec, rng: random.Random | None) -> list[list[Cell]]:
+def _blocks(spec: CampaignSpec, rng: random.Random | None) -> list[list[PlanCell]]:
     """Cells grouped into blocks, blocks of one lab together, in run order."""
-    labs: dict[str, dict[str, list[Cell]]] = {}
+    labs: dict[str, dict[str, list[PlanCell]]] = {}
     for c in cells(spec.factors):
         lab, schema = block_key(c.params, spec.factors)
         labs.setdefault(lab, {}).setdefault(schema, []).append(c)
     if rng is None:
         # Spec order grouped by lab: a schema level that comes back after another one
         # is a new block (it is recreated), exactly as the cells come.
-        out: list[list[Cell]] = []
+        out: list[list[PlanCell]] = []
         for group in labs.values():
             for c in sorted((c for b in group.values() for c in b), key=lambda c: c.index):
                 if out and block_key(out[-1][0].params, spec.factors) == \
@@ -288,7 +296,7 @@ def plan(spec: CampaignSpec) -> list[PlannedTrial]:
                     prev = params
             # design.reset comes before a kept trial's own warm-ups, never inside a unit
             unit_reset = between if unit.kept and between != "none" else "none"
-            tuned = unit.kept and _tuned(unit.cell)  # such a unit is a block of its own
+            tuned = unit.kept and _tuned(spec, unit.cell)  # such a unit is a block of its own
             if tuned:
                 unit_reset = stronger(unit_reset, "recreate")
             for i in range(unit.warmups + unit.kept):

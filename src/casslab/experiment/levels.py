@@ -1,7 +1,7 @@
 """Levels relative to a peak (`'66%'` of the throughput a `search:` finds), the one bit of
-the factor grammar both the spec reader and the options of a cell need.
+the factor grammar both the spec reader and the factor registry need.
 
-It sits below both `casslab.experiment.spec` and `casslab.experiment.loadopts`, so
+It sits below both `casslab.experiment.spec` and `casslab.experiment.factors`, so
 neither has to import the other to read a level (the layers contract in pyproject.toml
 keeps it so).
 """

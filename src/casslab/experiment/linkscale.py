@@ -32,22 +32,10 @@ FIELDS = {"delay_ms": (0.0, 10_000.0), "jitter_ms": (0.0, 10_000.0),
           "loss_pct": (0.0, 100.0), "rate_mbit": (0.001, 100_000.0)}
 SCALED = ("delay_ms", "jitter_ms")
 LEVEL_RANGE = (-99.0, 1000.0)  # percent: below -99 a delay would vanish or turn negative
-_GROUP = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
-_FACTOR = re.compile(r"^network\.scale\.([a-z][a-z0-9_]{0,31})$")
+GROUP_PATTERN = r"[a-z][a-z0-9_]{0,31}"  # also the tail of factor network.scale.<group>
+_GROUP = re.compile(f"^{GROUP_PATTERN}$")
 
 Groups = dict[str, dict[str, dict[str, float]]]
-
-
-def is_factor(name: str) -> bool:
-    """True for `network.scale.<group>`."""
-    return bool(_FACTOR.match(name))
-
-
-def group_of(name: str) -> str:
-    m = _FACTOR.match(name)
-    if not m:
-        raise ValueError(f"{name} is not a network.scale.<group> factor")
-    return m.group(1)
 
 
 def check_groups(v: _V, raw: Any, path: Path_) -> Groups:
@@ -97,16 +85,6 @@ def level(v: _V, value: Any, path: Path_) -> float:
         raise v.doc.error(path, f"level {value!r} is not a percentage (valid: a number "
                           f"from {lo:g} to {hi:g}, e.g. 50 for +50 %)")
     return value  # as written (10, not 10.0): it labels the trials
-
-
-def check_factors(v: _V, lab_network: Any, names: list[str]) -> None:
-    """Every `network.scale.<group>` factor names a group of `lab.network.groups`."""
-    groups = lab_network.get("groups") if isinstance(lab_network, dict) else None
-    valid = ", ".join(groups or {}) or "none defined: add lab.network.groups"
-    for i, name in enumerate(names):
-        if is_factor(name) and group_of(name) not in (groups or {}):
-            raise v.doc.error(("factors", i, "name"), f"factor {name}: no group "
-                              f"'{group_of(name)}' in lab.network.groups (valid: {valid})")
 
 
 def links(groups: Any, scales: dict[str, float]) -> dict[str, dict[str, float]]:

@@ -21,8 +21,8 @@ from casslab.core.specio import V as _V
 from casslab.core.units import parse_rate_bit_s, parse_size_bytes
 from casslab.profiles import BUILTIN_PROFILES, LIVE_FIELDS
 
-PREFIX = "profile."
-# Field -> what its levels are, for the error messages.
+# Field -> what its levels are, for the error messages (the registry,
+# casslab.experiment.factors, names the factors `profile.<field>` after these).
 FIELDS = {
     "memory_mib": "MiB (a number) or a size, e.g. 2048 or 2GiB",
     "heap_mib": "MiB (a number) or a size, e.g. 512 or 512MiB",
@@ -30,7 +30,6 @@ FIELDS = {
     "disk_read_mb_s": "MB/s (a number) or a rate, e.g. 18 or 18MB/s",
     "disk_write_mb_s": "MB/s (a number) or a rate, e.g. 10 or 10MB/s",
 }
-NAMES = tuple(PREFIX + f for f in FIELDS)
 # Cassandra does not start with less heap; a node needs its heap and ~256 MiB besides.
 MIN_HEAP_MIB = 256
 MIN_MEMORY_MIB = 512
@@ -39,17 +38,9 @@ MAX_CORES = 4096.0
 MAX_MB_S = 1e6
 
 
-def factor_kind(name: str) -> str | None:
-    """`lab` (needs a rebuild), `limits` (applied live), or None: not a profile factor."""
-    if name not in NAMES:
-        return None
-    return "limits" if name.removeprefix(PREFIX) in LIVE_FIELDS else "lab"
-
-
-def level(v: _V, name: str, value: Any, path: Path_) -> float | int:
-    """One level of factor `name` in the field's unit (MiB, cores, MB/s); raises the
-    spec's error naming the level and what is valid."""
-    field = name.removeprefix(PREFIX)
+def level(v: _V, field: str, value: Any, path: Path_) -> float | int:
+    """One level of the factor of profile field `field` in the field's unit (MiB, cores,
+    MB/s); raises the spec's error naming the level and what is valid."""
     try:
         if field in ("memory_mib", "heap_mib"):
             lo = MIN_MEMORY_MIB if field == "memory_mib" else MIN_HEAP_MIB
@@ -111,11 +102,6 @@ def cell_node_profiles(node_profiles_: dict[str, str], nodes: int) -> dict[str, 
     return {k: p for k, p in node_profiles_.items() if int(k.removeprefix("node")) <= nodes}
 
 
-def cell_fields(params: dict[str, Any]) -> dict[str, float | int]:
-    """The profile fields a cell's factors set: {"memory_mib": 2048, ...}."""
-    return {k.removeprefix(PREFIX): v for k, v in params.items() if k in NAMES}
-
-
-def live_fields(params: dict[str, Any]) -> dict[str, float | int]:
-    """The part of `cell_fields` a running lab takes without a restart."""
-    return {k: v for k, v in cell_fields(params).items() if k in LIVE_FIELDS}
+def live_fields(fields: dict[str, float | int]) -> dict[str, float | int]:
+    """The profile fields of a cell a running lab takes without a restart."""
+    return {k: v for k, v in fields.items() if k in LIVE_FIELDS}

@@ -20,9 +20,8 @@ from typing import Any
 
 from casslab.cassandra import catalog, compaction
 from casslab.core.errors import CasslabError, UsageError
-from casslab.experiment import network, outside, profilefactors, tableopts
+from casslab.experiment import outside, tableopts
 from casslab.experiment.beside import (
-    TUNER_FACTOR,
     Beside,
     BesideResult,
     Running,
@@ -37,16 +36,17 @@ from casslab.experiment.design import (
     rewarm_needed,
     search_key,
 )
-from casslab.experiment.loadopts import cell_options
+from casslab.experiment.factors.cell import Cell
+from casslab.experiment.factors.registry import RATE, TUNER_FACTOR
 from casslab.experiment.recovery import Recovery, Restart
 from casslab.experiment.search import PeakResult, PeakSearch, Step, resolve_relative, summarize
 from casslab.experiment.sequential import Sequencer, ShouldStop, StopDecision
-from casslab.experiment.spec import CampaignSpec, StopRule, is_relative
+from casslab.experiment.spec import CampaignSpec, StopRule
 from casslab.experiment.steadywindow import SteadyCut, steady_window
 from casslab.lab import LabOptions
 from casslab.load import LoadResult, LoadSpec
 from casslab.load.multi import START_MARGIN_S
-from casslab.load.options import LoadOptions, SchemaOptions, family_of
+from casslab.load.options import SchemaOptions, family_of
 from casslab.metrics.samples import TrialMetrics
 from casslab.profiles import describe
 from casslab.store.db import Store
@@ -309,7 +309,7 @@ class CampaignRunner:
         if t.warmup or not self.spec.design.warmup_trials or needs_search(t.cell.params):
             return True
         try:
-            self._rewarm(t, dict(t.cell.params), "node restart", done, total)
+            self._rewarm(t, self.spec.cell(t.cell.params), "node restart", done, total)
         except CasslabError as exc:
             store.mark_ended(trial_id, "failed", f"warm-up after the node restart: {exc}")
             self.emit(Event("trial-end", f"{t.cell.key} #{t.trial_no}: failed: warm-up after "
@@ -319,30 +319,29 @@ class CampaignRunner:
 
     def _trial(self, store: Store, cid: int, trial_id: int, t: PlannedTrial, done: int,
                total: int) -> bool:
-        params = dict(t.cell.params)
+        cell = self.spec.cell(t.cell.params)
         reset = reset_before(t, self._current, self.spec.factors)
         label = f"{t.cell.key} #{t.trial_no}" + (" (warm-up)" if t.warmup else "")
         try:
-            reset = self._reset(reset, params, done, total)
-            if needs_search(params):
-                peak = self._search(store, cid, params, done, total)
-                for k, v in params.items():
-                    if is_relative(v):
-                        params[k] = resolve_relative(k, v, peak)
+            reset = self._reset(reset, cell, done, total)
+            if cell.relative:
+                peak = self._search(store, cid, cell, done, total)
+                cell = cell.with_levels({k: resolve_relative(k, v, peak)
+                                         for k, v in cell.relative.items()})
             if rewarm_needed(t, reset, self.spec.design.warmup_trials):
-                self._rewarm(t, params, reset, done, total)
+                self._rewarm(t, cell, reset, done, total)
         except KeyboardInterrupt:
             raise
         except CasslabError as exc:
-            store.mark_running(trial_id, params, reset)
+            store.mark_running(trial_id, dict(cell.params), reset)
             store.mark_ended(trial_id, "failed", f"setup ({reset}): {exc}")
             self._current = None  # the lab is in an unknown state: rebuild next time
             self.emit(Event("trial-end", f"{label}: failed: {exc}", done, total, t.cell.key))
             return False
-        store.mark_running(trial_id, {**params, "seed": self._seed(t)}, reset)
+        store.mark_running(trial_id, {**cell.params, "seed": self._seed(t)}, reset)
         self.emit(Event("trial-start", label, done, total, t.cell.key))
         try:
-            result, metrics, beside, quality = self._measure_guarded(t, params, label, done,
+            result, metrics, beside, quality = self._measure_guarded(t, cell, label, done,
                                                                      total)
         except KeyboardInterrupt:
             store.mark_ended(trial_id, "interrupted", "interrupted by the user")
@@ -377,7 +376,7 @@ class CampaignRunner:
                         f"({s.ops_s:,.0f} ops/s)", done + ok, total, t.cell.key))
         return ok
 
-    def _measure_guarded(self, t: PlannedTrial, params: dict[str, Any], label: str,
+    def _measure_guarded(self, t: PlannedTrial, cell: Cell, label: str,
                          done: int, total: int
                          ) -> tuple[LoadResult, TrialMetrics, BesideResult, dict[str, Any]]:
         """The trial's run with the machine's outside CPU and steal time around it; a
@@ -387,7 +386,7 @@ class CampaignRunner:
         reruns = 0
         while True:
             before = outside.snapshot(self.lab.cpu_seconds())
-            result, metrics, beside = self._measure(params, self.spec.stop, self._seed(t),
+            result, metrics, beside = self._measure(cell, self.spec.stop, self._seed(t),
                                                     label=label)
             noise = outside.between(before, outside.snapshot(self.lab.cpu_seconds()))
             over = guard is not None and not t.warmup and \
@@ -405,7 +404,7 @@ class CampaignRunner:
                    "guard_reruns": reruns, "disturbed": over}
         return result, metrics, beside, quality
 
-    def _rewarm(self, t: PlannedTrial, params: dict[str, Any], reset: str, done: int,
+    def _rewarm(self, t: PlannedTrial, cell: Cell, reset: str, done: int,
                 total: int) -> None:
         """Warm the lab up again before a kept trial that a resume or a failure left
         right after a reset: the block's stored warm-ups ran on a lab that is gone.
@@ -414,17 +413,17 @@ class CampaignRunner:
         for i in range(n):
             self.emit(Event("message", f"{t.cell.key}: warm-up {i + 1}/{n} again, not stored "
                             f"(lab {reset} before a kept trial)", done, total, t.cell.key))
-            self._measure(params, self.spec.stop, self._seed(t))
+            self._measure(cell, self.spec.stop, self._seed(t))
 
     def _seed(self, t: PlannedTrial) -> int:
         return self.spec.design.seed * 1000 + t.trial_no
 
     # ---- lab and data -----------------------------------------------------------------
 
-    def _reset(self, reset: str, params: dict[str, Any], done: int, total: int) -> str:
-        """Bring the lab to the cell `params` by `reset`; returns the reset done (a change
-        of CPU or disk limits becomes a rebuild when the lab cannot make it live)."""
-        live = profilefactors.live_fields(params)
+    def _reset(self, reset: str, cell: Cell, done: int, total: int) -> str:
+        """Bring the lab to `cell` by `reset`; returns the reset done (a change of CPU or
+        disk limits becomes a rebuild when the lab cannot make it live)."""
+        live = dict(cell.limits)
         if reset != "rebuild" and live != self._limits:
             self.emit(Event("lab", f"profile limits: {describe('live', live)}", done, total))
             if self.lab.update_limits(live):
@@ -435,41 +434,37 @@ class CampaignRunner:
                 reset = "rebuild"
         if reset == "rebuild":
             self._down()
-            self._build(params, done, total)
+            self._build(cell, done, total)
             self._prepared = False
         elif reset == "truncate":
-            self._truncate(params)
+            self._truncate(cell)
             self._prepared = False
         elif reset == "recreate":
             self._prepared = False
         if not self._prepared:
-            self._prepare(params, drop=reset in ("recreate", "rebuild") or self._current is None,
+            self._prepare(cell, drop=reset in ("recreate", "rebuild") or self._current is None,
                           done=done, total=total)
-        self._current = dict(params)
+        self._current = dict(cell.params)
         if uses_network(self.spec):
-            want = network.wanted(self.spec.lab.network, params,
-                                  int(params.get("nodes", self.spec.lab.nodes)))
+            want = cell.net
             if want != self._net:
                 self.emit(Event("lab", f"network: {want or 'no emulation'}", done, total))
                 self.lab.set_links(want)
                 self._net = want
         return reset
 
-    def _build(self, params: dict[str, Any], done: int, total: int) -> None:
-        nodes = int(params.get("nodes", self.spec.lab.nodes))
-        profile = str(params.get("profile", self.spec.lab.profile))
-        runtime = str(params.get("runtime", self.spec.lab.runtime))
-        fields = profilefactors.cell_fields(params)
-        overrides = {**self.spec.lab.overrides,
-                     **{k[4:]: v for k, v in params.items() if k.startswith("set.")}}
-        self.emit(Event("lab", f"building lab {self.lab.name}: {nodes} x "
-                        f"{describe(profile, fields)} ({runtime})", done, total))
+    def _build(self, cell: Cell, done: int, total: int) -> None:
+        lab = cell.lab
+        self.emit(Event("lab", f"building lab {self.lab.name}: {lab.nodes} x "
+                        f"{describe(lab.profile, dict(lab.fields))} ({lab.runtime})", done,
+                        total))
         self._current = None
         self.lab.up(LabOptions(
-            nodes=nodes, profile=profile, overrides=[f"{k}={v}" for k, v in overrides.items()],
-            timeout_s=self.spec.lab.timeout_s, runtime=runtime, profile_fields=fields,
-            node_profiles=profilefactors.cell_node_profiles(self.spec.lab.node_profiles, nodes)))
-        self._limits = profilefactors.live_fields(params)
+            nodes=lab.nodes, profile=lab.profile,
+            overrides=[f"{k}={v}" for k, v in lab.overrides.items()],
+            timeout_s=self.spec.lab.timeout_s, runtime=lab.runtime,
+            profile_fields=dict(lab.fields), node_profiles=dict(lab.node_profiles)))
+        self._limits = dict(cell.limits)
 
     def _down(self) -> None:
         """Clear network emulation (its daemon lives outside the lab's processes), then
@@ -482,15 +477,15 @@ class CampaignRunner:
         finally:
             self._net = None
 
-    def _prepare(self, params: dict[str, Any], *, drop: bool, done: int, total: int) -> None:
-        workload = str(params.get("workload", self.spec.workload.name))
+    def _prepare(self, cell: Cell, *, drop: bool, done: int, total: int) -> None:
+        workload = cell.workload
         if self.spec.workload.prepare:
-            self._load(params, drop=drop, done=done, total=total)
+            self._load(cell, drop=drop, done=done, total=total)
         elif drop:
             with self.lab.cql() as cql:
-                ks = self._keyspace(params)
+                ks = self._keyspace(cell)
                 cql.execute(f"DROP KEYSPACE IF EXISTS {ks}", timeout_s=60.0)
-        comp = params.get("compaction")
+        comp = cell.compaction
         if comp is not None and family_of(workload) != "iot":
             fam = family_of(workload)
             if fam not in MAIN_TABLE:
@@ -499,21 +494,21 @@ class CampaignRunner:
                 raise UsageError("factor compaction needs workload.prepare: true (the table "
                                  "must exist before ALTER TABLE)")
             with self.lab.cql() as cql:
-                cql.execute(f"ALTER TABLE {self._keyspace(params)}.{MAIN_TABLE[fam]} WITH "
-                            f"compaction = {compaction_map(str(comp))}", timeout_s=60.0)
-        if self._alter_tables(params) and drop and tableopts.needs_reload(params):
+                cql.execute(f"ALTER TABLE {self._keyspace(cell)}.{MAIN_TABLE[fam]} WITH "
+                            f"compaction = {compaction_map(comp)}", timeout_s=60.0)
+        if self._alter_tables(cell) and drop and tableopts.needs_reload(cell.tables):
             # Freshly created tables got their data before the ALTER: load it again so
             # the SSTables carry the cell's options (tableopts' module docstring says why
             # a reload rather than `nodetool upgradesstables -a`).
-            self._truncate(params)
-            self._load(params, drop=False, done=done, total=total)
+            self._truncate(cell)
+            self._load(cell, drop=False, done=done, total=total)
         self._prepared = True
 
-    def _load(self, params: dict[str, Any], *, drop: bool, done: int, total: int) -> None:
+    def _load(self, cell: Cell, *, drop: bool, done: int, total: int) -> None:
         """The workload's load phase (creates its schema and data)."""
-        workload = str(params.get("workload", self.spec.workload.name))
+        workload = cell.workload
         # Options that shape the run, not the data, are left out of the load phase.
-        load_opts = replace(self._options(params).for_load_phase(), phase="load")
+        load_opts = replace(cell.load_options().for_load_phase(), phase="load")
         if load_opts.error_retries is None:
             # A key lost to a timeout on a busy machine would void every later trial.
             load_opts = replace(load_opts, error_retries=LOAD_PHASE_ERROR_RETRIES)
@@ -526,26 +521,26 @@ class CampaignRunner:
                                f"{result.summary.ended_by} with {result.summary.errors} "
                                "errors")
 
-    def _alter_tables(self, params: dict[str, Any]) -> bool:
-        """Apply the cell's table.* factors with ALTER TABLE; False when it has none."""
-        if not any(tableopts.is_table_factor(k) for k in params):
+    def _alter_tables(self, cell: Cell) -> bool:
+        """Apply the cell's table options with ALTER TABLE; False when it has none."""
+        if not cell.tables:
             return False
-        ks = self._keyspace(params)
+        ks = self._keyspace(cell)
         with self.lab.cql() as cql:
             tables = catalog.table_names(cql, ks)
-            for stmt in tableopts.alter_statements(params, ks, tables):
+            for stmt in tableopts.alter_statements(cell.tables, ks, tables):
                 cql.execute(stmt, timeout_s=60.0)
         return True
 
-    def _truncate(self, params: dict[str, Any]) -> None:
-        ks = self._keyspace(params)
+    def _truncate(self, cell: Cell) -> None:
+        ks = self._keyspace(cell)
         with self.lab.cql() as cql:
             for table in catalog.table_names(cql, ks):
                 cql.execute(f"TRUNCATE {ks}.{table}", consistency="ALL", timeout_s=60.0)
 
-    def _keyspace(self, params: dict[str, Any]) -> str:
-        opts = self._options(params)
-        workload = str(params.get("workload", self.spec.workload.name))
+    def _keyspace(self, cell: Cell) -> str:
+        opts = cell.load_options()
+        workload = cell.workload
         ks = getattr(opts, "keyspace", None) or DEFAULT_KEYSPACE.get(family_of(workload))
         if not ks and family_of(workload) == "user":  # a profile names its own keyspace
             ks = tableopts.profile_value(workload, "keyspace")
@@ -554,21 +549,15 @@ class CampaignRunner:
                              "runner knows what to truncate or drop")
         return str(ks)
 
-    def _options(self, params: dict[str, Any]) -> LoadOptions:
-        """casslab-load options for a cell: the spec's, then the cell's factors."""
-        workload = str(params.get("workload", self.spec.workload.name))
-        w = self.spec.workload
-        return cell_options(workload, w.records, w.options, params)
-
     # ---- measuring --------------------------------------------------------------------
 
-    def _measure(self, params: dict[str, Any], stop: StopRule, seed: int, *,
+    def _measure(self, cell: Cell, stop: StopRule, seed: int, *,
                  label: str | None = None
                  ) -> tuple[LoadResult, TrialMetrics, BesideResult]:
         """One load run with the sampler (and, for a trial's `label`, the work beside the
         trial: a peak search's runs have none)."""
-        workload = str(params.get("workload", self.spec.workload.name))
-        opts = replace(self._options(params), phase="run", seed=seed, ops=stop.ops,
+        workload = cell.workload
+        opts = replace(cell.load_options(), phase="run", seed=seed, ops=stop.ops,
                        duration_s=stop.duration_s or None)
         sampler = self.lab.sampler(self.spec.metrics_interval_s,
                                    self.lab.cql if self.spec.metrics_cql else None)
@@ -576,7 +565,7 @@ class CampaignRunner:
         sampler.start()
         running: Running | None = None
         try:
-            running = self._start_beside(params, label) if label is not None else None
+            running = self._start_beside(cell, label) if label is not None else None
             result = self._load_run(LoadSpec(workload, opts), guard=guard)
         finally:
             beside = running.stop() if running is not None else BesideResult()
@@ -589,33 +578,34 @@ class CampaignRunner:
         return self.lab.load(spec, guard=guard, clients=self.spec.workload.clients,
                              work_dir=self.results / "load-clients")
 
-    def _start_beside(self, params: dict[str, Any], label: str) -> Running | None:
+    def _start_beside(self, cell: Cell, label: str) -> Running | None:
         if self.beside is None:
             return None
-        site = TrialSite(params=dict(params), keyspace=self._keyspace(params),
+        site = TrialSite(params=dict(cell.params), tuner=cell.tuner,
+                         keyspace=self._keyspace(cell),
                          hosts=self.lab.addresses(), netns=self.lab.netns(), label=label)
         return self.beside.start(site)
 
-    def _search(self, store: Store, cid: int, params: dict[str, Any], done: int,
+    def _search(self, store: Store, cid: int, cell: Cell, done: int,
                 total: int) -> PeakResult:
         assert self.spec.search is not None
-        key = search_key(params, self.spec.factors)
+        key = search_key(dict(cell.params), self.spec.factors)
         if key in self.peaks:
             return self.peaks[key]
         s = self.spec.search
         search = PeakSearch(s)
-        base = {k: v for k, v in params.items() if not is_relative(v)}
+        base = {k: v for k, v in cell.params.items() if k not in cell.relative}
         rows = store.search_steps(cid, key)
         for r in rows:
             search.steps.append(Step(r["level"], r["ops_s"], r["p99_ms"]))
             search.stopped_by = r["stopped_by"]
         while (level := search.next_level()) is not None:
-            trial_params = {**base, s.vary: int(level) if s.vary != "rate" else level}
+            trial = self.spec.cell({**base, s.vary: int(level) if s.vary != RATE else level})
             ops, p99 = [], []
             for i in range(s.trials):
                 self.emit(Event("search", f"peak search {key}: {s.vary}={level:g} "
                                 f"({i + 1}/{s.trials})", done, total, key))
-                result, _, _ = self._measure(trial_params, s.stop, self.spec.design.seed)
+                result, _, _ = self._measure(trial, s.stop, self.spec.design.seed)
                 ops.append(result.summary.ops_s)
                 # The p99 of all operations (merged histograms), never the worst type's.
                 overall = result.summary.all_ops()

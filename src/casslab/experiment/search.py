@@ -13,7 +13,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from casslab.experiment.spec import CONCURRENCY, SearchSpec, relative_fraction
+from casslab.experiment.factors.registry import CONCURRENCY, RATE
+from casslab.experiment.spec import SearchSpec, relative_fraction
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,6 @@ def resolve_relative(name: str, value: str, peak: PeakResult) -> float:
     """A level like '66%' as a number: of the peak throughput for `rate`, else of the
     peak level of the searched parameter (rounded, at least 1, for concurrency)."""
     frac = relative_fraction(value)
-    if name == "rate":
+    if name == RATE:
         return round(peak.peak_ops_s * frac, 1)
     return float(max(1, round(peak.peak_level * frac)))

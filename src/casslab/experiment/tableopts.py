@@ -27,7 +27,6 @@ import yaml
 from casslab.cassandra import compaction
 from casslab.cassandra.distribution import DEFAULT_VERSION
 
-PREFIX = "table."
 # Cassandra's own limits (Attributes.MAX_TTL: 20 years; BloomCalculations'
 # minSupportedBloomFilterFpChance for 20 buckets per element).
 MAX_TTL_S = 630_720_000
@@ -218,8 +217,6 @@ TABLE_OPTIONS: dict[str, TableOption] = {
     "read_repair": TableOption(_choice(("BLOCKING", "NONE"))),
     "speculative_retry": TableOption(_retry_policy),
 }
-NAME_RE = re.compile(r"table\.([a-z_]+)(?:@([A-Za-z0-9_]+))?")
-FACTOR_DOC = "table.<option>[@<table>]"
 
 
 @dataclass(frozen=True)
@@ -230,16 +227,10 @@ class Target:
     table: str | None
 
 
-def is_table_factor(name: str) -> bool:
-    return name.startswith(PREFIX)
-
-
-def parse_name(name: str, version: str = DEFAULT_VERSION) -> Target:
-    """`table.<option>[@<table>]` -> Target; raises TableOptionError naming what is valid."""
-    m = NAME_RE.fullmatch(name)
-    if not m:
-        raise TableOptionError(f"{name!r} is not table.<option> or table.<option>@<table>")
-    option = m.group(1)
+def target(option: str, table: str | None, name: str,
+           version: str = DEFAULT_VERSION) -> Target:
+    """The target of factor `name` (the registry reads option and table from it); raises
+    TableOptionError naming what is valid."""
     if option not in TABLE_OPTIONS:
         raise TableOptionError(f"{name}: unknown table option {option!r} (valid: "
                                f"{', '.join(TABLE_OPTIONS)})")
@@ -247,17 +238,17 @@ def parse_name(name: str, version: str = DEFAULT_VERSION) -> Target:
     if _version(version) < _version(since):
         raise TableOptionError(f"table option {option!r} needs Cassandra {since}+ (the lab "
                                f"runs {version})")
-    return Target(option, m.group(2))
+    return Target(option, table)
 
 
 def _version(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in text.split(".")[:2])
 
 
-def check_level(name: str, value: Any) -> Any:
-    """A level of factor `name`, unchanged once checked; raises TableOptionError saying
-    what a level may be."""
-    TABLE_OPTIONS[parse_name(name).option].check(value)
+def check_level(t: Target, value: Any) -> Any:
+    """A level of a factor setting `t`, unchanged once checked; raises TableOptionError
+    saying what a level may be."""
+    TABLE_OPTIONS[t.option].check(value)
     return value
 
 
@@ -281,19 +272,20 @@ def profile_value(profile: str, key: str) -> str | None:
     return str(value) if value else None
 
 
-def check_factors(names: Sequence[str], workloads: Mapping[str, str], prepare: bool,
-                  options: Sequence[str] = ()) -> tuple[str, str] | None:
+def check_factors(targets: Mapping[str, Target], workloads: Mapping[str, str],
+                  prepare: bool, options: Sequence[str] = (), *,
+                  compaction_factor: bool = False) -> tuple[str, str] | None:
     """Rules between table factors and the rest of the spec: (factor name, problem) or None.
 
-    workloads: every workload the campaign runs -> its family (ycsb, stress, iot, user);
-    options: the casslab-load options the spec sets (iot's own table-ttl-s, compaction).
+    targets: the table factors by name; workloads: every workload the campaign runs ->
+    its family (ycsb, stress, iot, user); options: the casslab-load options the spec sets
+    (iot's own table-ttl-s, compaction); compaction_factor: the spec varies compaction.
     """
-    targets = {n: parse_name(n) for n in names if is_table_factor(n)}
     if targets and not prepare:
         return next(iter(targets)), ("needs workload.prepare: true (ALTER TABLE needs the "
                                      "tables the load phase creates)")
     owners: dict[str, str] = {}
-    if "compaction" in names:
+    if compaction_factor:
         owners["compaction"] = "factor compaction"
     if "table-ttl-s" in options:
         owners["default_time_to_live"] = "workload option table-ttl-s"
@@ -324,15 +316,12 @@ def _table_problem(t: Target, workloads: Mapping[str, str]) -> str | None:
     return None
 
 
-def alter_statements(params: Mapping[str, Any], keyspace: str,
+def alter_statements(levels: Sequence[tuple[Target, Any]], keyspace: str,
                      tables: Sequence[str]) -> list[str]:
-    """ALTER TABLE statements for a cell's table factors, one per table (all options of a
-    table in one statement); `tables` are the keyspace's tables."""
+    """ALTER TABLE statements for a cell's table factors (target, level), one per table
+    (all options of a table in one statement); `tables` are the keyspace's tables."""
     per_table: dict[str, list[str]] = {}
-    for name, value in params.items():
-        if not is_table_factor(name):
-            continue
-        t = parse_name(name)
+    for t, value in levels:
         literal = TABLE_OPTIONS[t.option].check(value)
         for table in ([t.table] if t.table else tables):
             per_table.setdefault(table, []).append(f"{t.option} = {literal}")
@@ -340,6 +329,6 @@ def alter_statements(params: Mapping[str, Any], keyspace: str,
             for table, opts in per_table.items()]
 
 
-def needs_reload(params: Mapping[str, Any]) -> bool:
+def needs_reload(levels: Sequence[tuple[Target, Any]]) -> bool:
     """Whether a cell sets an option the SSTables carry (see the module docstring)."""
-    return any(parse_name(n).option in REWRITE_OPTIONS for n in params if is_table_factor(n))
+    return any(t.option in REWRITE_OPTIONS for t, _ in levels)

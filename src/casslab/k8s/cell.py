@@ -1,8 +1,8 @@
 """The lab and load of one campaign cell, as the runner would build them.
 
-The same helpers as the campaign runner (casslab.experiment: design cells, profile
-factors, network factors, load options), so a rendered cell is the cell a local
-campaign runs, not a second reading of the spec.
+Read from the same typed cell the campaign runner runs (`CampaignSpec.cell`, built by
+casslab.experiment.factors), so a rendered cell is the cell a local campaign runs, not
+a second reading of the spec.
 """
 
 from __future__ import annotations
@@ -12,10 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from casslab.core.errors import UsageError
-from casslab.experiment import profilefactors
 from casslab.experiment.design import cell_key, cells
-from casslab.experiment.loadopts import cell_options
-from casslab.experiment.network import wanted
+from casslab.experiment.factors.cell import Cell
 from casslab.experiment.spec import CampaignSpec
 from casslab.load.options import LoadOptions, family_of
 from casslab.net.profiles import LinkConditions
@@ -66,7 +64,7 @@ def pick_cell(spec: CampaignSpec, key: str | None = None, *,
             raise UsageError(f"--cell {key!r} is not a cell of {spec.name} (valid: "
                              f"{shown}{more})")
         params = found[0].params
-    return _lab(spec, params, _clients(spec, clients))
+    return _lab(spec, spec.cell(params), _clients(spec, clients))
 
 
 def _clients(spec: CampaignSpec, clients: int | None) -> int:
@@ -76,30 +74,24 @@ def _clients(spec: CampaignSpec, clients: int | None) -> int:
     return k
 
 
-def _lab(spec: CampaignSpec, params: dict[str, Any], clients: int) -> CellLab:
-    nodes = int(params.get("nodes", spec.lab.nodes))
-    profile = with_fields(resolve_profile(str(params.get("profile", spec.lab.profile))),
-                          profilefactors.cell_fields(params))
-    overrides = {**spec.lab.overrides,
-                 **{k[4:]: v for k, v in params.items() if k.startswith("set.")}}
-    workload = str(params.get("workload", spec.workload.name))
+def _lab(spec: CampaignSpec, cell: Cell, clients: int) -> CellLab:
+    lab = cell.lab
+    profile = with_fields(resolve_profile(lab.profile), dict(lab.fields))
+    workload = cell.workload
     if family_of(workload) == "user":
         raise UsageError(f"workload {workload}: a cassandra-stress user profile is a file "
                          "on this machine; Kubernetes manifests take the built-in workloads "
                          "only")
-    w = spec.workload
-    opts = cell_options(workload, w.records, w.options, params)
+    opts = cell.load_options()
     _no_files(opts)
     run = replace(opts, phase="run", seed=spec.design.seed, ops=spec.stop.ops,
                   duration_s=spec.stop.duration_s or None)
-    load = replace(opts.for_load_phase(), phase="load") if w.prepare else None
-    runtime = str(params.get("runtime", spec.lab.runtime))
-    notes = (f"runtime {runtime}: every node is a pod",) if runtime != "process" else ()
-    return CellLab(key=cell_key(params), nodes=nodes, profile=profile,
-                   node_profiles=profilefactors.cell_node_profiles(spec.lab.node_profiles,
-                                                                   nodes),
-                   overrides=overrides, links=_links(spec.lab.network, params, nodes),
-                   workload=workload, run=run, load=load, clients=clients, notes=notes)
+    load = replace(opts.for_load_phase(), phase="load") if spec.workload.prepare else None
+    notes = (f"runtime {lab.runtime}: every node is a pod",) if lab.runtime != "process" else ()
+    return CellLab(key=cell_key(dict(cell.params)), nodes=lab.nodes, profile=profile,
+                   node_profiles=dict(lab.node_profiles), overrides=dict(lab.overrides),
+                   links=_links(cell.net, lab.nodes), workload=workload, run=run, load=load,
+                   clients=clients, notes=notes)
 
 
 def _no_files(opts: LoadOptions) -> None:
@@ -112,8 +104,7 @@ def _no_files(opts: LoadOptions) -> None:
                              "it into the Job yourself)")
 
 
-def _links(network: Any, params: dict[str, Any], nodes: int) -> dict[Link, LinkConditions]:
-    mapping = wanted(network, params, nodes)
+def _links(mapping: dict[str, Any] | None, nodes: int) -> dict[Link, LinkConditions]:
     if mapping is None:
         return {}
     table = NetSpec.from_mapping(mapping, "network").resolve(nodes)

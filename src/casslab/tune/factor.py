@@ -19,14 +19,9 @@ from typing import Any
 
 from casslab.cassandra.cql import CqlClient
 from casslab.core.errors import CasslabError, UsageError
-from casslab.experiment.beside import (
-    TUNER_FACTOR,
-    TUNER_OFF,
-    TUNER_VALID,
-    BesideResult,
-    TrialSite,
-    tuner_levels,
-)
+from casslab.experiment.beside import BesideResult, TrialSite, tuner_levels
+from casslab.experiment.factors.parsers import TUNER_OFF, TUNER_VALID
+from casslab.experiment.factors.registry import TUNER_FACTOR
 from casslab.experiment.spec import CampaignSpec
 from casslab.tune.audit import AuditLog
 from casslab.tune.decide import Policy
@@ -117,7 +112,7 @@ class TunerBeside:
             self._rules[level] = level_rules(level)
 
     def start(self, site: TrialSite) -> _Running | None:
-        level = str(site.params.get(TUNER_FACTOR, TUNER_OFF))
+        level = site.tuner
         if level == TUNER_OFF:
             return None
         rules = self._rules.get(level) or level_rules(level)

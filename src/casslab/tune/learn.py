@@ -17,6 +17,7 @@ import yaml
 
 from casslab.cassandra import compaction
 from casslab.core.errors import UsageError
+from casslab.experiment.factors.registry import COMPACTION, option_factor
 from casslab.experiment.runner import CampaignRunner, Event
 from casslab.experiment.spec import CampaignSpec, parse_spec
 from casslab.load.options import IotOptions, Warmup
@@ -29,8 +30,8 @@ READ_SPLIT = {"devdat": 0.4, "lesrow": 0.3, "avgdat": 0.3}
 # One UCS scaling parameter: N, L<f> / T<f> (fan factor >= 2) or an integer W.
 _UCS_SCALING = re.compile(r"N|[LT]([2-9]|[1-9]\d+)|-?\d+")
 # The sweep's option factors (casslab-load's --table-ttl-s and --mix).
-TTL_FACTOR = f"option.{IotOptions.flag('table_ttl_s')}"
-MIX_FACTOR = f"option.{IotOptions.flag('mix')}"
+TTL_FACTOR = option_factor(IotOptions.flag("table_ttl_s"))
+MIX_FACTOR = option_factor(IotOptions.flag("mix"))
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,7 @@ def build_spec(ls: LearnSpec) -> CampaignSpec:
         "lab": {"nodes": ls.nodes, "profile": ls.profile},
         "workload": {"name": "iot", "options": ls.option_mapping()},
         "factors": [
-            {"name": "compaction",
+            {"name": COMPACTION,
              "levels": [twcs_map(w, m) for w in ls.windows_min for m in ls.min_thresholds]
              + [ucs_map(sp) for sp in ls.ucs_scaling]},
             {"name": TTL_FACTOR, "levels": list(ls.ttls_s)},
@@ -217,7 +218,7 @@ def rules_from_results(results: Path, *, interpolate: bool = False) -> RulesTabl
     by_mix: dict[float, list[TrialRow]] = {}
     for r in rows:
         p = r.cell_params
-        comp = str(p["compaction"])
+        comp = str(p[COMPACTION])
         opts = options.setdefault(comp, _map_options(comp))
         key = (strategy_of(opts.get("class", "")),
                float(p[TTL_FACTOR]), share_of(str(p[MIX_FACTOR])))

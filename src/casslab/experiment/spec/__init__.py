@@ -5,13 +5,22 @@ the spec it comes from and what would be valid. Lines come from yaml.compose's
 node marks, so they are exact even in flow style.
 
 One module per job (issue 29): `model` (the dataclasses), `parse` (the reader),
-`factors` (factor names and level parsers), `sections` (lab, workload, stop, search),
+`factorblock` (the `factors:` block, read through the factor registry in
+casslab.experiment.factors), `sections` (lab, workload, stop, search),
 `designblock` (`design:`), `checks` (across sections, into casslab-load and
 casslab.net), `size` (the bound on a campaign's size) and `schema` (JSON Schema). This
 package re-exports their public names, so `from casslab.experiment.spec import ...`
 stays the one way in.
 """
 
+from casslab.experiment.factors.parsers import NETWORK_PARAMS, NETWORK_SCOPES
+from casslab.experiment.factors.registry import (
+    CONCURRENCY,
+    COPY_FACTOR,
+    FACTOR_DOC,
+    SEARCHABLE,
+    factor_kind,
+)
 from casslab.experiment.levels import is_relative, relative_fraction
 from casslab.experiment.spec.checks import MAX_OPTION_CELLS
 from casslab.experiment.spec.designblock import (
@@ -24,16 +33,7 @@ from casslab.experiment.spec.designblock import (
     TRIALS_RANGE_KEYS,
     UNTILS,
 )
-from casslab.experiment.spec.factors import (
-    CONCURRENCY,
-    COPY_FACTOR,
-    FACTOR_DOC,
-    FACTOR_KEYS,
-    NETWORK_PARAMS,
-    NETWORK_SCOPES,
-    SEARCHABLE,
-    factor_kind,
-)
+from casslab.experiment.spec.factorblock import FACTOR_KEYS
 from casslab.experiment.spec.model import (
     DEFAULT_MAX_RESTARTS,
     CampaignSpec,

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from casslab.core import specio
+from casslab.experiment.factors.cell import Cell, Defaults, cell_of
 from casslab.experiment.figures import FigureDecl
 from casslab.experiment.levels import is_relative
 from casslab.experiment.reference import Reference
@@ -172,3 +174,15 @@ class CampaignSpec:
 
     def factor(self, name: str) -> Factor:
         return next(f for f in self.factors if f.name == name)
+
+    def cell(self, params: Mapping[str, Any]) -> Cell:
+        """The typed cell of levels `params` (factor name -> level, as the plan has them)."""
+        return cell_of(params, cell_defaults(self.lab, self.workload))
+
+
+def cell_defaults(lab: LabSpec, workload: WorkloadSpec) -> Defaults:
+    """What a cell of a spec with these sections has where no factor sets a level."""
+    return Defaults(nodes=lab.nodes, profile=lab.profile, runtime=lab.runtime,
+                    overrides=lab.overrides, node_profiles=lab.node_profiles,
+                    network=lab.network, workload=workload.name, records=workload.records,
+                    options=workload.options)

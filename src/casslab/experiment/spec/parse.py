@@ -10,7 +10,8 @@ from typing import Any
 
 from casslab.core import specio
 from casslab.core.specio import Doc, Path_, V
-from casslab.experiment import linkscale, scales
+from casslab.experiment import scales
+from casslab.experiment.factors import registry
 from casslab.experiment.figures import DesignFactor, parse_figures
 from casslab.experiment.reference import parse_reference
 from casslab.experiment.spec.checks import (
@@ -20,7 +21,7 @@ from casslab.experiment.spec.checks import (
     cross_checks,
 )
 from casslab.experiment.spec.designblock import parse_design
-from casslab.experiment.spec.factors import parse_factors
+from casslab.experiment.spec.factorblock import parse_factors
 from casslab.experiment.spec.model import CampaignSpec, Factor, SpecError, WorkloadSpec
 from casslab.experiment.spec.sections import (
     parse_lab,
@@ -43,7 +44,7 @@ ANALYSIS_KEYS = ("response", "responses", "bootstrap", "seed")
 def _op_names(workload: WorkloadSpec, factors: list[Factor]) -> tuple[str, ...] | None:
     """Operation types the campaign's workloads can run; None when one of them (a user
     profile) names its own."""
-    names = [workload.name] + [str(lv) for f in factors if f.name == "workload"
+    names = [workload.name] + [str(lv) for f in factors if f.name == registry.WORKLOAD
                                for lv in f.levels]
     ops: dict[str, None] = {}
     for n in names:
@@ -147,8 +148,8 @@ def parse_spec(text: str, *, source: str = "spec", base_dir: Path | None = None,
     cross_checks(v, lab, factors, search)
     check_table_factors(v, workload, factors)
     check_load_options(v, workload, factors)
-    linkscale.check_factors(v, lab.network, [f.name for f in factors])
-    check_network(v, lab, factors)
+    registry.check_scale_groups(v, lab.network, [f.name for f in factors])
+    check_network(v, lab, workload, factors)
     design_factors = [DesignFactor(f.name, f.levels, f.labels) for f in factors]
     figures = parse_figures(v, top.get("report"), design_factors, responses)
     reference = parse_reference(v, top.get("reference"), design_factors, responses,

@@ -4,6 +4,8 @@ and names the reader checks against."""
 from __future__ import annotations
 
 from casslab.core import specio
+from casslab.experiment.factors.parsers import NETWORK_PARAMS, NETWORK_SCOPES
+from casslab.experiment.factors.registry import FACTOR_DOC, SEARCHABLE
 from casslab.experiment.figures import figures_schema
 from casslab.experiment.reference import reference_schema
 from casslab.experiment.spec.designblock import (
@@ -14,7 +16,6 @@ from casslab.experiment.spec.designblock import (
     TRIALS_RANGE_KEYS,
     UNTILS,
 )
-from casslab.experiment.spec.factors import FACTOR_DOC, NETWORK_PARAMS, NETWORK_SCOPES, SEARCHABLE
 from casslab.experiment.spec.sections import BACKENDS, MAX_OPS, MAX_TRIAL_S, WARMUP_MODES
 from casslab.lab.state import MAX_NODES, RUNTIME_NAMES
 from casslab.load.multi import MAX_CLIENTS

@@ -7,7 +7,8 @@ from typing import Any
 
 from casslab.core.specio import Path_, V
 from casslab.experiment import profilefactors
-from casslab.experiment.spec.factors import SEARCHABLE, network_value, workload_name
+from casslab.experiment.factors.parsers import network_value, workload_name
+from casslab.experiment.factors.registry import SEARCHABLE
 from casslab.experiment.spec.model import (
     DEFAULT_MAX_RESTARTS,
     LabSpec,

@@ -1,4 +1,6 @@
-"""Network factors of a campaign as a `casslab.net.NetSpec` mapping (the testbed applies it).
+"""The network of a cell as a `casslab.net.NetSpec` mapping (the testbed applies it): the
+spec's `lab.network` with the cell's network levels over it, which the registry has
+already sorted by what they set (`NetLevels`).
 
 Spec notation -> casslab.net:
 - `lab.network: wifi` or factor `network` with profile levels -> every link gets it;
@@ -12,19 +14,34 @@ Spec notation -> casslab.net:
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from casslab.experiment import linkscale
 
 
-def wanted(lab_network: Any, params: dict[str, Any],
+@dataclass(frozen=True)
+class NetLevels:
+    """A cell's network levels. network: the level of factor `network` (a profile name,
+    or a mapping that replaces `lab.network`; None: not varied); scales: link group ->
+    percent (`network.scale.<group>`); scoped: (scope, param, value) of the link factors
+    (`network[.<scope>].<param>`), in factor order."""
+
+    network: Any = None
+    scales: Mapping[str, float] = field(default_factory=dict)
+    scoped: Sequence[tuple[str, str, Any]] = ()
+
+
+def wanted(lab_network: Any, levels: NetLevels,
            node_count: int) -> dict[str, Any] | None:
     """The conditions a trial needs, as a NetSpec mapping; None = no emulation."""
+    if isinstance(levels.network, dict):  # a mapping level replaces lab.network
+        lab_network = levels.network
     profile: str | None = None
     all_: dict[str, Any] = {}
     links: dict[str, dict[str, Any]] = {}
     groups: Any = None
-    scales: dict[str, float] = {}
 
     def scoped(scope: str, param: str, value: Any) -> None:
         if scope == "all":
@@ -52,19 +69,11 @@ def wanted(lab_network: Any, params: dict[str, Any],
                     scoped(k, p, val)
             else:
                 scoped("all", k, v)
-    for k, v in params.items():
-        if k == "network":
-            if isinstance(v, str):
-                profile = v
-            else:
-                return wanted(v, {kk: vv for kk, vv in params.items() if kk != "network"},
-                              node_count)
-        elif linkscale.is_factor(k):
-            scales[linkscale.group_of(k)] = float(v)
-        elif k.startswith("network."):
-            parts = k.split(".")
-            scoped(parts[1] if len(parts) == 3 else "all", parts[-1], v)
-    for link, fields in linkscale.links(groups, scales).items():
+    if isinstance(levels.network, str):
+        profile = levels.network
+    for scope, param, value in levels.scoped:
+        scoped(scope, param, value)
+    for link, fields in linkscale.links(groups, dict(levels.scales)).items():
         links[link] = {**fields, **links.get(link, {})}
     if profile in (None, "none", "loopback") and not all_ and not links:
         return None
