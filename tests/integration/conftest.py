@@ -64,6 +64,8 @@ def xdist_group_of(module: str) -> str:
 
 
 HOSTS_GROUP = "stand-in-hosts"
+# The groups that take longest (BENCHMARKS.md: the 20 slowest tests), longest first.
+_LONG_FIRST = {"test_readme_walk": 3, HOSTS_GROUP: 2, "test_examples_smoke": 1}
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
@@ -79,6 +81,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             + ", ".join(unmarked))
     for item in mine:
         item.add_marker(pytest.mark.xdist_group(xdist_group_of(item.path.stem)))
+    # Longest groups first (xdist hands groups out in collection order): a long one
+    # started last would run on alone at the end while the other worker idles.
+    items.sort(key=lambda item: _LONG_FIRST.get(xdist_group_of(item.path.stem), 0)
+               if item.path.is_relative_to(HERE) else 0, reverse=True)
 
 
 def make_lab(name: str) -> Lab:
