@@ -603,7 +603,9 @@ def _finding_detail(v: Verdict, label: Labeller) -> str:
     where = "; ".join(f"{k} in {', '.join(label(k, x) for x in lv)}"
                       for k, lv in f.where.items())
     expected = (f"ratio {f.ratio:g}" if f.expect == "ratio" else
-                f"slope {f.slope:g} +- {f.tolerance:g}" if f.expect == "slope" else f.expect)
+                f"slope {f.slope:g} +- {f.tolerance:g}" if f.expect == "slope" else
+                f"alternation, higher at {f.higher_at} levels" if f.higher_at else
+                f"{f.expect} (change per unit of {f.factor})" if f.pattern else f.expect)
     text = (f"{f.response}: {f.factor} {label(f.factor, f.low)} -> "
             f"{label(f.factor, f.high)}, expected {expected}"
             + (f", where {where}" if where else "") + (f"; {f.source}" if f.source else ""))
