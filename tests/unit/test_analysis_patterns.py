@@ -171,3 +171,20 @@ def test_judge_takes_the_pattern_over_the_levels_from_to_only() -> None:
     v_late, v_early = judge(Reference(findings=(late, early)), [a])
     assert v_late.effect.low < 0 < v_late.effect.high
     assert v_early.effect.low < math.log(1.2) < v_early.effect.high
+
+
+def test_seed_000s_paper_specs_declare_its_patterns_with_table_3s_growth() -> None:
+    from pathlib import Path
+
+    from casslab.analysis.findings import size_looked_for
+    from casslab.experiment.spec import load_spec
+
+    root = Path(__file__).resolve().parents[2] / "examples" / "000-rpi-iot"
+    links = load_spec(root / "links.yaml", scale="paper").reference
+    zig = next(f for f in links.findings if f.expect == "alternation")
+    assert zig.higher_at == "even" and zig.where["workload"] == ("ycsb-a", "ycsb-c", "ycsb-e")
+    assert zig.where["network"] == ("wifi",)
+    assert load_spec(root / "links.yaml").reference.absent == ()  # here: no pattern
+    ram = load_spec(root / "ram.yaml", scale="paper").reference
+    sizes = [math.expm1(size_looked_for(ram, f)[0]) for f in ram.findings if f.pattern]
+    assert sizes == pytest.approx([0.0849, 0.0632, 0.1218], abs=5e-4)
