@@ -526,6 +526,31 @@ def _logs(values: Sequence[float]) -> list[float] | None:
     return [math.log(v) for v in values] if all(v > 0 for v in values) else None
 
 
+def family_level(alpha: float, m: int, what: str = "findings") -> tuple[float, str]:
+    """(each interval's coverage, the family as the verdict table names it): Bonferroni
+    over the m findings decided together, so all their intervals cover at once with
+    1 - alpha."""
+    level = 1 - alpha / m
+    text = (f"{pct_text(1 - alpha)} simultaneous over {m} {what} (Bonferroni, each "
+            f"{pct_text(level)})" if m > 1 else pct_text(level)) + f", alpha {alpha:g}"
+    return level, text
+
+
+def verdict_of(f: Finding, effect: Effect, p: float, m: int, family: str, *,
+               medians: tuple[float, float] = (math.nan, math.nan),
+               paper: float = math.nan,
+               band: tuple[float, float] = (math.nan, math.nan),
+               bound: float = math.nan) -> Verdict:
+    """A finding's verdict from an effect made elsewhere (findings across campaigns or
+    responses, casslab.analysis.across), by the same rule (`classify`) and in a family
+    of m (its Bonferroni p beside the p). `f.expect`: higher or lower (the side of 0
+    the effect is claimed on), or ratio with `paper`/`band` giving the size."""
+    verdict, why = classify(f.expect, effect, paper=paper, band=band, bound=bound)
+    return Verdict(f, verdict, why, f"{effect.method}; {family}", effect.n_low,
+                   effect.n_high, medians[0], medians[1], effect, p,
+                   min(1.0, p * m) if not math.isnan(p) else math.nan, paper, band, bound)
+
+
 def judge(ref: Reference, analyses: Sequence[Analysis], *,
           rounds: Mapping[int, int] | None = None, sequential: bool = False,
           planned_rounds: int | None = None, budget_spent: bool = False) -> list[Verdict]:
@@ -538,10 +563,7 @@ def judge(ref: Reference, analyses: Sequence[Analysis], *,
 
     by_response = {a.response: a for a in analyses}
     m = max(len(ref.findings), 1)
-    level = 1 - ref.alpha / m
-    family = (f"{pct_text(1 - ref.alpha)} simultaneous over {m} findings (Bonferroni, "
-              f"each {pct_text(level)})" if m > 1 else pct_text(level)) + \
-        f", alpha {ref.alpha:g}"
+    level, family = family_level(ref.alpha, m)
     c = tune_c(planned_rounds or DEFAULT_ROUNDS, ref.alpha / m) if sequential else None
     out = []
     for f in ref.findings:

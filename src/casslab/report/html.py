@@ -63,6 +63,7 @@ class Report:
     analysis: Analysis  # the first response's
     analyses: list[Analysis]  # one per response, in the spec's order
     reproduction: Reproduction = field(default_factory=lambda: Reproduction(Reference()))
+    spec_yaml: str = ""  # the spec stored with the campaign (what ran)
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ def build_report(directory: Path, out: Path | None = None) -> Report:
                   unsettled(rows, per_second))
     path = out or directory / REPORT_NAME
     path.write_text(page)
-    return Report(path, figures, analyses[0], analyses, repro)
+    return Report(path, figures, analyses[0], analyses, repro, c.spec_yaml)
 
 
 def until_verdicts(spec_yaml: str) -> tuple[bool, int | None]:
