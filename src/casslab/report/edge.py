@@ -21,6 +21,7 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -32,6 +33,7 @@ from casslab.analysis.effects import PAIRED
 from casslab.analysis.findings import Verdict, family_level, verdict_of
 from casslab.analysis.power import detectable_log_effect
 from casslab.experiment.reference import Finding, RefValue
+from casslab.experiment.spec import load_spec
 from casslab.report.html import Report
 
 SCALE = "network.scale."
@@ -157,8 +159,8 @@ def across_verdicts(reports: Sequence[tuple[str, Report | None]], alpha: float =
     return out, ""
 
 
-def _lab_network(rep: Report) -> tuple[Any, int]:
-    spec = yaml.safe_load(rep.spec_yaml) if rep.spec_yaml else {}
+def _lab_network(spec_yaml: str) -> tuple[Any, int]:
+    spec = yaml.safe_load(spec_yaml) if spec_yaml else {}
     lab = spec.get("lab", {}) if isinstance(spec, dict) else {}
     return lab.get("network"), int(lab.get("nodes", 1))
 
@@ -167,35 +169,43 @@ def _g(v: float) -> str:
     return "-" if math.isnan(v) else f"{v:.2f}"
 
 
-def model_rows(name: str, rep: Report) -> list[tuple[str, float, float, float]]:
-    """(the row's Markdown, paper - model, lab - model, model) per published value of a
-    campaign whose cells name a consistency level."""
-    network, nodes = _lab_network(rep)
+def model_rows(name: str, spec: Path, rep: Report | None
+               ) -> list[tuple[str, float, float, float]]:
+    """(the row's Markdown, paper - model, lab - model, model) per published value that
+    names a consistency level: the campaign's (its stored spec and the lab's median),
+    else the spec file's (paper and model only: the campaign has not run)."""
+    if rep is not None:
+        network, nodes = _lab_network(rep.spec_yaml)
+        rows = [(r.ref, r.lab.median if r.lab.n else math.nan)
+                for r in rep.reproduction.values]
+    else:
+        network, nodes = _lab_network(spec.read_text())
+        rows = [(rv, math.nan) for rv in load_spec(spec).reference.values]
     out = []
-    for row in rep.reproduction.values:
-        cl = row.ref.at.get("cl")
+    for ref, lab in rows:
+        cl = ref.at.get("cl")
         if cl is None:
             continue
-        model = model_rtt_ms(network, row.ref.at, nodes, str(cl))
-        lab = row.lab.median if row.lab.n else math.nan
-        at = ", ".join(f"{k}={level_label(v)}" for k, v in row.ref.at.items())
-        text = (f"| `{name}` | {row.ref.response} | {at} | {row.ref.value:g} | {_g(lab)} | "
-                f"{_g(model)} | {row.ref.value - model:+.2f} | "
+        model = model_rtt_ms(network, ref.at, nodes, str(cl))
+        at = ", ".join(f"{k}={level_label(v)}" for k, v in ref.at.items())
+        text = (f"| `{name}` | {ref.response} | {at} | {ref.value:g} | "
+                f"{_g(lab) if rep else '(not run)'} | {_g(model)} | "
+                f"{ref.value - model:+.2f} | "
                 f"{'-' if math.isnan(lab) else f'{lab - model:+.2f}'} |")
-        out.append((text, row.ref.value - model, lab - model, model))
+        out.append((text, ref.value - model, lab - model, model))
     return out
 
 
-def model_block(reports: Sequence[tuple[str, Report | None]]) -> str:
-    """The delay-only model beside the paper's values and the lab's medians, and the
-    medians of what each leaves above the model."""
-    rows = [r for name, rep in reports if rep is not None for r in model_rows(name, rep)]
+def model_block(campaigns: Sequence[tuple[str, Path, Report | None]]) -> str:
+    """The delay-only model beside the paper's values and the lab's medians (campaigns
+    that ran), and the medians of what each leaves above the model."""
+    rows = [r for name, spec, rep in campaigns for r in model_rows(name, spec, rep)]
     head = ("The delay-only model (casslab.analysis.delaymodel: the configured delays, no "
             "Cassandra) beside each of the paper's values and the lab's median of the "
             "cell's kept trials (ms). What the model does not explain is the excess: "
             "paper - model and lab - model.")
     if not rows:
-        return head + "\n\n(no campaign with the paper's values has run)"
+        return head + "\n\n(no spec of the study gives the paper's values per consistency level)"
     within = sum(abs(r[3] / (r[3] + r[1]) - 1) <= 0.15 for r in rows if r[3] + r[1] > 0)
     paper_x = [r[1] for r in rows]
     lab_x = [r[2] for r in rows if not math.isnan(r[2])]
