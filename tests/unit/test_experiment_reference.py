@@ -230,3 +230,25 @@ def test_a_scaled_spec_with_fewer_levels_leaves_a_pattern_out() -> None:
     ref = parse_spec(spec, source="s.yaml", scale="smoke").reference
     assert ref.findings == ()
     assert ref.absent == ("reference.findings[0] (nodes has 2 levels from 1 to 2)",)
+
+
+def test_a_stored_spec_reads_the_reference_of_the_scale_it_ran_at() -> None:
+    """The campaign stores the spec's text and its digest at the scale it ran; the
+    report's reader recovers the scale from the digest, so a paper size's own
+    `reference.findings` (seed 000's patterns over 1..6 nodes) are the ones judged."""
+    from pathlib import Path
+
+    from casslab.experiment.figures import DesignFactor
+    from casslab.experiment.reference import read_reference
+    from casslab.experiment.scales import spec_digest
+    from casslab.experiment.spec import load_spec
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "000-rpi-iot" / "links.yaml"
+    paper = load_spec(path, scale="paper")
+    assert spec_digest(paper.text, "paper") == paper.digest
+    assert spec_digest(paper.text, None) == load_spec(path).digest
+    factors = [DesignFactor(f.name, tuple(f.levels)) for f in paper.factors]
+    stored = read_reference(paper.text, "stored", factors, ["runtime_s"], paper.digest)
+    assert len(stored.findings) == 5 and stored.findings[4].expect == "alternation"
+    as_written = read_reference(paper.text, "stored", factors, ["runtime_s"])
+    assert len(as_written.findings) == 3

@@ -45,6 +45,7 @@ from typing import Any
 
 from casslab.core import specio
 from casslab.core.specio import Path_
+from casslab.experiment import scales
 from casslab.experiment.figures import DesignFactor
 from casslab.store.responses import parse_response
 
@@ -455,10 +456,15 @@ def _pattern_finding(v: specio.V, m: dict[str, Any], path: Path_, f: DesignFacto
 
 
 def read_reference(text: str, source: str, factors: Sequence[DesignFactor],
-                   responses: Sequence[str]) -> Reference:
+                   responses: Sequence[str], digest: str = "") -> Reference:
     """The `reference` block of spec `text` (only it is read: the report reads the spec
-    stored with a campaign, whose files may not be here)."""
+    stored with a campaign, whose files may not be here). `digest`: the campaign's
+    stored spec digest, which names the scale it ran at; that scale's overrides (a
+    paper size's own `reference.values` or `reference.findings`) apply."""
     doc = specio.Doc(text, source)
+    scale = scales.scale_of(text, digest, doc) if digest else None
+    if scale is not None:
+        scales.apply(doc, scale)
     root = doc.root if isinstance(doc.root, dict) else {}
     return parse_reference(specio.V(doc), root.get("reference"), factors, responses,
                            strict=False)

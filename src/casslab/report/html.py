@@ -120,7 +120,8 @@ def build_report(directory: Path, out: Path | None = None) -> Report:
         steps = [asdict(s) for s in results.search_steps()]
         clients = client_table(results.client_summaries(), rows)
         decls = declared(c, results, rows)
-        ref = read_reference(c.spec_yaml, "stored spec", design_factors(c), c.responses)
+        ref = read_reference(c.spec_yaml, "stored spec", design_factors(c), c.responses,
+                             c.spec_digest)
         drawn = declared_figures(decls, analyses, results, rows, design_factors(c), cores,
                                  ref.values)
     varied = [f["name"] for f in c.factors if len(f["levels"]) > 1]
