@@ -188,3 +188,16 @@ def test_seed_000s_paper_specs_declare_its_patterns_with_table_3s_growth() -> No
     ram = load_spec(root / "ram.yaml", scale="paper").reference
     sizes = [math.expm1(size_looked_for(ram, f)[0]) for f in ram.findings if f.pattern]
     assert sizes == pytest.approx([0.0849, 0.0632, 0.1218], abs=5e-4)
+
+
+def test_rounds_added_until_decisive_give_a_pattern_an_anytime_valid_interval() -> None:
+    rng = np.random.default_rng(8)
+    rows = campaign(lambda n, w: 2.0 * 1.05 ** n * (1.3 if n % 2 == 0 else 1.0), rng, 8,
+                    cv=0.03, interleaved=True)
+    fixed = judge_rows(Reference(findings=(zigzag(),)), rows, FACTORS)[0]
+    (v,) = judge_rows(Reference(findings=(zigzag(),)), rows, FACTORS, sequential=True,
+                      planned_rounds=20)
+    assert v.effect.anytime and v.effect.kind == "sequential" and "anytime-valid" in v.interval()
+    assert v.verdict == HOLDS and v.effect.low < math.log(1.3) < v.effect.high
+    # the confidence sequence pays for looking after every round: wider than the fixed t
+    assert v.effect.high - v.effect.low > fixed.effect.high - fixed.effect.low
