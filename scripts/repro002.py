@@ -1,8 +1,13 @@
-"""Seed 002 reproduced: the paper's Tables 1-6 beside casslab's results, slopes, verdicts.
+"""Seed 002 reproduced: the paper's Tables 1-6 beside casslab's results, and slopes.
+
+Formatting only: every verdict, including the findings across the two sweeps (F2, F4),
+and the delay-only model are the package's (`casslab reproduce 002`: casslab.report.edge,
+casslab.analysis.delaymodel); this lays out the per-point tables, sections 7.1-7.2, the
+load plot and Figures 8-10 redrawn.
 
 Reads the results directories of examples/002-edge/*.yaml (as `make reproduce
 STUDY=002` writes them) through casslab.store.results.Results, and writes
-- the tables, slopes and verdicts as Markdown between the markers
+- the tables and slopes as Markdown between the markers
   `<!-- repro002:begin -->` / `<!-- repro002:end -->` of docs/reproductions/002.md
   (or to stdout with --stdout);
 - the reports' declared figures as docs/reproductions/img/002-<spec>-<id>.png;
@@ -35,6 +40,7 @@ import numpy as np
 import scipy.stats as st
 import yaml
 
+from casslab.analysis.delaymodel import model_rtt_ms
 from casslab.analysis.intervals import mean_ci, median_ci
 from casslab.analysis.responses import trial_values
 from casslab.store.results import Results
@@ -87,23 +93,14 @@ PAPER = paper_tables()
 PAPER_71 = paper_71()
 SPECS = {"endpoint": "002-edge-3-endpoint-percent", "edge": "002-edge-4-edge-percent"}
 STEPS = {"71": "002-edge-1-endpoint-steps", "72": "002-edge-2-edge-steps"}
-EDGE = {("node1", "node2"): 5.0, ("node2", "node3"): 10.0, ("node1", "node3"): 15.0}
-ENDPOINT_MS = 10.0
 
 
 def delay_model_ms(sweep: str, pct: float, cl: str) -> float:
-    """The RTT the configured delays alone give: the client's round trip to a coordinator
-    chosen uniformly among the 3 replicas, plus the round trip to the k-th nearest other
-    replica for CL k (the coordinator answers itself and waits for the k-1 fastest
-    peers), averaged over the coordinators. Zero processing time."""
-    f_end = 1 + pct / 100 if sweep == "endpoint" else 1.0
-    f_edge = 1 + pct / 100 if sweep == "edge" else 1.0
-    need = CLS.index(cl)  # peers to wait for
-    total = 0.0
-    for node in ("node1", "node2", "node3"):
-        peers = sorted(d * f_edge for pair, d in EDGE.items() if node in pair)
-        total += 2 * ENDPOINT_MS * f_end + (2 * peers[need - 1] if need else 0.0)
-    return total / 3
+    """The delay-only model's RTT at a point of a sweep (casslab.analysis.delaymodel, on
+    the sweep spec's own link table)."""
+    spec = yaml.safe_load((SPEC_DIR / SPEC_FILES[sweep]).read_text())
+    return model_rtt_ms(spec["lab"]["network"], {f"network.scale.{sweep}": pct},
+                        int(spec["lab"]["nodes"]), cl)
 
 
 @dataclass(frozen=True)
@@ -125,12 +122,6 @@ def fit(xs: Sequence[float], ys: Sequence[float]) -> Fit:
     half = float(st.t.ppf(0.975, n - 2)) * float(r.stderr)
     return Fit(float(r.slope), float(r.slope) - half, float(r.slope) + half, float(r.pvalue),
                float(r.rvalue) ** 2, n, float(r.stderr), float(r.intercept))
-
-
-def slopes_differ(a: Fit, b: Fit) -> tuple[float, float]:
-    """t and one-sided p for H1: slope a > slope b (independent fits)."""
-    t = (a.slope - b.slope) / math.hypot(a.stderr, b.stderr)
-    return t, float(st.t.sf(t, a.n + b.n - 4))
 
 
 Cells = dict[tuple[float, str], dict[str, list[float]]]  # (level, cl) -> op -> trials
@@ -217,50 +208,6 @@ def table(sweep: str, cl: str, cells: Cells) -> tuple[list[str], int, int]:
                       f"{_fmt_ci(10 * lf.low, 10 * lf.high)} (R² {lf.r2:.2f}, p {lf.p:.2g}) "
                       f"| {ratio:.2f}{flag} | {model:.3f} |")
     return [*out, *slopes, ""], ok, total
-
-
-def findings(cells: dict[str, Cells]) -> list[str]:
-    """The study's findings that span the two sweeps (two specs), which the verdict
-    engine cannot express yet: F2 (which delay matters more, per CL) and F4 (reads slower
-    than writes). Each is its own test at p <= 0.05, with NO correction for the others.
-    F1 (CL 1 flat under edge delays) and F3 (RTT rises with CL) are the specs' findings,
-    decided by the engine in the `casslab reproduce` verdicts block."""
-    # A verdict: holds (the test shows it at p <= 0.05), does not hold (the data show
-    # the opposite at p <= 0.05), inconclusive (neither).
-    out = ["| # | finding (paper) | test on the lab's data | result | verdict |",
-           "|---|---|---|---|---|"]
-
-    def row(no: str, claim: str, test: str, result: str, holds: bool | None) -> None:
-        verdict = {True: "holds", False: "does not hold", None: "inconclusive"}[holds]
-        out.append(f"| {no} | {claim} | {test} | {result} | **{verdict}** |")
-
-    end, edge = cells["endpoint"], cells["edge"]
-    for op, _ in OPS:
-        # F2: at CL 1 (and 2) the endpoint slope is steeper; at CL 3 the edge slope is.
-        for cl, claim, edge_wins in (
-                ("ONE", "CL 1: endpoint latency matters more than edge latency (Fig. 8)", False),
-                ("TWO", "CL 2: endpoint slope still steeper, edge 'catching up' (Fig. 9)", False),
-                ("THREE", "CL 3: edge latency matters more than endpoint latency (Fig. 10)",
-                 True)):
-            a, b = lab_fit(edge, cl, op), lab_fit(end, cl, op)
-            big, small = (a, b) if edge_wins else (b, a)
-            t, p = slopes_differ(big, small)
-            p_other = slopes_differ(small, big)[1]
-            row(f"F2 {op} CL{CLS.index(cl) + 1}", claim,
-                "one-sided t test of the two slopes ("
-                f"{'edge > endpoint' if edge_wins else 'endpoint > edge'})",
-                f"edge {10 * a.slope:.3f}, endpoint {10 * b.slope:.3f} ms per 10 %; t {t:.2f}, "
-                f"p {p:.2g} (opposite direction p {p_other:.2g})",
-                True if p <= 0.05 else False if p_other <= 0.05 else None)
-    # F4: reads slightly slower than writes (every table).
-    diffs = [float(np.mean(c["read"]) - np.mean(c["write"]))
-             for cs in (end, edge) for c in cs.values() if c.get("read") and c.get("write")]
-    w = st.wilcoxon(diffs, alternative="greater")
-    row("F4", "reads take slightly longer than writes (Tables 1-6)",
-        "Wilcoxon signed-rank, read - write per cell, one-sided",
-        f"median difference {np.median(diffs):+.2f} ms over {len(diffs)} cells, "
-        f"p {float(w.pvalue):.2g}", True if float(w.pvalue) <= 0.05 else None)
-    return out
 
 
 def section_71(cells: Cells) -> list[str]:
@@ -401,8 +348,9 @@ def render(results: Path, load_log: Path) -> str:
             f"{SLOPE_TOL:.0%}: **{n_slopes} of {len(slope_rows)}** (✗ marks a miss; the CL 1 "
             "edge sweep's paper slope is ~0, so its ratio means nothing: the spec's "
             "'unchanged' findings test it instead).", ""]
-    out = [*head, *lines, "### Findings across the two sweeps (not yet the engine's; "
-           "uncorrected)", "", *findings(cells), ""]
+    # F2 and F4 (the findings across the two sweeps) are the verdict engine's, in the
+    # verdicts block `casslab reproduce 002` writes (casslab.report.edge)
+    out = [*head, *lines]
     steps = {k: results / d for k, d in STEPS.items()}
     if (steps["71"] / "results.db").exists():
         out += ["### Section 7.1 (CL 2, a = b = c = 10 ms)", "",

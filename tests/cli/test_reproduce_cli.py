@@ -10,7 +10,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent.parent))
 sys.path.insert(0, str(Path(__file__).parent.parent / "unit"))
 
-from repro_fixture import ROOT, fabricate_002
+import pytest
+from repro_fixture import ROOT, fabricate, fabricate_002
 
 from casslab.report.reproduce import begin_marker, end_marker
 
@@ -40,3 +41,26 @@ def test_a_study_without_specs_is_one_line_and_writes_nothing(tmp_path: Path) ->
     assert res.stderr.strip().startswith("error: study 003: no spec in ")
     assert len(res.stderr.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("study", "spec", "scale", "folder", "rows"), [
+    ("000", "000-rpi-iot/links.yaml", "paper", "000-rpi-iot-links-paper", 5),
+    ("004", "004-containers/1-mixed.yaml", "here", "004-containers-1-mixed", 3),
+])
+def test_no_run_writes_000_and_004s_verdicts_from_their_results(
+        tmp_path: Path, study: str, spec: str, scale: str, folder: str, rows: int) -> None:
+    from test_report_reproduce_studies import container_runtime, pi_runtime
+
+    results, docs = tmp_path / "results", tmp_path / "docs"
+    fabricate(results / folder, ROOT / "examples" / spec,
+              pi_runtime if study == "000" else container_runtime,
+              scale=None if scale == "here" else scale, trials=5)
+    docs.mkdir()
+    shutil.copy(ROOT / "docs" / "reproductions" / f"{study}.md", docs / f"{study}.md")
+    res = casslab("reproduce", study, "--no-run", "--scale", scale, "--results",
+                  str(results), "--docs", str(docs), "--examples", str(ROOT / "examples"),
+                  env=None)
+    assert res.returncode == 0, res.stderr
+    text = (docs / f"{study}.md").read_text()
+    assert text.count(f"| `{folder}` | **") == rows
+    assert ": not run (no results database" in text  # its other specs, named

@@ -105,7 +105,7 @@ def test_a_spec_without_reference_has_an_empty_one() -> None:
      "ycsb-c, ycsb-e)"),
     ("  findings:\n    - {factor: network, expect: faster}\n", 9,
      "reference.findings[0].expect: 'faster' is not a valid expectation (valid: higher, "
-     "lower, no difference, ratio, slope)"),
+     "lower, no difference, ratio, slope, increasing, decreasing, alternation)"),
     ("  findings:\n    - {factor: network, expect: slope, slope: 1}\n", 9,
      "reference.findings[0].factor: network has levels that are not numbers (valid for a "
      "slope: nodes)"),
@@ -155,3 +155,100 @@ def test_a_scaled_spec_leaves_out_entries_about_levels_it_dropped() -> None:
     assert ref.absent[0] == "reference.values[0] (workload=ycsb-c)"
     with pytest.raises(SpecError, match="ycsb-f' is not a level"):  # as written: strict
         parse_spec(HEAD + GOOD.replace("workload: ycsb-a}", "workload: ycsb-f}"))
+
+
+SIX = """workload: {name: ycsb-a}
+factors:
+  - {name: nodes, levels: [1, 2, 3, 4, 5, 6]}
+  - {name: network, levels: [ethernet-100, wifi]}
+  - {name: workload, levels: [ycsb-a, ycsb-c, ycsb-e, ycsb-i]}
+analysis: {response: runtime_s}
+reference:
+  findings:
+"""
+
+
+def test_patterns_over_three_or_more_levels_are_read() -> None:
+    ref = parse_spec(SIX + """    - {factor: nodes, expect: increasing, growth: 0.08,
+       tolerance: 0.5, where: {workload: ycsb-a}}
+    - {factor: nodes, expect: alternation, higher_at: even, from: 1, to: 5,
+       where: {network: wifi, workload: [ycsb-a, ycsb-c, ycsb-e]}, source: section 4.2}
+    - {factor: nodes, expect: decreasing}
+""").reference
+    up, zig, down = ref.findings
+    assert (up.expect, up.growth, up.tolerance, up.low, up.high) == (
+        "increasing", 0.08, 0.5, 1, 6)
+    assert up.pattern and up.claim == "runtime_s increasing with nodes by +8 % per unit"
+    assert (zig.higher_at, zig.low, zig.high, zig.test) == ("even", 1, 5, "ols")
+    assert zig.where == {"network": ("wifi",), "workload": ("ycsb-a", "ycsb-c", "ycsb-e")}
+    assert math.isnan(down.growth) and down.claim == "runtime_s decreasing with nodes"
+
+
+@pytest.mark.parametrize(("block", "message"), [
+    ("{factor: network, expect: increasing}",
+     "reference.findings[0].factor: network has levels that are not numbers (valid for "
+     "`expect: increasing`: nodes)"),
+    ("{factor: nodes, expect: increasing, from: 2, to: 3}",
+     "reference.findings[0].factor: nodes has 2 levels from 2 to 3: `expect: increasing` "
+     "is a pattern over >= 3"),
+    ("{factor: nodes, expect: alternation}",
+     "reference.findings[0].higher_at: None is not a valid parity"),
+    ("{factor: nodes, expect: alternation, higher_at: evens}",
+     "'evens' is not a valid parity (the levels at which the response is higher) (did you "
+     "mean even?) (valid: even, odd)"),
+    ("{factor: nodes, expect: increasing, growth: -0.1}",
+     "reference.findings[0].growth: -0.1 does not say increasing (valid: > 0"),
+    ("{factor: nodes, expect: decreasing, growth: -1}",
+     "reference.findings[0].growth: -1 is"),
+    ("{factor: nodes, expect: increasing, test: welch}",
+     "reference.findings[0].test: `expect: increasing` is fitted by least squares on logs"),
+    ("{factor: nodes, expect: alternation, higher_at: odd, tolerance: 0.1}",
+     "reference.findings[0].tolerance: is for a size"),
+    ("{factor: nodes, expect: increasing, higher_at: odd}",
+     "reference.findings[0].higher_at: is only for `expect: alternation`"),
+    ("{factor: nodes, expect: higher, from: 1, to: 2, growth: 0.1}",
+     "reference.findings[0].growth: is only for `expect: increasing` or `decreasing`"),
+    ("{factor: nodes, expect: increasing, from: 4, to: 2}",
+     "reference.findings[0].to: '2' is not above `from` '4'"),
+])
+def test_bad_pattern_findings_are_refused_in_one_line(block: str, message: str) -> None:
+    with pytest.raises(SpecError) as exc:
+        parse_spec(SIX + f"    - {block}\n", source="s.yaml")
+    text = str(exc.value)
+    assert text.startswith("s.yaml:9: ") and message in text, text
+    assert "\n" not in text
+
+
+def test_an_alternation_needs_whole_levels_of_both_parities() -> None:
+    spec = SIX.replace("[1, 2, 3, 4, 5, 6]", "[1, 3, 5]")
+    with pytest.raises(SpecError, match="not whole numbers of both parities"):
+        parse_spec(spec + "    - {factor: nodes, expect: alternation, higher_at: even}\n")
+
+
+def test_a_scaled_spec_with_fewer_levels_leaves_a_pattern_out() -> None:
+    spec = SIX + "    - {factor: nodes, expect: increasing}\n"
+    ref = parse_spec(spec, source="s.yaml", scale="smoke").reference
+    assert ref.findings == ()
+    assert ref.absent == ("reference.findings[0] (nodes has 2 levels from 1 to 2)",)
+
+
+def test_a_stored_spec_reads_the_reference_of_the_scale_it_ran_at() -> None:
+    """The campaign stores the spec's text and its digest at the scale it ran; the
+    report's reader recovers the scale from the digest, so a paper size's own
+    `reference.findings` (seed 000's patterns over 1..6 nodes) are the ones judged."""
+    from pathlib import Path
+
+    from casslab.experiment.figures import DesignFactor
+    from casslab.experiment.reference import read_reference
+    from casslab.experiment.scales import spec_digest
+    from casslab.experiment.spec import load_spec
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "000-rpi-iot" / "links.yaml"
+    paper = load_spec(path, scale="paper")
+    assert spec_digest(paper.text, "paper") == paper.digest
+    assert spec_digest(paper.text, None) == load_spec(path).digest
+    factors = [DesignFactor(f.name, tuple(f.levels)) for f in paper.factors]
+    stored = read_reference(paper.text, "stored", factors, ["runtime_s"], paper.digest)
+    assert len(stored.findings) == 5 and stored.findings[4].expect == "alternation"
+    as_written = read_reference(paper.text, "stored", factors, ["runtime_s"])
+    assert len(as_written.findings) == 3

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from repro_fixture import ROOT, fabricate_002
+from repro_fixture import ROOT, SPEC_002_EDGE, fabricate_002
 
 from casslab.report.html import build_report
 from casslab.report.reproduce import (
@@ -66,6 +66,12 @@ def _doc(tmp_path: Path) -> Path:
     return docs
 
 
+def _prose(text: str) -> str:
+    """The doc without its generated blocks (the markers kept)."""
+    return re.sub(r"(<!-- casslab reproduce: begin [a-z-]+ -->\n).*?(<!-- casslab "
+                  r"reproduce: end [a-z-]+ -->)", r"\1\2", text, flags=re.S)
+
+
 def _block(text: str, name: str) -> str:
     m = re.search(re.escape(begin_marker(name)) + r"\n(.*?)\n" + re.escape(end_marker(name)),
                   text, re.S)
@@ -82,7 +88,8 @@ def test_the_doc_gets_the_engines_verdicts_the_specs_paper_values_and_the_figure
     before = (docs / "002.md").read_text()
     doc, pngs = write_doc("002", camps, docs)
     text = doc.read_text()
-    assert text.startswith(before.rstrip())  # 002.md has no markers yet: the prose stays
+    # the prose outside the markers stays as it was
+    assert _prose(text) == _prose(before)
     expected = build_report(camps[2].results).reproduction
     verdicts = _block(text, "verdicts")
     rows = [ln for ln in verdicts.splitlines() if "`002-edge-3-endpoint-percent`" in ln]
@@ -119,3 +126,44 @@ def test_a_missing_doc_is_refused_and_nothing_is_written(tmp_path: Path) -> None
     with pytest.raises(ReproduceError, match=r"--docs: .*002\.md does not exist"):
         write_doc("002", [camp], tmp_path / "docs")
     assert not (tmp_path / "docs").exists()
+
+
+def test_002s_cross_sweep_findings_and_delay_model_come_from_the_engine(
+        tmp_path: Path) -> None:
+    """Both sweeps fabricated (the endpoint one: 2 ms per 10 % at every CL; the edge one:
+    the delay model, flat at CL 1, 1.33 and 2.67 ms per 10 % at CL 2 and 3): F2's six
+    slope comparisons and F4 are the engine's verdicts in one family of 7, and the
+    delay-only model sits beside every paper value."""
+    camps = campaigns("002", EXAMPLES, tmp_path / "results", "here")
+    fabricate_002(camps[2].results)
+    fabricate_002(camps[3].results, spec=SPEC_002_EDGE)
+    doc, _ = write_doc("002", camps, _doc(tmp_path))
+    text = doc.read_text()
+    verdicts = _block(text, "verdicts")
+    across = [ln for ln in verdicts.splitlines() if "| `across the sweeps` |" in ln]
+    assert len(across) == 7
+    assert all("simultaneous over 7 findings across the two sweeps" in ln for ln in across)
+    # the fabricated slopes: endpoint 2.0 > edge 0 (CL 1) and 1.33 (CL 2); edge 2.67 > 2.0
+    # at CL 3; reads 1 ms slower in every cell
+    assert all("**holds**" in ln for ln in across), "\n".join(across)
+    assert across[0].startswith("| CL 1, write: endpoint latency matters more")
+    # the paper's slopes: the same fit through Tables 1 and 2's write values
+    assert "(Fig. 8; paper: endpoint 1.99, edge -0.0229)" in across[0]
+    assert across[-1].startswith("| reads take slightly longer than writes")
+    assert "read / write 1.019 (geometric mean)" in across[-1]
+    assert "23 findings: " in verdicts  # 8 + 8 of the two specs, 7 across them
+    model = _block(text, "delay-model")
+    rows = [ln for ln in model.splitlines() if ln.startswith("| `002-edge-")]
+    assert len(rows) == 72  # Tables 1-6: 36 values per sweep
+    assert ("| `002-edge-4-edge-percent` | update.mean_ms | network.scale.edge=0, cl=TWO | "
+            "38.1 | ") in model
+    assert "| 33.33 | +4.77 |" in model  # model 20 + 2 x 20 / 3; paper 38.1 - 33.33
+    assert "paper +3.70 [+2.36, +4.77] ms" in model  # the paper's excess over the model
+
+
+def test_002_without_both_sweeps_says_why_f2_and_f4_are_missing(tmp_path: Path) -> None:
+    camps = campaigns("002", EXAMPLES, tmp_path / "results", "here")
+    fabricate_002(camps[2].results)
+    text = write_doc("002", camps, _doc(tmp_path))[0].read_text()
+    assert ("F2 and F4 need both sweeps (3-endpoint-percent, 4-edge-percent); ran: "
+            "002-edge-3-endpoint-percent") in _block(text, "verdicts")

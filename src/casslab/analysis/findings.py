@@ -19,8 +19,14 @@ Findings are decided from an interval of the effect, never from a p value alone:
   sequence (casslab.analysis.sequential);
 - simultaneous over the campaign's findings: each interval has coverage 1 - alpha / m
   (Bonferroni over the m findings), so all of them cover at once with 1 - alpha.
+- for a pattern over >= 3 levels (`expect: increasing | decreasing | alternation`,
+  casslab.analysis.patterns): the coefficient of a least-squares fit on the logs (the
+  change per unit; the claimed parity's excess over the line), pooled (Student t) or
+  one fit per round (paired t, or the confidence sequence);
 The size a finding looks for: `expect: ratio` R (its tolerance, default 10 % of R),
-`expect: slope` S +- tolerance, and for `higher`/`lower` the ratio of the reference's
+`expect: slope` S +- tolerance, a trend's `growth` g per unit (or the one the
+reference's values imply) as log(1 + g) within its tolerance (default 10 % of it), and
+for `higher`/`lower` the ratio of the reference's
 own values at `to` and `from` when it holds both (same other levels), else none.
 The lab's detectable effect z: what the design, with the trials it ran and the noise it
 measured, detects with 90 % power (casslab.analysis.power).
@@ -60,10 +66,24 @@ from casslab.analysis.effects import (
     to_pct,
     welch_log_effect,
 )
-from casslab.analysis.power import detectable_log_effect
+from casslab.analysis.patterns import (
+    PatternFit,
+    Point,
+    fit_pattern,
+    in_span,
+    reference_growth,
+    round_coefficients,
+)
+from casslab.analysis.power import POWER, detectable_log_effect
 from casslab.analysis.sequential import DEFAULT_ROUNDS
 from casslab.analysis.stats import Describe, describe, mann_whitney, welch
-from casslab.experiment.reference import Finding, Reference, RefValue, level_number
+from casslab.experiment.reference import (
+    ALTERNATION,
+    Finding,
+    Reference,
+    RefValue,
+    level_number,
+)
 from casslab.store.results import TrialRow
 
 HOLDS = "holds"
@@ -74,7 +94,7 @@ INCONCLUSIVE = "inconclusive"
 DECISIVE = (HOLDS, SIZE_DIFFERS, FAILS, UNDETECTABLE)
 DEFAULT_RATIO_TOLERANCE = 0.10  # a ratio holds within 10 % of the paper's
 TEST_NAMES = {"welch": "Welch t", "mann-whitney": "Mann-Whitney U",
-              "ols": "least-squares slope"}
+              "ols": "least-squares fit"}
 
 
 @dataclass(frozen=True)
@@ -272,6 +292,8 @@ def size_looked_for(ref: Reference, f: Finding) -> tuple[float, tuple[float, flo
     nan = math.nan
     if f.expect == "slope":
         return f.slope, (f.slope - f.tolerance, f.slope + f.tolerance)
+    if f.pattern:
+        return growth_band(ref, f)
     if f.expect == "no difference":
         return nan, (nan, nan)
     r = f.ratio if f.expect == "ratio" else implied_ratio(ref, f)
@@ -281,6 +303,42 @@ def size_looked_for(ref: Reference, f: Finding) -> tuple[float, tuple[float, flo
         return nan, (nan, nan)  # the values contradict the claim: test the claim
     tol = f.tolerance if not math.isnan(f.tolerance) else DEFAULT_RATIO_TOLERANCE
     return math.log(r), ratio_band(r, tol)
+
+
+def implied_growth(ref: Reference, f: Finding) -> float:
+    """The per-unit change (a fraction) the reference's own values give for a trend
+    finding: the log-linear fit through its values on the finding's response at levels
+    of the factor within [from, to] (and `where`), one intercept per set of other
+    levels; NaN when they do not span two levels."""
+    points: list[Point] = []
+    for rv in ref.values:
+        if rv.response != f.response or f.factor not in rv.at or rv.value <= 0:
+            continue
+        if not in_span(rv.at[f.factor], f.low, f.high):
+            continue
+        rest = {k: v for k, v in rv.at.items() if k != f.factor}
+        if not _matches(rest, {k: w for k, w in f.where.items() if k in rest}):
+            continue
+        points.append((_pair_key(rv.at, f.factor), level_number(rv.at[f.factor]),
+                       rv.value))
+    return reference_growth(points)
+
+
+def growth_band(ref: Reference, f: Finding) -> tuple[float, tuple[float, float]]:
+    """A trend's size on the log scale, log(1 + growth) per unit, with its band
+    (`tolerance`, a fraction of it, default 10 %): the finding's `growth`, else the one
+    the reference's values imply; none for an alternation, or values that contradict
+    the claimed direction (the claim is tested then)."""
+    nan = math.nan
+    if f.expect == ALTERNATION:
+        return nan, (nan, nan)
+    g = f.growth if not math.isnan(f.growth) else implied_growth(ref, f)
+    if math.isnan(g) or g <= -1 or g == 0 or (g > 0) != (f.expect == "increasing"):
+        return nan, (nan, nan)
+    b = math.log1p(g)
+    tol = f.tolerance if not math.isnan(f.tolerance) else DEFAULT_RATIO_TOLERANCE
+    lo, hi = sorted((b * (1 - tol), b * (1 + tol)))
+    return b, (lo, hi)
 
 
 def classify(expect: str, effect: Effect, *, paper: float = math.nan,
@@ -400,6 +458,60 @@ def finding_effect(f: Finding, cells: Sequence[CellStats], level: float, *,
     return e, (welch(lhi, llo)[1] if llo is not None and lhi is not None else math.nan)
 
 
+def _pattern_direction(f: Finding) -> str:
+    """The side of 0 a pattern's coefficient is claimed on: up for increasing and for
+    an alternation (its coefficient is the claimed parity's excess), down for
+    decreasing."""
+    return "lower" if f.expect == "decreasing" else "higher"
+
+
+def _pattern_cells(cells: Sequence[CellStats], f: Finding) -> list[CellStats]:
+    return [cs for cs in cells if _matches(cs.params, f.where) and f.factor in cs.params
+            and in_span(cs.params[f.factor], f.low, f.high)]
+
+
+def _pattern_levels(cells: Sequence[CellStats], f: Finding) -> set[float]:
+    return {level_number(cs.params[f.factor]) for cs in _pattern_cells(cells, f)}
+
+
+def pattern_effect(f: Finding, cells: Sequence[CellStats], level: float, *,
+                   rounds: Mapping[int, int] | None = None, sequential: bool = False,
+                   c: float | None = None) -> tuple[Effect, float, float]:
+    """(the effect's interval at `level`, the two-sided p of no pattern, the lab's
+    detectable effect) for a trend or an alternation (casslab.analysis.patterns):
+    within each complete round when `rounds` is given (paired t, or the anytime-valid
+    sequence), else one fit over the pooled kept trials (Student t, n - p df). The
+    effect is on the log scale: per unit of the factor (trend), or the claimed levels'
+    excess over the line (alternation)."""
+    matched = _pattern_cells(cells, f)
+    what = ("the claimed parity's excess over the line, log y = a + b x + d [x "
+            f"{f.higher_at}]" if f.expect == ALTERNATION else
+            f"slope of log {f.response} per unit of {f.factor}")
+    if rounds is not None:
+        per_cell = [(_pair_key(cs.params, f.factor), level_number(cs.params[f.factor]),
+                     {rounds[t]: v for t, v in zip(cs.trial_ids, cs.values, strict=True)
+                      if t in rounds}) for cs in matched]
+        d = round_coefficients(per_cell, f.expect, f.higher_at)
+        pe = (sequential_log_effect(d, level, c) if sequential else
+              paired_log_effect(d, level))
+        effect = replace(pe, method=pe.method.replace(
+            "log-ratios", f"least-squares fits ({what})"))
+        p = math.nan if sequential else _t_p(effect.estimate, effect.noise_sd, effect.n_low)
+        bound = detectable_log_effect(effect.kind, effect.noise_sd, effect.n_low,
+                                      effect.n_high, level, c=effect.c)
+        return effect, p, bound
+    points: list[Point] = [(_pair_key(cs.params, f.factor),
+                            level_number(cs.params[f.factor]), v)
+                           for cs in matched for v in cs.values]
+    fit: PatternFit = fit_pattern(points, f.expect, f.higher_at)
+    low, high = fit.interval(level)
+    sd = fit.se * math.sqrt(fit.n) if not math.isnan(fit.se) else math.nan
+    effect = Effect(LOG_RATIO, fit.coef, low, high, level,
+                    f"least-squares fit on logs of the pooled trials ({what}), Student t "
+                    f"({fit.df} df)", False, fit.n, fit.n, sd, LINE)
+    return effect, fit.p(), fit.detectable(level, POWER)
+
+
 def _t_p(mean: float, sd: float, n: int) -> float:
     from scipy import stats
 
@@ -414,6 +526,31 @@ def _logs(values: Sequence[float]) -> list[float] | None:
     return [math.log(v) for v in values] if all(v > 0 for v in values) else None
 
 
+def family_level(alpha: float, m: int, what: str = "findings") -> tuple[float, str]:
+    """(each interval's coverage, the family as the verdict table names it): Bonferroni
+    over the m findings decided together, so all their intervals cover at once with
+    1 - alpha."""
+    level = 1 - alpha / m
+    text = (f"{pct_text(1 - alpha)} simultaneous over {m} {what} (Bonferroni, each "
+            f"{pct_text(level)})" if m > 1 else pct_text(level)) + f", alpha {alpha:g}"
+    return level, text
+
+
+def verdict_of(f: Finding, effect: Effect, p: float, m: int, family: str, *,
+               medians: tuple[float, float] = (math.nan, math.nan),
+               paper: float = math.nan,
+               band: tuple[float, float] = (math.nan, math.nan),
+               bound: float = math.nan) -> Verdict:
+    """A finding's verdict from an effect made elsewhere (findings across campaigns or
+    responses, casslab.analysis.across), by the same rule (`classify`) and in a family
+    of m (its Bonferroni p beside the p). `f.expect`: higher or lower (the side of 0
+    the effect is claimed on), or ratio with `paper`/`band` giving the size."""
+    verdict, why = classify(f.expect, effect, paper=paper, band=band, bound=bound)
+    return Verdict(f, verdict, why, f"{effect.method}; {family}", effect.n_low,
+                   effect.n_high, medians[0], medians[1], effect, p,
+                   min(1.0, p * m) if not math.isnan(p) else math.nan, paper, band, bound)
+
+
 def judge(ref: Reference, analyses: Sequence[Analysis], *,
           rounds: Mapping[int, int] | None = None, sequential: bool = False,
           planned_rounds: int | None = None, budget_spent: bool = False) -> list[Verdict]:
@@ -426,10 +563,7 @@ def judge(ref: Reference, analyses: Sequence[Analysis], *,
 
     by_response = {a.response: a for a in analyses}
     m = max(len(ref.findings), 1)
-    level = 1 - ref.alpha / m
-    family = (f"{pct_text(1 - ref.alpha)} simultaneous over {m} findings (Bonferroni, "
-              f"each {pct_text(level)})" if m > 1 else pct_text(level)) + \
-        f", alpha {ref.alpha:g}"
+    level, family = family_level(ref.alpha, m)
     c = tune_c(planned_rounds or DEFAULT_ROUNDS, ref.alpha / m) if sequential else None
     out = []
     for f in ref.findings:
@@ -437,6 +571,19 @@ def judge(ref: Reference, analyses: Sequence[Analysis], *,
         cells = a.cells if a else []
         lo, hi = _side(cells, f, f.low), _side(cells, f, f.high)
         paper, band = size_looked_for(ref, f)
+        if f.pattern:
+            effect, p, bound = pattern_effect(f, cells, level, rounds=rounds,
+                                              sequential=sequential, c=c)
+            verdict, why = classify(_pattern_direction(f), effect, paper=paper, band=band,
+                                    bound=bound)
+            if not effect.bounded and effect.kind == LINE:
+                why = (f"too few kept trials for the fit ({effect.n_low} trials; it needs "
+                       f"more than one per level at {len(_pattern_levels(cells, f))} levels)")
+            out.append(Verdict(f, verdict, why, f"{effect.method}; {family}", effect.n_low,
+                               effect.n_high, _median(lo), _median(hi), effect, p,
+                               min(1.0, p * m) if not math.isnan(p) else math.nan, paper,
+                               band, bound, budget_spent))
+            continue
         if f.expect == "slope" and rounds is not None:
             d = paired_slopes(cells, f, rounds)
             pe = (sequential_log_effect(d, level, c) if sequential else
@@ -538,7 +685,7 @@ def power_warnings(ref: Reference, cells: Sequence[tuple[Mapping[str, Any], int]
     2 kept trials on a side of a Welch test, or a Mann-Whitney test whose smallest
     possible p, times the Holm family's size, exceeds alpha. `cells`: each cell's params
     and its number of kept trials."""
-    tested = [f for f in ref.findings if f.expect != "slope"]
+    tested = [f for f in ref.findings if f.expect != "slope" and not f.pattern]
     family = len(ref.findings)
     out = []
     for f in tested:

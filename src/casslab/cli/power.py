@@ -75,7 +75,8 @@ def finding_lines(spec: CampaignSpec, pilot: Path | None) -> tuple[list[str], li
         if noise is None:
             continue
         size, _band = size_looked_for(ref, f)
-        looks_for = to_pct(size) if f.expect != "slope" and math.isfinite(size) else math.nan
+        looks_for = (to_pct(size) if f.expect != "slope" and not f.pattern
+                     and math.isfinite(size) else math.nan)
         fp = finding_power(f.claim, looks_for, cv_of(noise.sigma), spec.design.trials_max,
                            kind, alpha=ref.alpha, family=len(ref.findings),
                            max_rounds=spec.design.trials_max)

@@ -27,6 +27,13 @@ the lab's least-squares slope over the levels from `from` to `to` (default all),
 its confidence interval, decides it. A ratio (expected, or implied by the reference's
 values at `to` and `from` for higher/lower) holds within `tolerance` (a fraction of the
 ratio, default 0.1).
+
+Patterns over three or more levels of a numeric factor (from `from` to `to`, default
+all): `expect: increasing` or `decreasing` (a trend; `growth: 0.08` is the paper's +8 %
+per unit, else the reference's values at those levels imply it, else the direction
+alone is tested) and `expect: alternation` with `higher_at: even | odd` (the response is
+higher at even, or odd, levels than the trend through all of them: Richardson's "1, 3
+and 5 node clusters outperform 2, 4 and 6" is `higher_at: even` for run time).
 """
 
 from __future__ import annotations
@@ -38,14 +45,21 @@ from typing import Any
 
 from casslab.core import specio
 from casslab.core.specio import Path_
+from casslab.experiment import scales
 from casslab.experiment.figures import DesignFactor
 from casslab.store.responses import parse_response
 
 REFERENCE_KEYS = ("study", "alpha", "values", "findings")
 VALUE_KEYS = ("response", "at", "value", "unit", "source", "note")
 FINDING_KEYS = ("claim", "response", "factor", "from", "to", "expect", "ratio", "slope",
-                "tolerance", "where", "test", "source")
-EXPECTS = ("higher", "lower", "no difference", "ratio", "slope")
+                "growth", "higher_at", "tolerance", "where", "test", "source")
+# Patterns over three or more levels of a numeric factor (casslab.analysis.patterns)
+TRENDS = ("increasing", "decreasing")
+ALTERNATION = "alternation"
+PATTERNS = (*TRENDS, ALTERNATION)
+EXPECTS = ("higher", "lower", "no difference", "ratio", "slope", *PATTERNS)
+PARITIES = ("even", "odd")
+MIN_PATTERN_LEVELS = 3
 TESTS = ("welch", "mann-whitney")
 MAX_ENTRIES = 1000
 # unit -> (family, how many of the family's base unit one is)
@@ -90,6 +104,16 @@ class Finding:
     # far from it the lab's may be (same unit)
     slope: float = math.nan
     tolerance: float = math.nan
+    # expect increasing/decreasing: the paper's change per unit of the factor, a
+    # fraction (0.08 = +8 % per node); NaN: implied by the reference's values, or none
+    growth: float = math.nan
+    higher_at: str = ""  # expect alternation: "even" or "odd", the levels that are higher
+
+    @property
+    def pattern(self) -> bool:
+        """A pattern over three or more levels (a trend or an alternation), not a
+        comparison of `from` with `to`."""
+        return self.expect in PATTERNS
 
 
 @dataclass(frozen=True)
@@ -274,8 +298,12 @@ def _finding(v: specio.V, item: Any, path: Path_, factors: Sequence[DesignFactor
     expect = v.choice(m.get("expect"), (*path, "expect"), EXPECTS, "expectation")
     if expect == "slope":
         return _slope_finding(v, m, path, f, factors, responses, strict)
-    if "slope" in m:
-        raise v.doc.error((*path, "slope"), "is only for `expect: slope`")
+    if expect in PATTERNS:
+        return _pattern_finding(v, m, path, f, expect, factors, responses, strict)
+    for key, only in (("slope", "`expect: slope`"), ("growth", "`expect: increasing` or "
+                      "`decreasing`"), ("higher_at", "`expect: alternation`")):
+        if key in m:
+            raise v.doc.error((*path, key), f"is only for {only}")
     tolerance = math.nan
     if "tolerance" in m:
         if expect == "no difference":
@@ -330,6 +358,8 @@ def _slope_finding(v: specio.V, m: dict[str, Any], path: Path_, f: DesignFactor,
         raise v.doc.error((*path, "factor"), f"{f.name} has levels that are not numbers "
                           f"(valid for a slope: {', '.join(numeric) or 'none in this design'})")
     for key, why in (("ratio", "is only for `expect: ratio`"),
+                     ("growth", "is only for `expect: increasing` or `decreasing`"),
+                     ("higher_at", "is only for `expect: alternation`"),
                      ("test", "a slope is fitted by least squares (valid: no `test`)")):
         if key in m:
             raise v.doc.error((*path, key), why)
@@ -356,11 +386,85 @@ def _slope_finding(v: specio.V, m: dict[str, Any], path: Path_, f: DesignFactor,
                    slope=slope, tolerance=tolerance)
 
 
+def _pattern_finding(v: specio.V, m: dict[str, Any], path: Path_, f: DesignFactor,
+                     expect: str, factors: Sequence[DesignFactor], responses: Sequence[str],
+                     strict: bool) -> Finding:
+    """`expect: increasing | decreasing` (a trend: the log of the response grows, or
+    falls, steadily with a numeric factor; `growth` is the paper's change per unit) and
+    `expect: alternation` (`higher_at: even | odd`: the response at even, or odd,
+    levels of an integer factor is higher than the trend through all of them) over the
+    factor's levels from `from` to `to` (default all), three or more of them."""
+    if not f.numeric:
+        numeric = [x.name for x in factors if x.numeric and x.varied]
+        raise v.doc.error((*path, "factor"), f"{f.name} has levels that are not numbers "
+                          f"(valid for `expect: {expect}`: "
+                          f"{', '.join(numeric) or 'none in this design'})")
+    wrong = (("ratio", "is only for `expect: ratio`"), ("slope", "is only for `expect: slope`"),
+             ("test", f"`expect: {expect}` is fitted by least squares on logs (valid: no "
+                      "`test`)"),
+             *((("higher_at", "is only for `expect: alternation`"),) if expect in TRENDS
+               else (("growth", "is only for `expect: increasing` or `decreasing`"),
+                     ("tolerance", "is for a size, and the paper gives an alternation none "
+                                   "(valid: no `tolerance`)"))))
+    for key, why in wrong:
+        if key in m:
+            raise v.doc.error((*path, key), why)
+    low = _level(v, m.get("from", min(f.levels, key=level_number)), (*path, "from"), f, strict)
+    high = _level(v, m.get("to", max(f.levels, key=level_number)), (*path, "to"), f, strict)
+    if level_number(low) >= level_number(high):
+        raise v.doc.error((*path, "to"), f"{label(high)!r} is not above `from` "
+                          f"{label(low)!r} (valid: a higher level)")
+    span = [lv for lv in f.levels
+            if level_number(low) <= level_number(lv) <= level_number(high)]
+    if len(span) < MIN_PATTERN_LEVELS:
+        if not strict:  # a scaled design that keeps fewer levels
+            raise _Absent(f"{specio.fmt_path(path)} ({f.name} has {len(span)} levels "
+                          f"from {label(low)} to {label(high)})")
+        raise v.doc.error((*path, "factor"), f"{f.name} has {len(span)} levels from "
+                          f"{label(low)} to {label(high)}: `expect: {expect}` is a pattern "
+                          f"over >= {MIN_PATTERN_LEVELS} (valid: a factor, or `from`/`to`, "
+                          f"spanning {MIN_PATTERN_LEVELS} or more levels)")
+    response = _response(v, m, path, responses)
+    where = _where(v, m.get("where"), (*path, "where"), factors, f.name, strict)
+    source = v.string(m["source"], (*path, "source")) if "source" in m else ""
+    if expect == ALTERNATION:
+        higher_at = v.choice(m.get("higher_at"), (*path, "higher_at"), PARITIES,
+                             "parity (the levels at which the response is higher)")
+        numbers = [level_number(lv) for lv in span]
+        if not all(x.is_integer() for x in numbers) or len({x % 2 for x in numbers}) < 2:
+            raise v.doc.error((*path, "factor"), f"{f.name}'s levels from {label(low)} to "
+                              f"{label(high)} are not whole numbers of both parities (valid: "
+                              "integer levels, odd and even, e.g. nodes 1..6)")
+        claim = (v.string(m["claim"], (*path, "claim")) if "claim" in m else
+                 f"{response} higher at {higher_at} {f.name} than the trend through all")
+        return Finding(claim, response, f.name, low, high, expect, where, "ols", source,
+                       higher_at=higher_at)
+    growth = math.nan
+    if "growth" in m:
+        growth = v.number(m["growth"], (*path, "growth"), -1.0, lo_open=True)
+        if growth == 0.0 or (growth > 0) != (expect == "increasing"):
+            raise v.doc.error((*path, "growth"), f"{growth:g} does not say {expect} (valid: "
+                              + ("> 0" if expect == "increasing" else "between -1 and 0")
+                              + ", the change per unit of the factor as a fraction)")
+    tolerance = (v.number(m["tolerance"], (*path, "tolerance"), 0.0, 1.0, lo_open=True)
+                 if "tolerance" in m else math.nan)
+    claim = (v.string(m["claim"], (*path, "claim")) if "claim" in m else
+             f"{response} {expect} with {f.name}"
+             + (f" by {100 * growth:+.3g} % per unit" if not math.isnan(growth) else ""))
+    return Finding(claim, response, f.name, low, high, expect, where, "ols", source,
+                   tolerance=tolerance, growth=growth)
+
+
 def read_reference(text: str, source: str, factors: Sequence[DesignFactor],
-                   responses: Sequence[str]) -> Reference:
+                   responses: Sequence[str], digest: str = "") -> Reference:
     """The `reference` block of spec `text` (only it is read: the report reads the spec
-    stored with a campaign, whose files may not be here)."""
+    stored with a campaign, whose files may not be here). `digest`: the campaign's
+    stored spec digest, which names the scale it ran at; that scale's overrides (a
+    paper size's own `reference.values` or `reference.findings`) apply."""
     doc = specio.Doc(text, source)
+    scale = scales.scale_of(text, digest, doc) if digest else None
+    if scale is not None:
+        scales.apply(doc, scale)
     root = doc.root if isinstance(doc.root, dict) else {}
     return parse_reference(specio.V(doc), root.get("reference"), factors, responses,
                            strict=False)
@@ -382,9 +486,13 @@ def reference_schema() -> specio.JsonSchema:
         "ratio": specio.schema_number(0, lo_open=True, description="expect: ratio: to / from"),
         "slope": {"type": "number", "description": "expect: slope: response per unit of "
                   "the factor"},
+        "growth": specio.schema_number(-1, lo_open=True, description="expect: increasing "
+                                       "or decreasing: the paper's change per unit of the "
+                                       "factor, a fraction (0.08 = +8 %)"),
+        "higher_at": specio.schema_enum(list(PARITIES)),
         "tolerance": specio.schema_number(0, description="expect: slope: how far the lab's "
-                                          "slope may be (default 10 % of |slope|); a ratio: "
-                                          "the fraction of it (default 0.1)"),
+                                          "slope may be (default 10 % of |slope|); a ratio "
+                                          "or a growth: the fraction of it (default 0.1)"),
         "where": specio.schema_map({}, "factor -> level or list of levels"),
         "test": specio.schema_enum(list(TESTS)), "source": {"type": "string"}},
         required=("factor", "expect"))

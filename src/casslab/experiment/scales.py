@@ -26,6 +26,7 @@ later writes its own `smoke:` scale.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 
@@ -39,6 +40,19 @@ SMOKE_DURATION_S = 5.0
 SMOKE_RECORDS = 1000
 SMOKE_SEARCH_STEPS = 2
 _NAME = re.compile(r"[a-z][a-z0-9-]{0,31}")
+
+
+def spec_digest(text: str, scale: str | None) -> str:
+    """The digest a campaign stores for its spec (CampaignSpec.digest): the spec's text
+    and its scale, so a results directory belongs to one spec at one size."""
+    size = f"\0scale={scale}" if scale else ""
+    return hashlib.sha256((text + size).encode()).hexdigest()[:16]
+
+
+def scale_of(text: str, digest: str, doc: Doc) -> str | None:
+    """The scale a stored spec ran at, recovered from its stored digest (None: as
+    written, or no scale gives that digest)."""
+    return next((name for name in names(doc) if spec_digest(text, name) == digest), None)
 
 
 def names(doc: Doc) -> list[str]:

@@ -63,6 +63,7 @@ class Report:
     analysis: Analysis  # the first response's
     analyses: list[Analysis]  # one per response, in the spec's order
     reproduction: Reproduction = field(default_factory=lambda: Reproduction(Reference()))
+    spec_yaml: str = ""  # the spec stored with the campaign (what ran)
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,8 @@ def build_report(directory: Path, out: Path | None = None) -> Report:
         steps = [asdict(s) for s in results.search_steps()]
         clients = client_table(results.client_summaries(), rows)
         decls = declared(c, results, rows)
-        ref = read_reference(c.spec_yaml, "stored spec", design_factors(c), c.responses)
+        ref = read_reference(c.spec_yaml, "stored spec", design_factors(c), c.responses,
+                             c.spec_digest)
         drawn = declared_figures(decls, analyses, results, rows, design_factors(c), cores,
                                  ref.values)
     varied = [f["name"] for f in c.factors if len(f["levels"]) > 1]
@@ -134,7 +136,7 @@ def build_report(directory: Path, out: Path | None = None) -> Report:
                   unsettled(rows, per_second))
     path = out or directory / REPORT_NAME
     path.write_text(page)
-    return Report(path, figures, analyses[0], analyses, repro)
+    return Report(path, figures, analyses[0], analyses, repro, c.spec_yaml)
 
 
 def until_verdicts(spec_yaml: str) -> tuple[bool, int | None]:
@@ -603,7 +605,9 @@ def _finding_detail(v: Verdict, label: Labeller) -> str:
     where = "; ".join(f"{k} in {', '.join(label(k, x) for x in lv)}"
                       for k, lv in f.where.items())
     expected = (f"ratio {f.ratio:g}" if f.expect == "ratio" else
-                f"slope {f.slope:g} +- {f.tolerance:g}" if f.expect == "slope" else f.expect)
+                f"slope {f.slope:g} +- {f.tolerance:g}" if f.expect == "slope" else
+                f"alternation, higher at {f.higher_at} levels" if f.higher_at else
+                f"{f.expect} (change per unit of {f.factor})" if f.pattern else f.expect)
     text = (f"{f.response}: {f.factor} {label(f.factor, f.low)} -> "
             f"{label(f.factor, f.high)}, expected {expected}"
             + (f", where {where}" if where else "") + (f"; {f.source}" if f.source else ""))
