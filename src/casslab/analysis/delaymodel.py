@@ -20,7 +20,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from casslab.experiment.network import wanted
+from casslab.experiment.factors.network import wanted
+from casslab.experiment.factors.registry import net_levels
 
 ACKS = {"ONE": 1, "TWO": 2, "THREE": 3}  # consistency level -> replicas that answer
 
@@ -37,7 +38,7 @@ def model_rtt_ms(lab_network: Any, params: Mapping[str, Any], nodes: int,
     acks = ACKS.get(str(cl).upper())
     if acks is None or acks > nodes or nodes < 1:
         return math.nan
-    net = wanted(lab_network, dict(params), nodes) or {}
+    net = wanted(lab_network, net_levels(params), nodes) or {}
     links: Mapping[str, Mapping[str, Any]] = net.get("links", {})
     names = [f"node{i}" for i in range(1, nodes + 1)]
     total = 0.0

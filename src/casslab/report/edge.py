@@ -32,11 +32,11 @@ from casslab.analysis.delaymodel import model_rtt_ms
 from casslab.analysis.effects import PAIRED
 from casslab.analysis.findings import Verdict, family_level, verdict_of
 from casslab.analysis.power import detectable_log_effect
+from casslab.experiment.factors.registry import CL, scale_factor, scaled_groups
 from casslab.experiment.reference import Finding, RefValue
 from casslab.experiment.spec import load_spec
 from casslab.report.html import Report
 
-SCALE = "network.scale."
 OPS = (("write", "update.mean_ms"), ("read", "read.mean_ms"))
 # (consistency level, the steeper sweep, the paper's figure and wording)
 F2 = (("ONE", "endpoint", "Fig. 8", "endpoint latency matters more than edge latency"),
@@ -56,7 +56,7 @@ class Sweep:
 
     @property
     def factor(self) -> str:
-        return SCALE + self.group
+        return scale_factor(self.group)
 
     def analysis(self, response: str) -> Analysis | None:
         return next((a for a in self.report.analyses if a.response == response), None)
@@ -65,13 +65,13 @@ class Sweep:
         """(step, value) per kept trial at consistency level `cl`."""
         a = self.analysis(response)
         return [(float(cs.params[self.factor]) / STEP, v) for cs in (a.cells if a else [])
-                if level_label(cs.params.get("cl")) == cl for v in cs.values]
+                if level_label(cs.params.get(CL)) == cl for v in cs.values]
 
     def paper_points(self, response: str, cl: str) -> list[tuple[float, float]]:
         return [(float(rv.at[self.factor]) / STEP, rv.value)
                 for rv in self.report.reproduction.reference.values
                 if rv.response == response and self.factor in rv.at
-                and level_label(rv.at.get("cl")) == cl]
+                and level_label(rv.at.get(CL)) == cl]
 
 
 def sweeps(reports: Sequence[tuple[str, Report | None]]) -> dict[str, Sweep]:
@@ -81,8 +81,8 @@ def sweeps(reports: Sequence[tuple[str, Report | None]]) -> dict[str, Sweep]:
         if rep is None or not rep.analyses or not rep.analyses[0].cells:
             continue
         params = rep.analyses[0].cells[0].params
-        groups = [k.removeprefix(SCALE) for k in params if k.startswith(SCALE)]
-        if len(groups) == 1 and "cl" in params:
+        groups = scaled_groups(params)
+        if len(groups) == 1 and CL in params:
             out[groups[0]] = Sweep(name, groups[0], rep)
     return out
 

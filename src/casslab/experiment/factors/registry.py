@@ -307,6 +307,17 @@ def draft(params: Mapping[str, Any]) -> Draft:
     return d
 
 
+def scale_factor(group: str) -> str:
+    """The name of the factor that scales link group `group` (`network.scale.<group>`)."""
+    return f"network.scale.{group}"
+
+
+def scaled_groups(params: Mapping[str, Any]) -> list[str]:
+    """The link groups a cell's `network.scale.<group>` factors scale, in factor order."""
+    return [m.group(1) for name in params if (found := lookup(name)) is not None
+            and found[0].apply is _set_scale for m in (found[1],)]
+
+
 def net_levels(params: Mapping[str, Any]) -> NetLevels:
     """The network levels among `params` (casslab.experiment.factors.network.wanted)."""
     d = draft(params)
