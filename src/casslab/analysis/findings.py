@@ -295,7 +295,9 @@ def size_looked_for(ref: Reference, f: Finding) -> tuple[float, tuple[float, flo
     if f.pattern:
         return growth_band(ref, f)
     if f.expect == "no difference":
-        return nan, (nan, nan)
+        if math.isnan(f.tolerance):
+            return nan, (nan, nan)
+        return 0.0, ratio_band(1.0, f.tolerance)  # the equivalence margin around 1
     r = f.ratio if f.expect == "ratio" else implied_ratio(ref, f)
     if math.isnan(r) or r <= 0:
         return nan, (nan, nan)
@@ -360,7 +362,8 @@ def classify(expect: str, effect: Effect, *, paper: float = math.nan,
     wrong_side = (sign > 0 and hi < 0) or (sign < 0 and lo > 0)
     if not math.isnan(band[0]):
         paper_s = (f"paper {size_text(paper, sc)}, band [{size_text(band[0], sc)}, "
-                   f"{size_text(band[1], sc)}]")
+                   f"{size_text(band[1], sc)}]") if expect != "no difference" else (
+            f"equivalence band [{size_text(band[0], sc)}, {size_text(band[1], sc)}]")
         if band[0] <= lo and hi <= band[1]:
             return HOLDS, f"lab {ci} lies within the {paper_s}"
         if hi < band[0] or lo > band[1]:

@@ -26,7 +26,10 @@ T`, default 10 % of |S|) says the response changes by S per unit of a numeric fa
 the lab's least-squares slope over the levels from `from` to `to` (default all), with
 its confidence interval, decides it. A ratio (expected, or implied by the reference's
 values at `to` and `from` for higher/lower) holds within `tolerance` (a fraction of the
-ratio, default 0.1).
+ratio, default 0.1). `expect: no difference` with `tolerance: T` is an equivalence test:
+it holds when the whole interval of the ratio lies within 1 +- T, fails when it lies
+outside; without a tolerance any difference the interval shows fails it, and an
+interval within what the lab can detect is "smaller than this lab can detect".
 
 Patterns over three or more levels of a numeric factor (from `from` to `to`, default
 all): `expect: increasing` or `decreasing` (a trend; `growth: 0.08` is the paper's +8 %
@@ -306,10 +309,8 @@ def _finding(v: specio.V, item: Any, path: Path_, factors: Sequence[DesignFactor
             raise v.doc.error((*path, key), f"is only for {only}")
     tolerance = math.nan
     if "tolerance" in m:
-        if expect == "no difference":
-            raise v.doc.error((*path, "tolerance"), "is for a size (valid with `expect: "
-                              "ratio`, `slope`, or higher/lower with reference values)")
-        # a ratio's tolerance is relative: 0.1 = within 10 % of the paper's ratio
+        # a ratio's tolerance is relative: 0.1 = within 10 % of the paper's ratio; for
+        # "no difference" it is the equivalence margin: the ratio within 1 +- 0.1
         tolerance = v.number(m["tolerance"], (*path, "tolerance"), 0.0, 1.0, lo_open=True)
     if len(f.levels) > 2 and not ("from" in m and "to" in m):
         raise v.doc.error(path, f"{f.name} has {len(f.levels)} levels: give `from` and `to` "
