@@ -15,7 +15,7 @@ from casslab.experiment.labels import parse_labels
 from casslab.experiment.levels import is_relative, relative_fraction
 from casslab.experiment.spec.model import Factor, LabSpec, SpecError
 from casslab.lab.state import MAX_NODES, RUNTIME_NAMES
-from casslab.load.options import CONSISTENCY_LEVELS
+from casslab.load.options import consistency_levels
 from casslab.load.runner import WORKLOADS
 from casslab.net.profiles import BUILTIN_PROFILES as NET_PROFILES
 from casslab.profiles import BUILTIN_PROFILES
@@ -161,7 +161,7 @@ def _level(v: V, name: str, value: Any, path: Path_, has_search: bool,
     if name in ("cl", "cl_read", "cl_write"):
         # casslab-load's levels (no SERIAL: it cannot use them), spelled as it takes them.
         return v.choice(value.upper().replace("-", "_") if isinstance(value, str) else value,
-                        path, list(CONSISTENCY_LEVELS), "consistency level")
+                        path, list(consistency_levels()), "consistency level")
     if name in CONCURRENCY:
         return v.integer(value, path, 1, 100_000)
     if name == "rate":
