@@ -20,6 +20,7 @@ use clap::builder::{ArgAction, Command};
 use clap::{Arg, CommandFactory};
 use serde_json::{json, Map, Value};
 use std::any::TypeId;
+use std::io::Write as _;
 use std::path::PathBuf;
 
 /// Version of the description's shape: casslab refuses a description it cannot read.
@@ -194,41 +195,53 @@ fn option(cmd: &Command, arg: &Arg) -> Result<Value, String> {
     }))
 }
 
-/// `casslab-load options`: the JSON description, or one line per option.
+/// `casslab-load options`: the JSON description, or one line per option. A closed
+/// stdout (`| head`) ends the output quietly.
 pub fn print(json: bool) -> Result<(), String> {
-    let description = describe(&Cli::command())?;
-    if json {
-        let text = serde_json::to_string_pretty(&description).map_err(|e| e.to_string())?;
-        println!("{text}");
-        return Ok(());
+    let cmd = Cli::command();
+    let description = describe(&cmd)?;
+    let text = if json {
+        serde_json::to_string_pretty(&description).map_err(|e| e.to_string())? + "\n"
+    } else {
+        lines(&cmd)
+    };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.to_string()),
+        _ => Ok(()),
     }
-    for (name, sub) in description["commands"].as_object().into_iter().flatten() {
-        for o in sub["options"].as_array().into_iter().flatten() {
-            println!("{}", summary(name, o));
-        }
-    }
-    Ok(())
 }
 
-/// One option as a line: `ycsb --records integer 1.. (default 1000)`.
-fn summary(command: &str, o: &Value) -> String {
-    let mut line = format!(
-        "{command} --{} {}",
-        o["flag"].as_str().unwrap_or(""),
-        o["kind"].as_str().unwrap_or("")
-    );
-    if let Some(range) = o.get("range").filter(|r| !r.is_null()) {
-        line += &format!(" {range}");
+/// One line per option: `ycsb --records <RECORDS>: must be an integer >= 1 (default 1000)`.
+fn lines(cmd: &Command) -> String {
+    let mut text = String::new();
+    for sub in cmd.get_subcommands() {
+        for arg in sub.get_arguments().filter(|a| !is_builtin(a)) {
+            let mut line = format!("{} --{}", sub.get_name(), flag_of(arg));
+            if let Some(range) = arg.get::<Range>() {
+                line += &format!(": {range}");
+            }
+            let values: Vec<String> = arg
+                .get_possible_values()
+                .iter()
+                .map(|p| p.get_name().to_string())
+                .collect();
+            if !values.is_empty() && !matches!(arg.get_action(), ArgAction::SetTrue) {
+                line += &format!(": one of {}", values.join(", "));
+            }
+            let defaults: Vec<String> = arg
+                .get_default_values()
+                .iter()
+                .map(|v| v.to_string_lossy().into_owned())
+                .collect();
+            if !defaults.is_empty() {
+                line += &format!(" (default {})", defaults.join(","));
+            }
+            text += &line;
+            text.push('\n');
+        }
     }
-    if let Some(choices) = o["choices"].as_array() {
-        let names: Vec<&str> = choices.iter().filter_map(|c| c["name"].as_str()).collect();
-        line += &format!(" {}", names.join("|"));
-    }
-    if let Some(d) = o["default"].as_array() {
-        let d: Vec<&str> = d.iter().filter_map(Value::as_str).collect();
-        line += &format!(" (default {})", d.join(","));
-    }
-    line
+    text
 }
 
 #[cfg(test)]
@@ -341,6 +354,26 @@ mod tests {
         assert_eq!(
             find(&d, "ycsb", "ops")["range"],
             json!({"kind": "integer", "min": 0, "max": null})
+        );
+    }
+
+    #[test]
+    fn the_text_form_has_one_line_per_option_with_its_rule() {
+        let text = lines(&Cli::command());
+        assert!(
+            text.contains("ycsb --records: must be an integer >= 1 (default 1000)\n"),
+            "{text}"
+        );
+        assert!(text.contains("stress --tick: must be a duration >= 1ms and <= 1s (default 1ms)\n"));
+        assert!(text.contains("iot --reads: one of study, full-latest (default study)\n"));
+        assert_eq!(
+            text.lines().count(),
+            described()["commands"]
+                .as_object()
+                .unwrap()
+                .values()
+                .map(|c| c["options"].as_array().unwrap().len())
+                .sum::<usize>()
         );
     }
 

@@ -154,6 +154,23 @@ pub enum Range {
 
 impl ArgExt for Range {}
 
+impl std::fmt::Display for Range {
+    /// The rule as the value parser's error states it: `must be an integer in 1..=5`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let secs = |e: End<f64>| match e {
+            End::Open(s) => End::Open(Duration::from_secs_f64(s)),
+            End::Closed(s) => End::Closed(Duration::from_secs_f64(s)),
+            End::None => End::None,
+        };
+        let text = match *self {
+            Range::Integer { min, max } => int_rule(min, max.unwrap_or(u64::MAX)),
+            Range::Number { min, max } => rule("a number", min, max, |v| format!("{v}")),
+            Range::Duration { min, max } => rule("a duration", secs(min), secs(max), show_dur),
+        };
+        f.write_str(&text)
+    }
+}
+
 /// A range and the clap value parser that enforces it, made together so they agree.
 pub struct Ranged {
     range: Range,
