@@ -69,6 +69,14 @@ def test_a_rule_planted_in_casslab_loads_clap_definition_is_checked() -> None:
     assert StressOptions.from_mapping({"records": 6000}, description=planted).records == 6000
 
 
+def test_an_option_casslab_load_gained_without_a_field_here_is_named_as_such() -> None:
+    raw = json.loads(DESCRIPTION.read_text())
+    records = next(o for o in raw["commands"]["ycsb"]["options"] if o["flag"] == "records")
+    raw["commands"]["ycsb"]["options"].append({**records, "flag": "batch-size", "id": "b"})
+    with pytest.raises(OptionError, match="casslab has no field for it"):
+        YcsbOptions.from_mapping({"batch-size": 4}, description=Description.of(raw))
+
+
 def test_conflicts_clap_declares_are_checked_though_casslab_never_listed_them() -> None:
     # stress --replication conflicts_with rf in config.rs; no Python line says so.
     assert _error("stress-write", {"replication": "{'class': 'SimpleStrategy'}", "rf": 3}) \

@@ -445,8 +445,7 @@ class LoadOptions:
     # RunArgs
     phase: str | None = _opt("phase")
     ops: int | None = _opt("ops", run_only=True)
-    duration_s: float | None = _opt("duration", run_only=True,
-                                       argv=duration_arg)
+    duration_s: float | None = _opt("duration", run_only=True, argv=duration_arg)
     warmup: Warmup | None = _opt("warmup", run_only=True, argv=Warmup.arg)
     workers: int | None = _opt("workers")
     in_flight: int | None = _opt("in-flight")
@@ -454,41 +453,33 @@ class LoadOptions:
     # Run only: the data loaded does not depend on them, and a load phase at the run's
     # hundreds of clients timed out writes on a busy machine (seed 004's 450).
     threads: int | None = _opt("threads", run_only=True)
-    think_time_s: float | None = _opt("think-time", run_only=True,
-                                      argv=duration_arg)
-    rate_ops_s: float | None = _opt("rate", run_only=True,
-                                    argv=_float_arg)
-    tick_s: float | None = _opt("tick",
-                                argv=duration_arg)
+    think_time_s: float | None = _opt("think-time", run_only=True, argv=duration_arg)
+    rate_ops_s: float | None = _opt("rate", run_only=True, argv=_float_arg)
+    tick_s: float | None = _opt("tick", argv=duration_arg)
     # Stop once the standard error of the mean interval throughput is below this fraction
     # of the mean (cassandra-stress err<), after converge-min and before converge-max
     # intervals (n> and n<).
-    converge: float | None = _opt("converge", run_only=True,
-                                  argv=_float_arg)
+    converge: float | None = _opt("converge", run_only=True, argv=_float_arg)
     converge_min: int | None = _opt("converge-min", run_only=True)
     converge_max: int | None = _opt("converge-max", run_only=True)
     stages: Path | None = _opt("stages", run_only=True)
-    # Each family narrows the check to its operation names.
+    # Checked against the family's op_names (user profiles: by casslab-load).
     mix: str | None = _opt("mix", run_only=True)
     ttl_s: int | None = _opt("ttl-s", run_only=True)
-    interval_s: float | None = _opt("interval",
-                                    run_only=True, argv=duration_arg)
+    interval_s: float | None = _opt("interval", run_only=True, argv=duration_arg)
     format: str | None = _opt("format")
     hdr_log: Path | None = _opt("hdr-log", run_only=True)
     # Live metrics for Prometheus on HOST:PORT during the run (casslab-load's /metrics).
     prometheus: str | None = _opt("prometheus", run_only=True)
-    prometheus_linger_s: float | None = _opt("prometheus-linger", run_only=True,
-                                             argv=duration_arg)
+    prometheus_linger_s: float | None = _opt("prometheus-linger", run_only=True, argv=duration_arg)
     # One KEY=VALUE label on every series (more: repeat the flag among the extra arguments).
     prometheus_label: str | None = _opt("prometheus-label", run_only=True)
     seed: int | None = _opt("seed")
     # Client I of K of one run, and the shared start (seconds since the epoch): set by
     # casslab.load.multi for each of the K processes.
     client: str | None = _opt("client", run_only=True)
-    start_at_s: float | None = _opt("start-at", run_only=True,
-                                    argv=_float_arg)
-    unreachable_after_s: float | None = _opt("unreachable-after", run_only=True,
-                                             argv=duration_arg)
+    start_at_s: float | None = _opt("start-at", run_only=True, argv=_float_arg)
+    unreachable_after_s: float | None = _opt("unreachable-after", run_only=True, argv=duration_arg)
 
     def to_argv(self) -> list[str]:
         """The options as casslab-load arguments (unset options and false flags left out)."""
@@ -624,12 +615,9 @@ class YcsbOptions(SchemaOptions):
     field_count: int | None = _opt("field-count")
     field_length: int | None = _opt("field-length")
     max_scan_length: int | None = _opt("max-scan-length")
-    zipfian_constant: float | None = _opt("zipfian-constant",
-                                              argv=_float_arg)
-    hotspot_data_fraction: float | None = _opt("hotspot-data-fraction",
-                                               argv=_float_arg)
-    hotspot_opn_fraction: float | None = _opt("hotspot-opn-fraction",
-                                              argv=_float_arg)
+    zipfian_constant: float | None = _opt("zipfian-constant", argv=_float_arg)
+    hotspot_data_fraction: float | None = _opt("hotspot-data-fraction", argv=_float_arg)
+    hotspot_opn_fraction: float | None = _opt("hotspot-opn-fraction", argv=_float_arg)
 
 
 @dataclass(frozen=True)
