@@ -76,10 +76,10 @@ CLAP_KINDS = [
     (NETEM, ["run", "--config", "x", "--bogus"], "unexpected argument '--bogus' found"),
     # invalid and missing subcommand
     (LOAD, ["nosuch"], "unrecognized subcommand 'nosuch'; valid subcommands: ycsb, stress, "
-     "iot, user or merge"),
+     "iot, user, merge or options"),
     (NETEM, ["start"], "unrecognized subcommand 'start'; valid subcommands: run or "
      "check-config"),
-    (LOAD, [], "a subcommand is required: ycsb, stress, iot, user or merge"),
+    (LOAD, [], "a subcommand is required: ycsb, stress, iot, user, merge or options"),
     (NETEM, [], "a subcommand is required: run or check-config"),
     # conflicts and requirements between arguments
     (LOAD, ["stress", "write", "--threads", "5", "--workers", "2"],

@@ -40,8 +40,8 @@ def test_two_clients_load_disjoint_slices_and_merge_their_run(lab: Lab, tmp_path
         (count,), = cql.execute("SELECT count(*) FROM keyspace1.standard1").rows
     assert count == RECORDS  # each key written once: the slices are disjoint and cover
 
-    run = LoadSpec.of("stress-mixed", {"records": RECORDS, "duration": 4, "seed": 5,
-                                       "interval": 0.5})
+    run = LoadSpec.of("stress-mixed", {"records": RECORDS, "duration": "4s", "seed": 5,
+                                       "interval": "0.5s"})
     # As a campaign on the local lab runs them: the clients write their logs in the
     # directory the merge reads (the load phase above fetched them from another).
     here = local_places(2, lab.exec_prefix(), tmp_path / "run")
@@ -64,7 +64,7 @@ def test_two_clients_merge_the_parts_of_a_read_modify_write_apart(lab: Lab, tmp_
     load = LoadSpec.of("ycsb-f", {"phase": "load", "records": 1000, "drop": True, "seed": 7})
     run_clients(load, hosts=_hosts(lab), places=local_places(2, lab.exec_prefix(), tmp_path),
                 work_dir=tmp_path)
-    run = LoadSpec.of("ycsb-f", {"records": 1000, "duration": 3, "seed": 7})
+    run = LoadSpec.of("ycsb-f", {"records": 1000, "duration": "3s", "seed": 7})
     result = run_clients(run, hosts=_hosts(lab),
                          places=local_places(2, lab.exec_prefix(), tmp_path / "run"),
                          work_dir=tmp_path / "run")

@@ -201,7 +201,7 @@ BAD = [
     ("workload: iot\nfactors:\n  - {name: option.mix, levels: ['insert=1', 'read=1']}\n", 3,
      ["factors[0].levels[1]", "(factor option.mix) mix:", "unknown operation 'read'"]),
     ("workload: ycsb-a\nfactors:\n  - {name: option.tick, levels: [2s]}\n", 3,
-     ["factors[0].levels[0]", "'2s' must be between 1ms and 1s"]),
+     ["factors[0].levels[0]", "'2s' must be a duration >= 1ms and <= 1s"]),
     ("workload: ycsb-a\nfactors:\n  - {name: option.tls-insecure, levels: [true, false]}\n"
      "  - {name: option.tls-ca, levels: [ca.pem]}\n", 3,
      ["factors: in the cell option.tls-insecure=True, option.tls-ca=ca.pem: tls-insecure: "

@@ -88,13 +88,8 @@ fn plan(run: &RunArgs, shape: &Shape, io_threads: usize) -> Result<RunPlan> {
             });
         }
         match &run.stages {
+            // clap refuses --ops/--duration with --stages (conflicts_with_all).
             Some(path) => {
-                if run.ops.is_some() || run.duration.is_some() {
-                    return Err(LoadError::option(
-                        "--stages",
-                        "give --ops/--duration inside the stages file, not on the command line",
-                    ));
-                }
                 let text = std::fs::read_to_string(path).map_err(|source| LoadError::ReadFile {
                     path: path.clone(),
                     source,
@@ -464,9 +459,9 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
             let w = user::User::new(session, prof, c, &ttls(&p)).await?;
             drive(w, p, &c.run, &label, config, abort, listener).await
         }
-        Command::Merge(_) => Err(LoadError::option(
+        Command::Merge(_) | Command::Options(_) => Err(LoadError::option(
             "merge",
-            "merge runs no workload (main handles it before the runtime)",
+            "merge and options run no workload (main handles them before the runtime)",
         )),
     }
 }
@@ -477,7 +472,7 @@ fn run_args(c: &Command) -> Option<&RunArgs> {
         Command::Stress(c) => Some(&c.run),
         Command::Iot(c) => Some(&c.run),
         Command::User(c) => Some(&c.run),
-        Command::Merge(_) => None,
+        Command::Merge(_) | Command::Options(_) => None,
     }
 }
 

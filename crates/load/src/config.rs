@@ -4,7 +4,7 @@
 
 use crate::exec::ClientSlice;
 use crate::exec::MAX_THREADS;
-use crate::ranges::{dur, int, num, End, End::Closed, End::Open, MAX_TTL_S};
+use crate::ranges::{dur, int, num, ArgRules as _, End, End::Closed, End::Open, MAX_TTL_S};
 use crate::units::Dur;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde::Serialize;
@@ -44,6 +44,21 @@ pub enum Command {
     Iot(IotCommand),
     User(UserCommand),
     Merge(MergeCommand),
+    Options(OptionsCommand),
+}
+
+/// Describe every subcommand's options (names, value kinds, defaults, valid values,
+/// ranges, conflicts and requirements), read from these definitions. casslab checks
+/// workload options by this description.
+///
+/// Example: casslab-load options --json
+///
+/// Example: casslab-load options
+#[derive(Args, Debug, Serialize)]
+pub struct OptionsCommand {
+    /// Print the description as JSON (default: one line per option).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Add HdrHistogram interval logs of several runs (e.g. several clients of one
@@ -93,39 +108,29 @@ impl FromStr for Warmup {
     }
 }
 
-/// Consistency level; accepts `LOCAL_QUORUM`, `local-quorum`, `local_quorum`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+/// Consistency level; accepts `LOCAL_QUORUM`, `local-quorum`, `local_quorum` (the
+/// options take it with `ignore_case`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ValueEnum)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Cl {
+    #[value(name = "ANY")]
     Any,
+    #[value(name = "ONE")]
     One,
+    #[value(name = "TWO")]
     Two,
+    #[value(name = "THREE")]
     Three,
+    #[value(name = "QUORUM")]
     Quorum,
+    #[value(name = "ALL")]
     All,
+    #[value(name = "LOCAL_QUORUM", alias = "LOCAL-QUORUM")]
     LocalQuorum,
+    #[value(name = "EACH_QUORUM", alias = "EACH-QUORUM")]
     EachQuorum,
+    #[value(name = "LOCAL_ONE", alias = "LOCAL-ONE")]
     LocalOne,
-}
-
-impl FromStr for Cl {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Ok(
-            match s.trim().to_ascii_uppercase().replace('-', "_").as_str() {
-                "ANY" => Cl::Any,
-                "ONE" => Cl::One,
-                "TWO" => Cl::Two,
-                "THREE" => Cl::Three,
-                "QUORUM" => Cl::Quorum,
-                "ALL" => Cl::All,
-                "LOCAL_QUORUM" => Cl::LocalQuorum,
-                "EACH_QUORUM" => Cl::EachQuorum,
-                "LOCAL_ONE" => Cl::LocalOne,
-                other => return Err(format!("unknown consistency level {other:?}")),
-            },
-        )
-    }
 }
 
 /// One contact point of `--hosts`: an empty one (`--hosts ''`, `--hosts ,`) is a
@@ -147,13 +152,13 @@ pub struct ConnArgs {
     #[arg(long)]
     pub dc: Option<String>,
     /// Consistency of reads (default: the source tool's, ONE or LOCAL_ONE).
-    #[arg(long)]
+    #[arg(long, value_enum, ignore_case = true)]
     pub cl_read: Option<Cl>,
     /// Consistency of writes (default: the source tool's, ONE or LOCAL_ONE).
-    #[arg(long)]
+    #[arg(long, value_enum, ignore_case = true)]
     pub cl_write: Option<Cl>,
     /// Client-side request timeout.
-    #[arg(long, default_value = "12s", allow_hyphen_values = true, value_parser = dur(Open(Duration::ZERO), End::None))]
+    #[arg(long, default_value = "12s", allow_hyphen_values = true, range = dur(Open(Duration::ZERO), End::None))]
     pub timeout: Dur,
     /// Disable driver retries (by default the driver's default retry policy; retries are counted).
     #[arg(long)]
@@ -167,12 +172,12 @@ pub struct ConnArgs {
     /// operation is timed from its first attempt's
     /// intended start, so retries show in its latency; each re-issue adds to `retries`;
     /// the --timeout still bounds the whole operation. 0: failures count as errors.
-    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = int::<u32>(0, u32::MAX.into()))]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, range = int::<u32>(0, u32::MAX.into()))]
     pub error_retries: u32,
     /// Tokio worker threads that send and receive (1 = a single-threaded runtime,
     /// the cheapest per op). Not the client count: that is --threads or
     /// --workers x --in-flight.
-    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = int::<usize>(1, MAX_IO_THREADS))]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, range = int::<usize>(1, MAX_IO_THREADS))]
     pub io_threads: usize,
     /// Connect with TLS (client_encryption_options on the nodes); needs --tls-ca or
     /// --tls-insecure.
@@ -183,10 +188,10 @@ pub struct ConnArgs {
     #[arg(long)]
     pub tls_ca: Option<PathBuf>,
     /// PEM client certificate chain for mutual TLS (with --tls-key).
-    #[arg(long, requires = "tls_key")]
+    #[arg(long, needs = "tls_key")]
     pub tls_cert: Option<PathBuf>,
     /// PEM private key of --tls-cert.
-    #[arg(long, requires = "tls_cert")]
+    #[arg(long, needs = "tls_cert")]
     pub tls_key: Option<PathBuf>,
     /// TLS without verifying the nodes' certificates (encryption only; anyone in the
     /// path can impersonate a node). For labs with throwaway certificates.
@@ -230,59 +235,60 @@ pub struct RunArgs {
     pub ops: Option<u64>,
     /// Stop the run phase after this long (e.g. 60s); with --ops, whichever comes first.
     // allow_hyphen_values: `-5s` is not a number to clap, so it takes it as a value only so.
-    #[arg(long, allow_hyphen_values = true, value_parser = dur(Open(Duration::ZERO), End::None))]
+    #[arg(long, allow_hyphen_values = true, range = dur(Open(Duration::ZERO), End::None))]
     pub duration: Option<Dur>,
     /// Stop the run phase once the standard error of the mean per-interval
     /// throughput is below this fraction of the mean, e.g. 0.02 (cassandra-stress
     /// err<); with --ops/--duration, whichever comes first.
-    #[arg(long, allow_negative_numbers = true, value_parser = num(Open(0.0), Open(1.0)))]
+    #[arg(long, allow_negative_numbers = true, range = num(Open(0.0), Open(1.0)))]
     pub converge: Option<f64>,
     /// With --converge: intervals to run before convergence counts (cassandra-stress n>).
-    #[arg(long, default_value_t = 30, requires = "converge", allow_negative_numbers = true, value_parser = int::<usize>(2, MAX))]
+    #[arg(long, default_value_t = 30, needs = "converge", allow_negative_numbers = true, range = int::<usize>(2, MAX))]
     pub converge_min: usize,
     /// With --converge: the most intervals to run (cassandra-stress n<).
-    #[arg(long, default_value_t = 200, requires = "converge", allow_negative_numbers = true, value_parser = int::<usize>(2, MAX))]
+    #[arg(long, default_value_t = 200, needs = "converge", allow_negative_numbers = true, range = int::<usize>(2, MAX))]
     pub converge_max: usize,
     /// Unrecorded warm-up before the run phase: a duration (10s) or an op count (5000).
     #[arg(long, allow_hyphen_values = true)]
     pub warmup: Option<Warmup>,
     /// Concurrent worker tasks.
-    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = int::<usize>(1, MAX))]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, range = int::<usize>(1, MAX))]
     pub workers: usize,
     /// Operations in flight per worker.
-    #[arg(long, default_value_t = 16, allow_negative_numbers = true, value_parser = int::<usize>(1, MAX))]
+    #[arg(long, default_value_t = 16, allow_negative_numbers = true, range = int::<usize>(1, MAX))]
     pub in_flight: usize,
     /// Closed-loop clients, as YCSB's -threads and cassandra-stress's
     /// -rate threads=N: each sends one request, waits for its answer, then sends
     /// the next. Instead of --workers x --in-flight.
     // conflicts_with: defaults do not count, only --workers/--in-flight given.
-    #[arg(long, conflicts_with_all = ["workers", "in_flight"], allow_negative_numbers = true, value_parser = int::<usize>(1, MAX_THREADS as u64))]
+    #[arg(long, conflicts_with_all = ["workers", "in_flight"], allow_negative_numbers = true, range = int::<usize>(1, MAX_THREADS as u64))]
     pub threads: Option<usize>,
     /// Pause of each --threads client between an answer and its next request
     /// (YCSB and cassandra-stress: none).
-    #[arg(long, requires = "threads", conflicts_with = "rate")]
+    #[arg(long, needs = "threads", conflicts_with = "rate")]
     pub think_time: Option<Dur>,
     /// Fixed target rate in ops/s over all workers; latency is measured from each
     /// operation's intended start (coordinated-omission corrected).
-    #[arg(long, allow_negative_numbers = true, value_parser = num(Open(0.0), End::None))]
+    #[arg(long, allow_negative_numbers = true, range = num(Open(0.0), End::None))]
     pub rate: Option<f64>,
     /// Scheduler tick with --rate: operations intended within one tick are sent
     /// together at its start (at most one tick early; such an operation's latency
     /// counts from its actual send). Longer ticks wake the client less often
     /// (less CPU per op) but make the offered load burstier.
-    #[arg(long, default_value = "1ms", allow_hyphen_values = true, value_parser = dur(Closed(Duration::from_millis(1)), Closed(Duration::from_secs(1))))]
+    #[arg(long, default_value = "1ms", allow_hyphen_values = true, range = dur(Closed(Duration::from_millis(1)), Closed(Duration::from_secs(1))))]
     pub tick: Dur,
-    /// YAML/JSON stages file (list of {name, duration|ops, rate, mix, ttl_s, record}).
-    #[arg(long)]
+    /// YAML/JSON stages file (list of {name, duration|ops, rate, mix, ttl_s, record});
+    /// its stages say how long each runs, so not with --ops or --duration.
+    #[arg(long, conflicts_with_all = ["ops", "duration"])]
     pub stages: Option<PathBuf>,
     /// Operation mix, e.g. `read=0.95,update=0.05` (names as in the output).
     #[arg(long)]
     pub mix: Option<String>,
     /// TTL in seconds for writes (USING TTL); default: the table's default TTL.
-    #[arg(long, allow_negative_numbers = true, value_parser = int::<i32>(0, MAX_TTL_S))]
+    #[arg(long, allow_negative_numbers = true, range = int::<i32>(0, MAX_TTL_S))]
     pub ttl_s: Option<i32>,
     /// Reporting interval.
-    #[arg(long, default_value = "1s", allow_hyphen_values = true, value_parser = dur(Closed(Duration::from_millis(10)), End::None))]
+    #[arg(long, default_value = "1s", allow_hyphen_values = true, range = dur(Closed(Duration::from_millis(10)), End::None))]
     pub interval: Dur,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Json)]
@@ -298,15 +304,15 @@ pub struct RunArgs {
     pub prometheus: Option<String>,
     /// With --prometheus: a label KEY=VALUE on every series (repeatable), e.g.
     /// lab=edge. casslab-load sets workload, client (I of --client I/K), stage and op.
-    #[arg(long, value_name = "KEY=VALUE", requires = "prometheus",
+    #[arg(long, value_name = "KEY=VALUE", needs = "prometheus",
           value_parser = crate::stats::prometheus::parse_label)]
     pub prometheus_label: Vec<crate::stats::prometheus::Label>,
     /// With --prometheus: keep serving this long after the run ends, so a last
     /// scrape sees the final counts (the summary's).
-    #[arg(long, default_value = "0s", requires = "prometheus")]
+    #[arg(long, default_value = "0s", needs = "prometheus")]
     pub prometheus_linger: Dur,
     /// Seed of all key, value and op choices.
-    #[arg(long, default_value_t = 1, value_parser = int::<u64>(0, MAX))]
+    #[arg(long, default_value_t = 1, range = int::<u64>(0, MAX))]
     pub seed: u64,
     /// This process is client I of K (0 <= I < K) of one run: every client gets the
     /// same options and --seed (keys and values derive from the seed, so all see one
@@ -327,10 +333,10 @@ pub struct RunArgs {
     /// operation, after connecting and preparing, so K clients start together; the
     /// HdrHistogram log's StartTime is then this time. A time more than 5 s in the
     /// past is refused.
-    #[arg(long, value_name = "UNIX_S", allow_negative_numbers = true, value_parser = num(Open(0.0), End::None))]
+    #[arg(long, value_name = "UNIX_S", allow_negative_numbers = true, range = num(Open(0.0), End::None))]
     pub start_at: Option<f64>,
     /// End the run when no operation succeeded for this long while errors occur.
-    #[arg(long, default_value = "20s", allow_hyphen_values = true, value_parser = dur(Open(Duration::ZERO), End::None))]
+    #[arg(long, default_value = "20s", allow_hyphen_values = true, range = dur(Open(Duration::ZERO), End::None))]
     pub unreachable_after: Dur,
 }
 
@@ -338,7 +344,7 @@ pub struct RunArgs {
 #[derive(Args, Debug, Serialize)]
 pub struct SchemaArgs {
     /// Replication factor of the keyspace created if missing (SimpleStrategy).
-    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = int::<u32>(1, u32::MAX.into()))]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, range = int::<u32>(1, u32::MAX.into()))]
     pub rf: u32,
     /// Drop the keyspace first (all data is lost).
     #[arg(long)]
@@ -386,28 +392,28 @@ pub struct YcsbCommand {
     #[arg(long, short = 'w', value_enum)]
     pub workload: YcsbWorkload,
     /// Records loaded (YCSB recordcount).
-    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = int::<u64>(1, MAX))]
+    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, range = int::<u64>(1, MAX))]
     pub records: u64,
     /// Override the workload's request distribution.
     #[arg(long, value_enum)]
     pub distribution: Option<KeyDist>,
     /// Fields per record.
-    #[arg(long, default_value_t = 10, allow_negative_numbers = true, value_parser = int::<usize>(1, MAX_FIELDS))]
+    #[arg(long, default_value_t = 10, allow_negative_numbers = true, range = int::<usize>(1, MAX_FIELDS))]
     pub field_count: usize,
     /// Bytes per field.
-    #[arg(long, default_value_t = 100, allow_negative_numbers = true, value_parser = int::<usize>(0, MAX_VALUE_BYTES))]
+    #[arg(long, default_value_t = 100, allow_negative_numbers = true, range = int::<usize>(0, MAX_VALUE_BYTES))]
     pub field_length: usize,
     /// Longest scan (uniform 1..N rows).
-    #[arg(long, default_value_t = 100, allow_negative_numbers = true, value_parser = int::<u64>(1, MAX))]
+    #[arg(long, default_value_t = 100, allow_negative_numbers = true, range = int::<u64>(1, MAX))]
     pub max_scan_length: u64,
     /// Zipfian constant.
-    #[arg(long, default_value_t = 0.99, allow_negative_numbers = true, value_parser = num(Open(0.0), Open(1.0)))]
+    #[arg(long, default_value_t = 0.99, allow_negative_numbers = true, range = num(Open(0.0), Open(1.0)))]
     pub zipfian_constant: f64,
     /// Hotspot: fraction of keys that are hot.
-    #[arg(long, default_value_t = 0.2, allow_negative_numbers = true, value_parser = num(Closed(0.0), Closed(1.0)))]
+    #[arg(long, default_value_t = 0.2, allow_negative_numbers = true, range = num(Closed(0.0), Closed(1.0)))]
     pub hotspot_data_fraction: f64,
     /// Hotspot: fraction of operations on hot keys.
-    #[arg(long, default_value_t = 0.8, allow_negative_numbers = true, value_parser = num(Closed(0.0), Closed(1.0)))]
+    #[arg(long, default_value_t = 0.8, allow_negative_numbers = true, range = num(Closed(0.0), Closed(1.0)))]
     pub hotspot_opn_fraction: f64,
     /// Keyspace.
     #[arg(long, default_value = "ycsb")]
@@ -442,13 +448,13 @@ pub struct StressCommand {
     #[arg(value_enum)]
     pub mode: StressMode,
     /// Size of the key population N (default: --ops, else 1000000), as cassandra-stress.
-    #[arg(long, allow_negative_numbers = true, value_parser = int::<u64>(1, MAX))]
+    #[arg(long, allow_negative_numbers = true, range = int::<u64>(1, MAX))]
     pub records: Option<u64>,
     /// Population distribution: seq(1..N) (write default), uniform(1..N), gaussian(1..N[,stdvrng]) (read/mixed default).
     #[arg(long)]
     pub pop: Option<String>,
     /// Bytes per column (cassandra-stress FIXED(34)).
-    #[arg(long, default_value_t = 34, allow_negative_numbers = true, value_parser = int::<usize>(1, MAX_VALUE_BYTES))]
+    #[arg(long, default_value_t = 34, allow_negative_numbers = true, range = int::<usize>(1, MAX_VALUE_BYTES))]
     pub column_size: usize,
     /// Replication of the keyspace created if missing, as a CQL map, e.g.
     /// `{'class': 'NetworkTopologyStrategy', 'dc1': 3}` (cassandra-stress
@@ -489,19 +495,19 @@ pub enum IotReads {
 #[derive(Args, Debug, Serialize)]
 pub struct IotCommand {
     /// Number of devices.
-    #[arg(long, default_value_t = 100, allow_negative_numbers = true, value_parser = int::<u64>(1, MAX))]
+    #[arg(long, default_value_t = 100, allow_negative_numbers = true, range = int::<u64>(1, MAX))]
     pub devices: u64,
     /// Series (service names) per device (at most 5).
-    #[arg(long, default_value_t = 5, allow_negative_numbers = true, value_parser = int::<u64>(1, IOT_SERIES))]
+    #[arg(long, default_value_t = 5, allow_negative_numbers = true, range = int::<u64>(1, IOT_SERIES))]
     pub series: u64,
     /// Values per series per insert (one unlogged single-partition batch).
-    #[arg(long, default_value_t = 60, allow_negative_numbers = true, value_parser = int::<usize>(1, 10_000))]
+    #[arg(long, default_value_t = 60, allow_negative_numbers = true, range = int::<usize>(1, 10_000))]
     pub values_per_insert: usize,
     /// Reads: study (devdat and lesrow with LIMIT 500, as seed 003) or full-latest (devdat every row of the device, lesrow the latest row).
     #[arg(long, value_enum, default_value_t = IotReads::Study)]
     pub reads: IotReads,
     /// Table default_time_to_live in seconds (set on create; ALTERed if given and the table exists).
-    #[arg(long, allow_negative_numbers = true, value_parser = int::<u32>(0, MAX_TTL_S))]
+    #[arg(long, allow_negative_numbers = true, range = int::<u32>(0, MAX_TTL_S))]
     pub table_ttl_s: Option<u32>,
     /// Compaction: stcs, lcs, ucs, twcs[:SIZE:UNIT] (e.g. twcs:1:MINUTES) or a CQL map '{...}'.
     #[arg(long)]
@@ -538,13 +544,13 @@ pub struct UserCommand {
     #[arg(long)]
     pub profile: PathBuf,
     /// Partition population size N (default 1000000).
-    #[arg(long, allow_negative_numbers = true, value_parser = int::<u64>(1, MAX))]
+    #[arg(long, allow_negative_numbers = true, range = int::<u64>(1, MAX))]
     pub records: Option<u64>,
     /// Partition population distribution (default: seq(1..N) for load, gaussian(1..N) for run).
     #[arg(long)]
     pub pop: Option<String>,
     /// Replication factor used when the profile has no keyspace_definition.
-    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = int::<u32>(1, u32::MAX.into()))]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, range = int::<u32>(1, u32::MAX.into()))]
     pub rf: u32,
     /// Batch type of inserts of several rows, instead of the profile's
     /// insert.batchtype (cassandra-stress `-insert batchtype=`).

@@ -50,6 +50,10 @@ pub enum LoadError {
     #[error("cannot prepare {cql}: {reason}")]
     Prepare { cql: String, reason: String },
 
+    /// `options` met a value type its table lacks (a casslab-load bug, caught by its tests).
+    #[error("cannot describe the options: {0}")]
+    Describe(String),
+
     /// The tokio runtime could not be built.
     #[error("cannot start the async runtime: {0}")]
     Runtime(std::io::Error),

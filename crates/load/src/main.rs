@@ -9,6 +9,7 @@
 mod app;
 mod config;
 mod db;
+mod describe;
 mod error;
 mod exec;
 mod generator;
@@ -30,7 +31,7 @@ fn main() {
         config::Command::Stress(c) => c.conn.io_threads,
         config::Command::Iot(c) => c.conn.io_threads,
         config::Command::User(c) => c.conn.io_threads,
-        config::Command::Merge(_) => 1,
+        config::Command::Merge(_) | config::Command::Options(_) => 1,
     };
     match real_main(cli, io_threads) {
         Ok(EndReason::Completed) => {}
@@ -63,6 +64,10 @@ fn real_main(cli: config::Cli, io_threads: usize) -> anyhow::Result<EndReason> {
         for line in merge::run_lines(&m.logs, m.output.as_deref(), m.intervals)? {
             println!("{line}");
         }
+        return Ok(EndReason::Completed);
+    }
+    if let config::Command::Options(o) = &cli.command {
+        describe::print(o.json).map_err(error::LoadError::Describe)?;
         return Ok(EndReason::Completed);
     }
     let rt = if io_threads <= 1 {

@@ -1,46 +1,44 @@
-"""casslab-load's options as typed dataclasses: one field per flag, checked by its own rules.
+"""casslab-load's options as typed dataclasses, checked by the rules casslab-load describes.
 
-`from_mapping(workload, mapping, where)` reads options spelled as casslab-load flags
-(`in-flight` or `in_flight`) and applies the checks casslab-load applies (clap's types and
-value lists, config.rs, exec::RunPlan::validate and the workloads' own `new`), so a bad
-value fails where it is written instead of in every trial. `to_argv()` is the only place
-the flags are spelled on a command line. tests/unit/test_load_options.py compares the
-fields with `casslab-load <workload> --help` so the two sides cannot drift.
+`casslab-load options --json` describes every option of every workload (value kind,
+default, valid values, range, conflicts, requirements), read from its clap definitions.
+This module builds its checks from that description: a range, a value list or a rule
+between options is written once, in crates/load/src/config.rs. The dataclasses below
+are only the typed view (attribute names with units, Python types, which options shape
+the run only); a test holds their fields to the description's options.
+
+The description is read at BUILD time: src/casslab/load/options.json, written by
+`casslab-load options --json` and committed. A cargo test
+(describe::tests::the_committed_description_is_the_binarys) fails when config.rs
+changes and the file does not, and tests/unit/test_load_options.py compares the file
+with the built binary's output. Why not at run time: a spec is checked where no
+casslab-load runs (`experiment plan`, `k8s render`, a notebook on a laptop), and a
+check that calls a binary would make reading a spec depend on which binary is found.
+
+Not in clap's rules, so still here: the grammars of free text that casslab-load reads
+after parsing (`mix` names per family, `compaction` forms; keyed by flag), and one rule
+between values (converge-min <= converge-max, exec::RunPlan::validate). Durations go
+through casslab.core.units, the grammar casslab-load's units.rs shares.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
+from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
+from casslab.core import units
 from casslab.core.errors import UsageError
 
-# casslab-load's `Cl` enum (config.rs): no SERIAL / LOCAL_SERIAL, it cannot use them.
-CONSISTENCY_LEVELS = ("ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM",
-                      "EACH_QUORUM", "LOCAL_ONE")
-PHASES = ("load", "run", "both")
-FORMATS = ("json", "ycsb")
-KEY_DISTRIBUTIONS = ("zipfian", "latest", "uniform", "hotspot")
-YCSB_MAX_FIELDS = 32
-IOT_SERIES = 5
-U32_MAX = 2**32 - 1
-U64_MAX = 2**64 - 1
-I32 = (-(2**31), 2**31 - 1)
-# Cassandra's largest TTL (20 years, s); casslab-load's ranges.rs MAX_TTL_S.
-MAX_TTL_S = 630_720_000
-# casslab-load's MAX_IO_THREADS and MAX_VALUE_BYTES (config.rs).
-MAX_IO_THREADS = 1024
-MAX_VALUE_BYTES = 1 << 20
-# casslab-load's exec::MAX_THREADS: the requests one CQL connection can have outstanding.
-MAX_THREADS = 32_768
-_DURATION_UNITS = {"": 1.0, "s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "m": 60.0,
-                   "min": 60.0, "h": 3600.0}
-_TWCS_UNITS = ("MINUTES", "HOURS", "DAYS")
+DESCRIPTION = Path(__file__).with_name("options.json")
+# The description's shape this module reads (describe::SCHEMA).
+SCHEMA = 1
 
 
 class OptionError(UsageError):
@@ -54,22 +52,102 @@ class OptionError(UsageError):
         super().__init__(f"{name}: {detail}")
         self.name = name
         self.detail = detail
-        self.key = key  # the option as written in the mapping (a flag for combinations)
+        self.key = key  # the option as written in the mapping
 
 
 class _Invalid(ValueError):
     """A value check failed; the message says what would be valid."""
 
 
+class _Stated(_Invalid):
+    """A value check failed with a message that quotes the value itself."""
+
+
+# ---- the description ----------------------------------------------------------------------
+
 @dataclass(frozen=True)
-class Warmup:
-    """`--warmup`: an op count or a duration (casslab-load's `Warmup`)."""
+class End:
+    """One end of a range: the value, and whether the range holds it."""
 
-    ops: int | None = None
-    seconds: float | None = None
+    value: float
+    closed: bool
 
-    def arg(self) -> str:
-        return str(self.ops) if self.ops is not None else duration_arg(self.seconds or 0.0)
+    @classmethod
+    def of(cls, raw: Any) -> End | None:
+        """From the description's {"end": "open"|"closed"|"none", "value": x}."""
+        if raw is None or raw.get("end") == "none":
+            return None
+        return cls(float(raw["value"]), raw["end"] == "closed")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One option as casslab-load describes it."""
+
+    flag: str
+    kind: str  # integer, number, duration, choice, flag, text, path, warmup, client, label
+    positional: bool = False
+    multiple: bool = False
+    delimiter: str | None = None
+    choices: tuple[str, ...] = ()
+    aliases: tuple[tuple[str, str], ...] = ()  # (alias, name)
+    ignore_case: bool = False
+    low: End | None = None
+    high: End | None = None
+    conflicts_with: tuple[str, ...] = ()
+    requires: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, raw: Mapping[str, Any]) -> Rule:
+        """From one entry of a command's `options` in the description."""
+        choices = raw.get("choices") or []
+        rng = raw.get("range") or {}
+        if rng.get("kind") == "integer":  # integers: closed ends, max null = no bound
+            low: End | None = End(float(rng["min"]), True)
+            high = None if rng.get("max") is None else End(float(rng["max"]), True)
+        else:
+            low, high = End.of(rng.get("min")), End.of(rng.get("max"))
+        return cls(
+            flag=str(raw["flag"]), kind=str(raw["kind"]), positional=bool(raw["positional"]),
+            multiple=bool(raw["multiple"]), delimiter=raw.get("delimiter"),
+            choices=tuple(c["name"] for c in choices),
+            aliases=tuple((a, c["name"]) for c in choices for a in c["aliases"]),
+            ignore_case=bool(raw["ignore_case"]), low=low, high=high,
+            conflicts_with=tuple(raw["conflicts_with"]), requires=tuple(raw["requires"]))
+
+
+@dataclass(frozen=True)
+class Description:
+    """Every casslab-load command's options by flag (`casslab-load options --json`)."""
+
+    commands: Mapping[str, Mapping[str, Rule]]
+
+    @classmethod
+    def of(cls, raw: Mapping[str, Any]) -> Description:
+        if raw.get("schema") != SCHEMA:
+            raise UsageError(f"casslab-load options description: schema {raw.get('schema')!r} "
+                             f"is not {SCHEMA} (regenerate {DESCRIPTION.name})")
+        return cls({name: {str(o["flag"]): Rule.of(o) for o in command["options"]}
+                    for name, command in raw["commands"].items()})
+
+    @classmethod
+    def read(cls, path: Path) -> Description:
+        return cls.of(json.loads(path.read_text()))
+
+    def rules(self, family: str) -> Mapping[str, Rule]:
+        """The options of workload family `family` (its casslab-load subcommand)."""
+        return self.commands[family]
+
+
+@cache
+def shipped() -> Description:
+    """The description committed beside this module (read once per process)."""
+    return Description.read(DESCRIPTION)
+
+
+# ---- value checks: each takes the raw value and returns the typed one ---------------------
+
+Check = Callable[[Any], Any]
 
 
 def duration_arg(seconds: float) -> str:
@@ -78,105 +156,98 @@ def duration_arg(seconds: float) -> str:
     return f"{text}s"
 
 
-def parse_duration_s(value: Any) -> float:
-    """casslab-load's parse_duration: `500ms`, `30s`, `2m`, `1h`, bare number = seconds."""
-    if isinstance(value, bool):
-        raise _Invalid("is not a duration like 500ms, 30s, 2m, 1h")
-    if isinstance(value, int | float):
-        seconds = float(value)
-    else:
-        m = re.fullmatch(r"\s*([0-9.]*)\s*([a-z]*)\s*", str(value))
-        unit = m.group(2) if m else ""
-        if not m or unit not in _DURATION_UNITS:
-            raise _Invalid("is not a duration like 500ms, 30s, 2m, 1h (units ms, s, m, h)")
-        try:
-            seconds = float(m.group(1)) * _DURATION_UNITS[unit]
-        except ValueError:
-            raise _Invalid("is not a duration like 500ms, 30s, 2m, 1h") from None
-    if not math.isfinite(seconds) or seconds < 0:
-        raise _Invalid("is not a non-negative duration")
-    return seconds
+def _seconds(value: Any) -> float:
+    """casslab.core.units' duration grammar, the one casslab-load's units.rs shares."""
+    try:
+        return units.parse_duration_s(value, "value")
+    except UsageError as exc:
+        raise _Stated(str(exc).removeprefix("value: ")) from None
 
 
-# ---- value checks: each takes the raw value and returns the typed one ---------------------
+def _show_s(seconds: float) -> str:
+    """A duration as units.rs' show_dur writes it (0, 1ms, 10s, 250us)."""
+    if seconds == 0:
+        return "0"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        n = seconds / scale
+        if abs(n - round(n)) < 1e-9:
+            return f"{round(n)}{unit}"
+    return f"{seconds}s"
 
-Check = Callable[[Any], Any]
+
+def _range_text(what: str, rule: Rule, show: Callable[[float], str]) -> str:
+    """ranges.rs' rule(): `must be a number > 0 and < 1`."""
+    ends = [f"{'>=' if e.closed else '>'} {show(e.value)}" for e in (rule.low,) if e] + \
+        [f"{'<=' if e.closed else '<'} {show(e.value)}" for e in (rule.high,) if e]
+    return f"must be {what} {' and '.join(ends)}".rstrip()
 
 
-def _integer(lo: int = 0, hi: int = U64_MAX) -> Check:
-    rule = f"an integer >= {lo}" if hi == U64_MAX else f"an integer in {lo}..={hi}"
+def _within(rule: Rule, x: float) -> bool:
+    lo, hi = rule.low, rule.high
+    return ((lo is None or (lo.value <= x if lo.closed else lo.value < x))
+            and (hi is None or (x <= hi.value if hi.closed else x < hi.value)))
+
+
+def _integer(rule: Rule) -> Check:
+    lo = int(rule.low.value) if rule.low else 0
+    text = (f"must be an integer >= {lo}" if rule.high is None
+            else f"must be an integer in {lo}..={int(rule.high.value)}")
 
     def check(value: Any) -> int:
         # A whole float (a concurrency resolved from '66%' of a peak) is that integer.
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int | str):
-            raise _Invalid(f"must be {rule}")
+            raise _Invalid(text)
         try:
             n = int(value)
         except ValueError:
-            raise _Invalid(f"must be {rule}") from None
-        if not lo <= n <= hi:
-            raise _Invalid(f"must be {rule}")
+            raise _Invalid(text) from None
+        if not _within(rule, n):
+            raise _Invalid(text)
         return n
     return check
 
 
-def _number(*, positive: bool = False) -> Check:
-    rule = "a number > 0" if positive else "a finite number"
+def _number(rule: Rule) -> Check:
+    text = _range_text("a number", rule, lambda v: f"{v:g}")
 
     def check(value: Any) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float | str):
-            raise _Invalid(f"must be {rule}")
+            raise _Invalid(text)
         try:
             x = float(value)
         except ValueError:
-            raise _Invalid(f"must be {rule}") from None
-        if not math.isfinite(x) or (positive and x <= 0):
-            raise _Invalid(f"must be {rule}")
+            raise _Invalid(text) from None
+        if not math.isfinite(x) or not _within(rule, x):
+            raise _Invalid(text)
         return x
     return check
 
 
-def _fraction(*, open_ends: bool) -> Check:
-    """A number between 0 and 1, the ends excluded or included (casslab-load's num())."""
-    rule = "a number > 0 and < 1" if open_ends else "a number >= 0 and <= 1"
-
+def _duration(rule: Rule) -> Check:
     def check(value: Any) -> float:
-        try:
-            x = float(_number()(value))
-        except _Invalid:
-            raise _Invalid(f"must be {rule}") from None
-        if not (0 < x < 1 if open_ends else 0 <= x <= 1):
-            raise _Invalid(f"must be {rule}")
-        return x
-    return check
-
-
-def _positive_duration(value: Any) -> float:
-    seconds = parse_duration_s(value)
-    if not seconds > 0:
-        raise _Invalid("must be a duration > 0")
-    return seconds
-
-
-def _duration(lo_s: float = 0.0, hi_s: float = math.inf, rule: str = "") -> Check:
-    def check(value: Any) -> float:
-        seconds = parse_duration_s(value)
-        if not lo_s <= seconds <= hi_s:
-            raise _Invalid(f"must be {rule}")
+        seconds = _seconds(value)
+        if not _within(rule, seconds):
+            raise _Invalid(_range_text("a duration", rule, _show_s))
         return seconds
     return check
 
 
-def _choice(valid: tuple[str, ...], *, consistency: bool = False) -> Check:
+def _choice(rule: Rule) -> Check:
+    """clap's value list: a name or alias, in any case with ignore_case."""
+    table = {**{c: c for c in rule.choices}, **dict(rule.aliases)}
+
+    def key(text: str) -> str:
+        return text.upper() if rule.ignore_case else text
+
+    by_key = {key(k): v for k, v in table.items()}
+
     def check(value: Any) -> str:
-        text = str(value)
-        if consistency:  # Cl::from_str: case-insensitive, `-` or `_`
-            text = text.strip().upper().replace("-", "_")
-        if not isinstance(value, str) or text not in valid:
-            raise _Invalid(f"must be one of {', '.join(valid)}")
-        return text
+        name = by_key.get(key(value.strip())) if isinstance(value, str) else None
+        if name is None:
+            raise _Invalid(f"must be one of {', '.join(rule.choices)}")
+        return name
     return check
 
 
@@ -190,6 +261,18 @@ def _text(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise _Invalid("must be a non-empty string")
     return value
+
+
+def _texts(rule: Rule) -> Check:
+    """A repeated option given as a list, or as one string split at its delimiter."""
+    def check(value: Any) -> tuple[str, ...]:
+        items = value.split(rule.delimiter) if isinstance(value, str) else value
+        if not isinstance(items, list | tuple) or not items or not all(
+                isinstance(h, str) and h.strip() for h in items):
+            raise _Invalid(f"must be one or more non-empty values, '{rule.delimiter}' "
+                           "separated")
+        return tuple(h.strip() for h in items)
+    return check
 
 
 def _path(value: Any) -> Path:
@@ -221,14 +304,6 @@ def _prom_label(value: Any) -> str:
     return text
 
 
-def _hosts(value: Any) -> tuple[str, ...]:
-    items = value.split(",") if isinstance(value, str) else value
-    if not isinstance(items, list | tuple) or not items or not all(
-            isinstance(h, str) and h.strip() for h in items):
-        raise _Invalid("must be host[:port] contact points, comma separated")
-    return tuple(h.strip() for h in items)
-
-
 def _warmup(value: Any) -> Warmup:
     # Warmup::from_str: all digits = an op count, anything else a duration.
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
@@ -236,7 +311,7 @@ def _warmup(value: Any) -> Warmup:
     if isinstance(value, str) and value.strip().isdigit():
         return Warmup(ops=int(value.strip()))
     try:
-        return Warmup(seconds=parse_duration_s(value))
+        return Warmup(seconds=_seconds(value))
     except _Invalid:
         raise _Invalid("must be an op count (5000) or a duration (10s)") from None
 
@@ -270,8 +345,11 @@ def _mix(op_names: tuple[str, ...] | None) -> Check:
     return check
 
 
+_TWCS_UNITS = ("MINUTES", "HOURS", "DAYS")
+
+
 def _compaction(value: Any) -> str:
-    """iot's compaction_options: stcs, lcs, ucs, twcs[:SIZE:UNIT] or a CQL map."""
+    """iot's compaction_map: stcs, lcs, ucs, twcs[:SIZE:UNIT] or a CQL map."""
     rule = "use stcs, lcs, ucs, twcs[:SIZE:MINUTES|HOURS|DAYS] or a CQL map '{...}'"
     if not isinstance(value, str):
         raise _Invalid(rule)
@@ -291,11 +369,42 @@ def _compaction(value: Any) -> str:
     raise _Invalid(rule)
 
 
-def _opt(flag: str, check: Check, *, run_only: bool = False,
-         argv: Callable[[Any], str] = str) -> Any:
+def check_of(rule: Rule, op_names: tuple[str, ...] | None = None) -> Check:
+    """The check of one described option: its kind's grammar within its range and values.
+
+    Free text casslab-load reads after parsing has its grammar by flag (mix, compaction).
+    """
+    if rule.flag == "mix":
+        return _mix(op_names)
+    if rule.flag == "compaction":
+        return _compaction
+    kinds: dict[str, Callable[[], Check]] = {
+        "integer": lambda: _integer(rule), "number": lambda: _number(rule),
+        "duration": lambda: _duration(rule), "choice": lambda: _choice(rule),
+        "flag": lambda: _flag, "path": lambda: _path, "warmup": lambda: _warmup,
+        "client": lambda: _client_slice, "label": lambda: _prom_label,
+        "text": lambda: _texts(rule) if rule.multiple and rule.delimiter else _text,
+    }
+    if rule.kind not in kinds:
+        raise UsageError(f"casslab-load option --{rule.flag}: kind {rule.kind!r} is not one "
+                         f"casslab knows ({', '.join(kinds)}); casslab is older than the binary")
+    return kinds[rule.kind]()
+
+
+@dataclass(frozen=True)
+class Warmup:
+    """`--warmup`: an op count or a duration (casslab-load's `Warmup`)."""
+
+    ops: int | None = None
+    seconds: float | None = None
+
+    def arg(self) -> str:
+        return str(self.ops) if self.ops is not None else duration_arg(self.seconds or 0.0)
+
+
+def _opt(flag: str, *, run_only: bool = False, argv: Callable[[Any], str] = str) -> Any:
     """A field for casslab-load's `--flag`; None = casslab-load's default."""
-    return field(default=None, metadata={"flag": flag, "check": check, "run_only": run_only,
-                                         "argv": argv})
+    return field(default=None, metadata={"flag": flag, "run_only": run_only, "argv": argv})
 
 
 def _float_arg(x: float) -> str:
@@ -317,69 +426,60 @@ class LoadOptions:
     op_names: ClassVar[tuple[str, ...] | None] = None
 
     # ConnArgs
-    hosts: tuple[str, ...] | None = _opt("hosts", _hosts, argv=",".join)
-    dc: str | None = _opt("dc", _text)
-    cl_read: str | None = _opt("cl-read", _choice(CONSISTENCY_LEVELS, consistency=True))
-    cl_write: str | None = _opt("cl-write", _choice(CONSISTENCY_LEVELS, consistency=True))
-    timeout_s: float | None = _opt("timeout", _positive_duration, argv=duration_arg)
-    no_retry: bool | None = _opt("no-retry", _flag)
+    hosts: tuple[str, ...] | None = _opt("hosts", argv=",".join)
+    dc: str | None = _opt("dc")
+    cl_read: str | None = _opt("cl-read")
+    cl_write: str | None = _opt("cl-write")
+    timeout_s: float | None = _opt("timeout", argv=duration_arg)
+    no_retry: bool | None = _opt("no-retry")
     # Re-issues of a request that failed on a busy cluster (cassandra-stress's
     # `-errors retries=N`); a campaign's load phase uses LOAD_PHASE_ERROR_RETRIES.
-    error_retries: int | None = _opt("error-retries", _integer(0, 2**32 - 1))
+    error_retries: int | None = _opt("error-retries")
     # The Tokio runtime's threads (casslab-load's --io-threads), not the client count.
-    io_threads: int | None = _opt("io-threads", _integer(1, MAX_IO_THREADS))
-    tls: bool | None = _opt("tls", _flag)
-    tls_ca: Path | None = _opt("tls-ca", _path)
-    tls_cert: Path | None = _opt("tls-cert", _path)
-    tls_key: Path | None = _opt("tls-key", _path)
-    tls_insecure: bool | None = _opt("tls-insecure", _flag)
+    io_threads: int | None = _opt("io-threads")
+    tls: bool | None = _opt("tls")
+    tls_ca: Path | None = _opt("tls-ca")
+    tls_cert: Path | None = _opt("tls-cert")
+    tls_key: Path | None = _opt("tls-key")
+    tls_insecure: bool | None = _opt("tls-insecure")
     # RunArgs
-    phase: str | None = _opt("phase", _choice(PHASES))
-    ops: int | None = _opt("ops", _integer(), run_only=True)
-    duration_s: float | None = _opt("duration", _positive_duration, run_only=True,
-                                       argv=duration_arg)
-    warmup: Warmup | None = _opt("warmup", _warmup, run_only=True, argv=Warmup.arg)
-    workers: int | None = _opt("workers", _integer(1))
-    in_flight: int | None = _opt("in-flight", _integer(1))
+    phase: str | None = _opt("phase")
+    ops: int | None = _opt("ops", run_only=True)
+    duration_s: float | None = _opt("duration", run_only=True, argv=duration_arg)
+    warmup: Warmup | None = _opt("warmup", run_only=True, argv=Warmup.arg)
+    workers: int | None = _opt("workers")
+    in_flight: int | None = _opt("in-flight")
     # Closed-loop clients of one request each (YCSB -threads), instead of workers x in-flight.
     # Run only: the data loaded does not depend on them, and a load phase at the run's
     # hundreds of clients timed out writes on a busy machine (seed 004's 450).
-    threads: int | None = _opt("threads", _integer(1, MAX_THREADS), run_only=True)
-    think_time_s: float | None = _opt("think-time", _duration(), run_only=True,
-                                      argv=duration_arg)
-    rate_ops_s: float | None = _opt("rate", _number(positive=True), run_only=True,
-                                    argv=_float_arg)
-    tick_s: float | None = _opt("tick", _duration(0.001, 1.0, "between 1ms and 1s"),
-                                argv=duration_arg)
+    threads: int | None = _opt("threads", run_only=True)
+    think_time_s: float | None = _opt("think-time", run_only=True, argv=duration_arg)
+    rate_ops_s: float | None = _opt("rate", run_only=True, argv=_float_arg)
+    tick_s: float | None = _opt("tick", argv=duration_arg)
     # Stop once the standard error of the mean interval throughput is below this fraction
     # of the mean (cassandra-stress err<), after converge-min and before converge-max
     # intervals (n> and n<).
-    converge: float | None = _opt("converge", _fraction(open_ends=True), run_only=True,
-                                  argv=_float_arg)
-    converge_min: int | None = _opt("converge-min", _integer(2), run_only=True)
-    converge_max: int | None = _opt("converge-max", _integer(2), run_only=True)
-    stages: Path | None = _opt("stages", _path, run_only=True)
-    # Each family narrows the check to its operation names.
-    mix: str | None = _opt("mix", _mix(None), run_only=True)
-    ttl_s: int | None = _opt("ttl-s", _integer(0, MAX_TTL_S), run_only=True)
-    interval_s: float | None = _opt("interval", _duration(0.01, rule="at least 10ms"),
-                                    run_only=True, argv=duration_arg)
-    format: str | None = _opt("format", _choice(FORMATS))
-    hdr_log: Path | None = _opt("hdr-log", _path, run_only=True)
+    converge: float | None = _opt("converge", run_only=True, argv=_float_arg)
+    converge_min: int | None = _opt("converge-min", run_only=True)
+    converge_max: int | None = _opt("converge-max", run_only=True)
+    stages: Path | None = _opt("stages", run_only=True)
+    # Checked against the family's op_names (user profiles: by casslab-load).
+    mix: str | None = _opt("mix", run_only=True)
+    ttl_s: int | None = _opt("ttl-s", run_only=True)
+    interval_s: float | None = _opt("interval", run_only=True, argv=duration_arg)
+    format: str | None = _opt("format")
+    hdr_log: Path | None = _opt("hdr-log", run_only=True)
     # Live metrics for Prometheus on HOST:PORT during the run (casslab-load's /metrics).
-    prometheus: str | None = _opt("prometheus", _text, run_only=True)
-    prometheus_linger_s: float | None = _opt("prometheus-linger", _duration(), run_only=True,
-                                             argv=duration_arg)
+    prometheus: str | None = _opt("prometheus", run_only=True)
+    prometheus_linger_s: float | None = _opt("prometheus-linger", run_only=True, argv=duration_arg)
     # One KEY=VALUE label on every series (more: repeat the flag among the extra arguments).
-    prometheus_label: str | None = _opt("prometheus-label", _prom_label, run_only=True)
-    seed: int | None = _opt("seed", _integer())
+    prometheus_label: str | None = _opt("prometheus-label", run_only=True)
+    seed: int | None = _opt("seed")
     # Client I of K of one run, and the shared start (seconds since the epoch): set by
     # casslab.load.multi for each of the K processes.
-    client: str | None = _opt("client", _client_slice, run_only=True)
-    start_at_s: float | None = _opt("start-at", _number(positive=True), run_only=True,
-                                    argv=_float_arg)
-    unreachable_after_s: float | None = _opt("unreachable-after", _positive_duration, run_only=True,
-                                             argv=duration_arg)
+    client: str | None = _opt("client", run_only=True)
+    start_at_s: float | None = _opt("start-at", run_only=True, argv=_float_arg)
+    unreachable_after_s: float | None = _opt("unreachable-after", run_only=True, argv=duration_arg)
 
     def to_argv(self) -> list[str]:
         """The options as casslab-load arguments (unset options and false flags left out)."""
@@ -399,7 +499,8 @@ class LoadOptions:
             value = getattr(self, f.name)
             if value is None:
                 continue
-            plain = isinstance(value, bool | int | float | str)
+            # Values with their own spelling (durations in seconds, hosts) as casslab-load's.
+            plain = isinstance(value, bool | int | float | str) and f.metadata["argv"] is str
             out[f.metadata["flag"]] = value if plain else f.metadata["argv"](value)
         return out
 
@@ -418,88 +519,90 @@ class LoadOptions:
         return str(next(f.metadata["flag"] for f in fields(cls) if f.name == name))
 
     @classmethod
-    def from_mapping(cls, mapping: Mapping[str, Any], where: str = "options") -> Self:
+    def from_mapping(cls, mapping: Mapping[str, Any], where: str = "options",
+                     description: Description | None = None) -> Self:
         """Options from {flag: value}; None values are left unset.
 
-        Raises OptionError naming `where.flag`, the value and what would be valid.
+        Checked by `description` (default: the one shipped with casslab, see the module
+        docstring). Raises OptionError naming `where.flag`, the value and what would be
+        valid.
         """
+        rules = (description or shipped()).rules(cls.family)
         by_flag = {f.metadata["flag"]: f for f in fields(cls)}
         values: dict[str, Any] = {}
+        given: dict[str, str] = {}  # flag -> the key as written
         for key, raw in mapping.items():
             flag = canonical(str(key))
-            name = f"{where}.{key}" if where else f"--{flag}"
-            f = by_flag.get(flag)
-            if f is None:
-                raise OptionError(name, _unknown(cls, flag), str(key))
+            name = _name(where, str(key), flag)
+            rule, f = rules.get(flag), by_flag.get(flag)
+            if rule is None or f is None or rule.positional:
+                raise OptionError(name, cls._unknown(flag, rules, rule), str(key))
             if raw is None:
                 continue
             try:
-                values[f.name] = f.metadata["check"](raw)
+                values[f.name] = check_of(rule, cls.op_names)(raw)
+            except _Stated as exc:
+                raise OptionError(name, str(exc), str(key)) from None
             except _Invalid as exc:
                 detail = (f"{raw!r} {exc}" if str(exc).startswith(("must", "is "))
                           else f"{raw!r}: {exc}")
                 raise OptionError(name, detail, str(key)) from None
+            given[flag] = str(key)
+        _check_together(rules, given, where)
         options = cls(**values)
-        options._check_together(where)
+        options._check_values(where, given)
         return options
 
-    def _check_together(self, where: str) -> None:
-        """Rules between options (clap's requires / conflicts_with, app.rs)."""
-        def name(flag: str) -> str:
-            return f"{where}.{flag}" if where else f"--{flag}"
+    def _check_values(self, where: str, given: Mapping[str, str]) -> None:
+        """The one rule between two values that clap cannot state (RunPlan::validate)."""
+        lo, hi = self.converge_min, self.converge_max
+        if lo is not None and hi is not None and lo > hi:
+            key = given.get("converge-min", "converge-min")
+            raise OptionError(_name(where, key, "converge-min"), f"{lo} is more than "
+                              f"converge-max {hi}", key)
 
-        if (self.tls_cert is None) != (self.tls_key is None):
-            missing = "tls-key" if self.tls_key is None else "tls-cert"
-            raise OptionError(name(missing), "is required with "
-                              f"{'tls-cert' if missing == 'tls-key' else 'tls-key'} "
-                              "(mutual TLS needs both)", missing)
-        if self.tls_insecure and self.tls_ca is not None:
-            raise OptionError(name("tls-insecure"), "cannot be used with tls-ca (give one)",
-                              "tls-insecure")
-        if self.threads is not None and (self.workers is not None or
-                                         self.in_flight is not None):
-            other = "workers" if self.workers is not None else "in-flight"
-            raise OptionError(name("threads"), f"cannot be used with {other}: threads N is N "
-                              "closed-loop clients, workers x in-flight the other way to "
-                              "give concurrency (give one)", "threads")
-        if self.think_time_s is not None and self.threads is None:
-            raise OptionError(name("think-time"), "needs threads (it is the pause of each "
-                              "closed-loop client)", "think-time")
-        if self.think_time_s is not None and self.rate_ops_s is not None:
-            raise OptionError(name("think-time"), "cannot be used with rate (give one)",
-                              "think-time")
-        if self.converge is not None and self.converge >= 1:
-            raise OptionError(name("converge"), f"{self.converge:g} is not a fraction of the "
-                              "mean (valid: > 0 and < 1, e.g. 0.02)", "converge")
-        for bound in ("converge-min", "converge-max"):
-            if getattr(self, bound.replace("-", "_")) is not None and self.converge is None:
-                raise OptionError(name(bound), "needs converge (it bounds the intervals of "
-                                  "the stop on convergence)", bound)
-        if (self.converge_min is not None and self.converge_max is not None
-                and self.converge_min > self.converge_max):
-            raise OptionError(name("converge-min"), f"{self.converge_min} is more than "
-                              f"converge-max {self.converge_max}", "converge-min")
-        if self.stages is not None and (self.ops is not None or self.duration_s is not None):
-            raise OptionError(name("stages"), "give ops/duration inside the stages file, "
-                              "not as options", "stages")
+    @classmethod
+    def _unknown(cls, flag: str, rules: Mapping[str, Rule], rule: Rule | None) -> str:
+        if rule is not None and flag in SELECTOR_FLAGS.get(cls.family, ()):
+            return f"is set by the workload's name, not as an option of {cls.family} workloads"
+        if rule is not None and not rule.positional:
+            return (f"casslab-load {cls.family} takes it, but casslab has no field for it "
+                    "(casslab.load.options is older than the description)")
+        valid = [f for f, r in rules.items()
+                 if not r.positional and f not in SELECTOR_FLAGS.get(cls.family, ())]
+        close = difflib.get_close_matches(flag, valid, n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        return (f"unknown casslab-load option for {cls.family} workloads ({hint}valid: "
+                f"{', '.join(valid)})")
 
 
-def _unknown(cls: type[LoadOptions], flag: str) -> str:
-    valid = cls.flags()
-    close = difflib.get_close_matches(flag, valid, n=1)
-    hint = f"did you mean '{close[0]}'? " if close else ""
-    return (f"unknown casslab-load option for {cls.family} workloads ({hint}valid: "
-            f"{', '.join(valid)})")
+def _name(where: str, key: str, flag: str) -> str:
+    """An option as an error names it: `where.key`, or the command-line flag."""
+    return f"{where}.{key}" if where else f"--{flag}"
+
+
+def _check_together(rules: Mapping[str, Rule], given: Mapping[str, str], where: str) -> None:
+    """clap's conflicts_with and requires between the options given (defaults do not count,
+    as in clap)."""
+    for flag, key in given.items():
+        rule = rules[flag]
+        for other in rule.conflicts_with:
+            if other in given:
+                raise OptionError(_name(where, key, flag), f"cannot be used with {other} "
+                                  "(casslab-load takes one of them)", key)
+        missing = [other for other in rule.requires if other not in given]
+        if missing:
+            raise OptionError(_name(where, key, flag), f"needs {' and '.join(missing)}", key)
 
 
 @dataclass(frozen=True)
 class SchemaOptions(LoadOptions):
     """Built-in workloads' keyspace and SchemaArgs."""
 
-    keyspace: str | None = _opt("keyspace", _text)
+    keyspace: str | None = _opt("keyspace")
     # A keyspace with no replica holds nothing: casslab refuses rf 0 before a run.
-    rf: int | None = _opt("rf", _integer(1, U32_MAX))
-    drop: bool | None = _opt("drop", _flag)
+    rf: int | None = _opt("rf")
+    drop: bool | None = _opt("drop")
 
 
 @dataclass(frozen=True)
@@ -507,18 +610,14 @@ class YcsbOptions(SchemaOptions):
     family: ClassVar[str] = "ycsb"
     op_names: ClassVar[tuple[str, ...] | None] = ("read", "update", "insert", "scan", "rmw")
 
-    mix: str | None = _opt("mix", _mix(op_names), run_only=True)
-    records: int | None = _opt("records", _integer(1))
-    distribution: str | None = _opt("distribution", _choice(KEY_DISTRIBUTIONS), run_only=True)
-    field_count: int | None = _opt("field-count", _integer(1, YCSB_MAX_FIELDS))
-    field_length: int | None = _opt("field-length", _integer(0, MAX_VALUE_BYTES))
-    max_scan_length: int | None = _opt("max-scan-length", _integer(1))
-    zipfian_constant: float | None = _opt("zipfian-constant", _fraction(open_ends=True),
-                                              argv=_float_arg)
-    hotspot_data_fraction: float | None = _opt("hotspot-data-fraction", _fraction(open_ends=False),
-                                               argv=_float_arg)
-    hotspot_opn_fraction: float | None = _opt("hotspot-opn-fraction", _fraction(open_ends=False),
-                                              argv=_float_arg)
+    records: int | None = _opt("records")
+    distribution: str | None = _opt("distribution", run_only=True)
+    field_count: int | None = _opt("field-count")
+    field_length: int | None = _opt("field-length")
+    max_scan_length: int | None = _opt("max-scan-length")
+    zipfian_constant: float | None = _opt("zipfian-constant", argv=_float_arg)
+    hotspot_data_fraction: float | None = _opt("hotspot-data-fraction", argv=_float_arg)
+    hotspot_opn_fraction: float | None = _opt("hotspot-opn-fraction", argv=_float_arg)
 
 
 @dataclass(frozen=True)
@@ -526,14 +625,13 @@ class StressOptions(SchemaOptions):
     family: ClassVar[str] = "stress"
     op_names: ClassVar[tuple[str, ...] | None] = ("write", "read")
 
-    mix: str | None = _opt("mix", _mix(op_names), run_only=True)
-    records: int | None = _opt("records", _integer(1))
-    pop: str | None = _opt("pop", _text)
-    column_size: int | None = _opt("column-size", _integer(1, MAX_VALUE_BYTES))
+    records: int | None = _opt("records")
+    pop: str | None = _opt("pop")
+    column_size: int | None = _opt("column-size")
     # The keyspace's replication as a CQL map, instead of rf (cassandra-stress
     # -schema replication(strategy=NetworkTopologyStrategy,dc1=3)).
-    replication: str | None = _opt("replication", _text)
-    compaction: str | None = _opt("compaction", _compaction)
+    replication: str | None = _opt("replication")
+    compaction: str | None = _opt("compaction")
 
 
 @dataclass(frozen=True)
@@ -541,12 +639,11 @@ class IotOptions(SchemaOptions):
     family: ClassVar[str] = "iot"
     op_names: ClassVar[tuple[str, ...] | None] = ("insert", "devdat", "lesrow", "avgdat")
 
-    mix: str | None = _opt("mix", _mix(op_names), run_only=True)
-    devices: int | None = _opt("devices", _integer(1))
-    series: int | None = _opt("series", _integer(1, IOT_SERIES))
-    values_per_insert: int | None = _opt("values-per-insert", _integer(1, 10_000))
-    table_ttl_s: int | None = _opt("table-ttl-s", _integer(0, MAX_TTL_S))
-    compaction: str | None = _opt("compaction", _compaction)
+    devices: int | None = _opt("devices")
+    series: int | None = _opt("series")
+    values_per_insert: int | None = _opt("values-per-insert")
+    table_ttl_s: int | None = _opt("table-ttl-s")
+    compaction: str | None = _opt("compaction")
 
 
 @dataclass(frozen=True)
@@ -554,13 +651,12 @@ class UserOptions(LoadOptions):
     family: ClassVar[str] = "user"
 
     # The operation names come from the profile, read by casslab-load itself.
-    mix: str | None = _opt("mix", _mix(None), run_only=True)
-    records: int | None = _opt("records", _integer(1))
-    pop: str | None = _opt("pop", _text)
+    records: int | None = _opt("records")
+    pop: str | None = _opt("pop")
     # A keyspace with no replica holds nothing: casslab refuses rf 0 before a run.
-    rf: int | None = _opt("rf", _integer(1, U32_MAX))
+    rf: int | None = _opt("rf")
     # The profile's insert.batchtype overridden (cassandra-stress -insert batchtype=).
-    batchtype: str | None = _opt("batchtype", _choice(("LOGGED", "UNLOGGED"), consistency=True))
+    batchtype: str | None = _opt("batchtype")
 
 
 # Flags the workload name sets (`ycsb-a` -> --workload a, `iot-full-latest` -> --reads
@@ -582,6 +678,11 @@ def family_of(workload: str) -> str:
 
 def options_class(workload: str) -> type[LoadOptions]:
     return FAMILIES[family_of(workload)]
+
+
+def consistency_levels() -> tuple[str, ...]:
+    """The consistency levels casslab-load takes (its `Cl` values; no SERIAL)."""
+    return shipped().rules("ycsb")["cl-read"].choices
 
 
 def canonical(key: str) -> str:

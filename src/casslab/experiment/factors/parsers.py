@@ -12,7 +12,7 @@ from casslab.cassandra import compaction
 from casslab.core.specio import Path_, V
 from casslab.experiment import linkscale
 from casslab.lab.state import MAX_NODES
-from casslab.load.options import CONSISTENCY_LEVELS
+from casslab.load.options import consistency_levels
 from casslab.load.runner import WORKLOADS
 from casslab.net.profiles import BUILTIN_PROFILES as NET_PROFILES
 
@@ -77,7 +77,7 @@ def compaction_level(v: V, value: Any, path: Path_) -> str:
 def consistency(v: V, value: Any, path: Path_) -> str:
     # casslab-load's levels (no SERIAL: it cannot use them), spelled as it takes them.
     return v.choice(value.upper().replace("-", "_") if isinstance(value, str) else value,
-                    path, list(CONSISTENCY_LEVELS), "consistency level")
+                    path, list(consistency_levels()), "consistency level")
 
 
 def copy_name(v: V, value: Any, path: Path_) -> str:
