@@ -217,6 +217,19 @@ pub enum Format {
     Ycsb,
 }
 
+/// Which latency YCSB's end-of-run blocks report (YCSB's `measurement.interval`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MeasurementInterval {
+    /// `[READ]` etc.: from the actual send (service time).
+    Op,
+    /// `[Intended-READ]` etc.: from the intended start under --rate (without
+    /// --rate the intended start is the send, as in YCSB without a target).
+    Intended,
+    /// Both blocks.
+    Both,
+}
+
 /// How long, how fast, how concurrent, and where results go.
 #[derive(Args, Debug, Serialize)]
 pub struct RunArgs {
@@ -287,6 +300,14 @@ pub struct RunArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Json)]
     pub format: Format,
+    /// With --format ycsb: the latency percentiles of each operation's lines
+    /// (YCSB's `hdrhistogram.percentiles`), e.g. 50,95,99,99.9.
+    #[arg(long, value_delimiter = ',', default_value = "95,99", value_parser = num(Open(0.0), Closed(100.0)))]
+    pub percentiles: Vec<f64>,
+    /// With --format ycsb: the latency of the end-of-run blocks (YCSB's
+    /// `measurement.interval`); default: both with --rate, op without.
+    #[arg(long, value_enum)]
+    pub measurement_interval: Option<MeasurementInterval>,
     /// Also write an HdrHistogram interval log to this file (tags: `<op>` latency,
     /// `<op>-svc` service time, `part-<op>` an operation done inside another).
     #[arg(long)]

@@ -25,6 +25,8 @@ CONSISTENCY_LEVELS = ("ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUOR
                       "EACH_QUORUM", "LOCAL_ONE")
 PHASES = ("load", "run", "both")
 FORMATS = ("json", "ycsb")
+# YCSB's measurement.interval: which latency the --format ycsb blocks report.
+MEASUREMENT_INTERVALS = ("op", "intended", "both")
 KEY_DISTRIBUTIONS = ("zipfian", "latest", "uniform", "hotspot")
 YCSB_MAX_FIELDS = 32
 IOT_SERIES = 5
@@ -190,6 +192,19 @@ def _text(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise _Invalid("must be a non-empty string")
     return value
+
+
+def _percentiles(value: Any) -> str:
+    """`95,99,99.9`: percentiles in (0, 100], as casslab-load's --percentiles takes them."""
+    parts = str(value).split(",") if isinstance(value, str | int | float) else []
+    try:
+        numbers = [float(p) for p in parts]
+    except ValueError:
+        numbers = []
+    if not numbers or not all(0 < x <= 100 for x in numbers):
+        raise _Invalid("must be percentiles above 0 and at most 100, comma-separated "
+                       "(e.g. 95,99,99.9)")
+    return ",".join(_float_arg(x) for x in numbers)
 
 
 def _path(value: Any) -> Path:
@@ -366,6 +381,11 @@ class LoadOptions:
                                     run_only=True, argv=duration_arg)
     format: str | None = _opt("format", _choice(FORMATS))
     hdr_log: Path | None = _opt("hdr-log", _path, run_only=True)
+    # The --format ycsb text: its percentile lines (YCSB's hdrhistogram.percentiles) and
+    # which latency its blocks report (YCSB's measurement.interval).
+    percentiles: str | None = _opt("percentiles", _percentiles, run_only=True)
+    measurement_interval: str | None = _opt("measurement-interval",
+                                            _choice(MEASUREMENT_INTERVALS), run_only=True)
     # Live metrics for Prometheus on HOST:PORT during the run (casslab-load's /metrics).
     prometheus: str | None = _opt("prometheus", _text, run_only=True)
     prometheus_linger_s: float | None = _opt("prometheus-linger", _duration(), run_only=True,

@@ -150,7 +150,8 @@ pub async fn create_schema(session: &Session, p: &Profile, rf: u32) -> Result<()
             cql: format!("USE {}", p.keyspace),
             reason: e.to_string(),
         })?;
-    if let (false, Some(cql)) = (table_exists, &p.table_definition) {
+    let definitions = p.extra_definitions.iter().chain(&p.table_definition);
+    for cql in definitions.filter(|_| !table_exists) {
         match db::ddl(session, cql.trim().trim_end_matches(';')).await {
             Err(e) if already_exists(&e) => {}
             other => other?,
