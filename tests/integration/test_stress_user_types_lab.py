@@ -5,6 +5,8 @@ own with collections, a user type and a counter table."""
 from __future__ import annotations
 
 import ipaddress
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -101,17 +103,22 @@ def test_collections_user_types_and_counters_are_written(lab1: Lab, tmp_path: Pa
     people.write_text(COLLECTIONS)
     got, _ = _stress(f"profile={people}", "ops(insert=3,one=1)", "n=200")
     assert got["Total errors"] == 0
-    rows = _rows(lab1, "SELECT tags, visits, scores, home, wake, pair, balance, born "
-                       "FROM it_user_types.people LIMIT 50")
+    # As JSON, so that each CQL type reads back as what it is (a set as a list).
+    rows = [json.loads(str(r[0])) for r in _rows(
+        lab1, "SELECT JSON tags, visits, scores, home, wake, pair, balance, born "
+              "FROM it_user_types.people LIMIT 50")]
     assert len(rows) == 50
-    for tags, visits, scores, home, wake, pair, balance, born in rows:
-        assert isinstance(tags, list) and len(tags) == 3  # size: fixed(3) elements
-        assert isinstance(visits, list) and 4 <= len(visits) <= 8  # default uniform(4..8)
-        assert isinstance(scores, dict) and 1 <= len(scores) <= 2
-        assert isinstance(home, dict) and set(home) == {"street", "zip", "at"}
-        assert all(v is not None for v in home.values()), home
-        assert wake is not None and balance is not None and born is not None
-        assert isinstance(pair, list) and len(pair) == 2
+    for row in rows:
+        assert len(row["tags"]) == 3  # size: fixed(3) elements
+        assert 4 <= len(row["visits"]) <= 8  # the default size, uniform(4..8)
+        assert isinstance(row["scores"], dict) and 1 <= len(row["scores"]) <= 2
+        assert set(row["home"]) == {"street", "zip", "at"}
+        assert all(v is not None for v in row["home"].values()), row["home"]
+        assert isinstance(ipaddress.ip_address(row["home"]["at"]), ipaddress.IPv4Address)
+        assert len(row["pair"]) == 2 and all(isinstance(v, int) for v in row["pair"])
+        assert isinstance(row["balance"], float | int)
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", row["born"]), row["born"]
+        assert re.fullmatch(r"\d{2}:\d{2}:\d{2}(\.\d+)?", row["wake"]), row["wake"]
     counters = tmp_path / "hits.yaml"
     counters.write_text(COUNTERS)
     got, _ = _stress(f"profile={counters}", "ops(insert=1)", "n=100")

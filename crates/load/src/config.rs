@@ -19,7 +19,7 @@ const MAX_IO_THREADS: u64 = 1024;
 /// Most fields of a YCSB record (`--field-count`).
 const MAX_FIELDS: u64 = crate::workload::ycsb::MAX_FIELDS as u64;
 /// Most bytes of one generated value (`--field-length`, `--column-size`): 1 MiB.
-const MAX_VALUE_BYTES: u64 = 1 << 20;
+pub const MAX_VALUE_BYTES: u64 = 1 << 20;
 /// Series per IoT device (`--series`): one per service name.
 const IOT_SERIES: u64 = crate::workload::iot::SERVICES.len() as u64;
 
@@ -471,6 +471,15 @@ pub struct StressCommand {
     /// Bytes per column (cassandra-stress FIXED(34)).
     #[arg(long, default_value_t = 34, allow_negative_numbers = true, value_parser = int::<usize>(1, MAX_VALUE_BYTES))]
     pub column_size: usize,
+    /// Bytes per column drawn from a distribution, per key and column
+    /// (cassandra-stress `-col size=DIST`, e.g. uniform(10..100)); instead of --column-size.
+    #[arg(long, conflicts_with = "column_size", value_name = "DIST")]
+    pub column_size_dist: Option<String>,
+    /// Columns written per row, drawn per key (cassandra-stress `-col n=DIST`): the
+    /// table has as many as the distribution's largest value (C0, C1, ...; at most 64)
+    /// and a write fills the first N of them.
+    #[arg(long, default_value = "fixed(5)", value_name = "DIST")]
+    pub columns: String,
     /// Replication of the keyspace created if missing, as a CQL map, e.g.
     /// `{'class': 'NetworkTopologyStrategy', 'dc1': 3}` (cassandra-stress
     /// `-schema replication(strategy=...,dc1=3)`); instead of --rf.

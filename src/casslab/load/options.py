@@ -550,6 +550,10 @@ class StressOptions(SchemaOptions):
     records: int | None = _opt("records", _integer(1))
     pop: str | None = _opt("pop", _text)
     column_size: int | None = _opt("column-size", _integer(1, MAX_VALUE_BYTES))
+    # Drawn column sizes and counts (cassandra-stress -col size=DIST n=DIST), checked by
+    # casslab-load's distribution parser.
+    column_size_dist: str | None = _opt("column-size-dist", _text)
+    columns: str | None = _opt("columns", _text)
     # The keyspace's replication as a CQL map, instead of rf (cassandra-stress
     # -schema replication(strategy=NetworkTopologyStrategy,dc1=3)).
     replication: str | None = _opt("replication", _text)
