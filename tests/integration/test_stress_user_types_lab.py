@@ -70,9 +70,10 @@ def _stress(*words: str) -> tuple[dict[str, float], str]:
 def test_cassandras_cqlstress_example_runs_unchanged(lab1: Lab) -> None:
     # The example's insert is one LOGGED batch of uniform(1..50) partitions with a share
     # uniform(1..10)/10 of their 20..160 rows each: most batches are over Cassandra's
-    # default batch_size_fail_threshold (50 KiB), which refuses them "Batch too large" as
-    # it does cassandra-stress's. So the run ignores errors, and the test checks those are
-    # the only ones and that the batches within the limit wrote the example's rows.
+    # default batch_size_fail_threshold (50 KiB), which refuses them "Batch too large"
+    # (cassandra-stress, too, sends one batch per insert). So the run ignores errors, and
+    # the test checks those are the only ones and that the batches within the limit wrote
+    # the example's rows.
     got, out = _stress(f"profile={EXAMPLE}", "ops(insert=1,simple1=1)", "n=200",
                        "-errors", "ignore")
     assert got["op rate"] > 0 and got["Total errors"] < 100

@@ -188,7 +188,7 @@ pub fn value(ty: &Ty, id: u64, size: usize, h: u64, pool: &BytePool) -> CqlValue
         Ty::TinyInt => CqlValue::TinyInt(id as i8),
         Ty::Float => CqlValue::Float(id as f32 / 7.0),
         Ty::Double => CqlValue::Double(id as f64 / 7.0),
-        Ty::Boolean => CqlValue::Boolean(id % 2 == 0),
+        Ty::Boolean => CqlValue::Boolean(id.is_multiple_of(2)),
         Ty::Timestamp => {
             CqlValue::Timestamp(CqlTimestamp(1_600_000_000_000 + (id % (1 << 40)) as i64))
         }
