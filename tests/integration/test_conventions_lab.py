@@ -100,3 +100,21 @@ def test_run_format_ycsb_prints_status_lines_and_sections_as_ycsb(lab1: Lab) -> 
     assert run["READ"]["Operations"] + run["UPDATE"]["Operations"] == 400
     assert run["READ"]["Return=OK"] == run["READ"]["Operations"]
     assert _count(lab1, "it_ycsb_fmt.usertable") == 200
+
+
+def test_ycsb_percentiles_and_measurement_interval_shape_the_ycsb_report(lab1: Lab) -> None:
+    res = casslab("run", "ycsb", "-P", str(REPO / "workloads" / "workloada"),
+                  "-p", "recordcount=200", "-p", "operationcount=300", "-p", "threadcount=4",
+                  "-p", "target=300", "-p", "hdrhistogram.percentiles=50,99.9",
+                  "-p", "measurement.interval=intended", "--phase", "both", "--name", LAB1,
+                  "--format", "ycsb", "--", "--keyspace", "it_ycsb_pct")
+    assert res.returncode == 0, res.stderr
+    assert "warning" not in res.stderr  # honoured, not warned about
+    rows = {(m.group(1), m.group(2)): float(m.group(3))
+            for ln in res.stdout.splitlines() if (m := SECTION.match(ln))}
+    # intended: only YCSB's [Intended-OP] blocks, with the percentiles asked for.
+    assert not any(op in ("READ", "UPDATE", "INSERT") for op, _ in rows), res.stdout
+    p50 = rows[("Intended-READ", "50thPercentileLatency(us)")]
+    p999 = rows[("Intended-READ", "99.9PercentileLatency(us)")]
+    assert 0 < p50 <= p999 <= rows[("Intended-READ", "MaxLatency(us)")]
+    assert not any("95th" in name for _, name in rows)

@@ -114,10 +114,29 @@ def test_a_user_profile_runs_with_the_batch_type_of_the_command_line(lab1: Lab) 
     assert "[insert: 200]" in res.stdout
 
 
+def test_pasted_col_sizes_and_counts_are_drawn_per_row(lab1: Lab) -> None:
+    res = casslab("stress", "--name", LAB1, "--format", "cassandra-stress", "write", "n=300",
+                  "no-warmup", "-col", "size=UNIFORM(10..100)", "n=UNIFORM(2..8)",
+                  "-schema", "keyspace=it_cs_col", "-rate", "threads=4")
+    assert res.returncode == 0, res.stderr + res.stdout[-2000:]
+    assert parse_results(res.stdout)["Total errors"] == 0
+    cols = [f'"C{i}"' for i in range(8)]
+    with lab1.cql() as c:
+        rows = c.execute(f"SELECT {', '.join(cols)} FROM it_cs_col.standard1",
+                         timeout_s=30).rows
+    assert len(rows) == 300
+    # (the lab's CQL helper gives a blob as 0x and its hex digits)
+    counts = [sum(v is not None for v in r) for r in rows]
+    sizes = [(len(str(v)) - 2) // 2 for r in rows for v in r if v is not None]
+    assert set(counts) == set(range(2, 9)), sorted(set(counts))
+    # Each row fills its first N columns.
+    assert all(all(v is not None for v in r[:n]) for r, n in zip(rows, counts, strict=True))
+    assert min(sizes) >= 10 and max(sizes) <= 100 and len(set(sizes)) > 50
+
+
 @pytest.mark.parametrize(("words", "message"), [
-    (["-col", "size=UNIFORM(10..100)"], "-col size=UNIFORM(10..100): not supported: "
-                                        "casslab-load writes columns of one fixed size"),
-    (["-col", "n=FIXED(8)"], "-col n=FIXED(8): not supported: casslab-load's standard1 has 5"),
+    (["-col", "size=EXP(10..100)"], "-col size=EXP(10..100): expected FIXED(N), UNIFORM(A..B) "
+                                    "or GAUSSIAN(A..B[,STDVRNG]) (casslab-load cannot draw EXP)"),
     (["-insert", "batchtype=UNLOGGED"], "-insert batchtype=UNLOGGED: cassandra-stress applies "
                                         "-insert to user profiles only"),
 ])

@@ -42,6 +42,15 @@ def test_mixed_with_ratio_rate_population_columns_schema_mode_and_hdr_log() -> N
                     "--column-size", "64", "--format", "json"]
 
 
+def test_drawn_column_sizes_and_counts_go_to_casslab_load_as_distributions() -> None:
+    argv, _ = _argv("write n=10 -col size=UNIFORM(10..100) n=GAUSS(2..8,4) -rate threads=4")
+    assert argv[argv.index("--column-size-dist") + 1] == "uniform(10..100)"
+    assert argv[argv.index("--columns") + 1] == "gaussian(2..8,4)"
+    assert "--column-size" not in argv
+    argv, _ = _argv("write n=10 -col n=FIXED(8) -rate threads=4")
+    assert argv[argv.index("--columns") + 1] == "fixed(8)"
+
+
 def test_err_and_interval_bounds_become_the_stop_on_convergence() -> None:
     argv, _ = _argv("write err<0.05 n>10 n<50 -rate threads=4")
     assert argv[2:] == ["write", "--hosts", "h:9042", "--error-retries", "9", "--threads", "4",
@@ -96,8 +105,13 @@ def test_quoted_groups_split_into_words_but_parentheses_keep_theirs() -> None:
     ("write n=10 -rate fixed=100/s", r"^-rate fixed=: needs threads=N as well"),
     ("write n=10 -rate threads>=40 threads<=20", r"^-rate threads>=40 threads<=20: the least "
                                                  r"is more than the most$"),
-    ("write n=10 -col size=UNIFORM(1..10)", r"^-col size=UNIFORM\(1..10\): not supported: "
-                                           r"casslab-load writes columns of one fixed size"),
+    ("write n=10 -col size=EXP(1..10)", r"^-col size=EXP\(1..10\): expected FIXED\(N\), "
+                                       r"UNIFORM\(A..B\) or GAUSSIAN\(A..B\[,STDVRNG\]\) "
+                                       r"\(casslab-load cannot draw EXP\)$"),
+    ("write n=10 -col n=UNIFORM(1..65)", r"^-col n=UNIFORM\(1..65\): at most 64 columns$"),
+    ("write n=10 -col size=FIXED(2000000)", r"^-col size=FIXED\(2000000\): at most 1048576 "
+                                           r"bytes per column$"),
+    ("write n=10 -col n=UNIFORM(1..5,2)", r"only GAUSSIAN takes a STDVRNG"),
     ("write n=10 -insert batchtype=UNLOGGED", r"^-insert batchtype=UNLOGGED: cassandra-stress "
                                              r"applies -insert to user profiles only"),
     ("write n=10 -mode unprepared", r"^-mode unprepared: not supported \(casslab-load always "
@@ -111,7 +125,7 @@ def test_quoted_groups_split_into_words_but_parentheses_keep_theirs() -> None:
                                                      r"strategy=Nope: give one of"),
     ("write -pop dist=EXP(1..10)", r"^-pop dist=EXP\(1..10\): not supported"),
     ("write -pop seq=10..1", r"^-pop seq=10..1: expected a range A..B with A <= B$"),
-    ("write -col n=FIXED(3)", r"^-col n=FIXED\(3\): not supported"),
+    ("write -col width=FIXED(3)", r"^-col width=FIXED\(3\): not supported"),
     ("write -schema replication(strategy=OldNetworkTopologyStrategy,dc1=3)",
      r"^-schema replication\(.*\): strategy OldNetworkTopologyStrategy not supported"),
     ("write -mode thrift", r"^-mode thrift: not supported"),

@@ -168,3 +168,25 @@ def test_a_count_equal_to_casslab_loads_default_is_kept_beside_a_duration() -> N
     w = from_sources([], ["maxexecutiontime=60", f"operationcount={CASSLAB_DEFAULTS['ops']}"],
                      base="ycsb-a")
     assert w.options == {"duration": "60s", "ops": CASSLAB_DEFAULTS["ops"]}
+
+
+def test_hdrhistogram_percentiles_and_measurement_interval_are_honoured() -> None:
+    w = from_sources([WORKLOADS / "workloada"], ["hdrhistogram.percentiles=50,99.9",
+                                                 "measurement.interval=both"])
+    assert w.warnings == ()
+    assert w.options == {"percentiles": "50,99.9", "measurement-interval": "both"}
+    argv = _argv(w.workload, w.options)
+    assert argv[argv.index("--percentiles") + 1] == "50,99.9"
+    assert argv[argv.index("--measurement-interval") + 1] == "both"
+
+
+@pytest.mark.parametrize(("prop", "message"), [
+    ("hdrhistogram.percentiles=95,abc", r"hdrhistogram\.percentiles=95,abc: expected "
+                                        r"percentiles above 0 and at most 100"),
+    ("hdrhistogram.percentiles=0,99", r"hdrhistogram\.percentiles=0,99: expected"),
+    ("measurement.interval=wall", r"measurement\.interval=wall: expected op, intended or both"),
+])
+def test_bad_measurement_properties_are_refused_in_one_line(prop: str, message: str) -> None:
+    with pytest.raises(PropertyError, match=message) as exc:
+        from_sources([WORKLOADS / "workloada"], [prop])
+    assert "\n" not in str(exc.value)

@@ -12,7 +12,8 @@ use crate::generator::Dist;
 use crate::stats::hdrlog::HdrLog;
 use crate::stats::prometheus::{self, Live};
 use crate::stats::report::{
-    interval_json, summary_json, ycsb_status, ycsb_text, IntervalInfo, SummaryInfo, YcsbStatus,
+    interval_json, summary_json, ycsb_status, ycsb_text, IntervalInfo, SummaryInfo, YcsbBlocks,
+    YcsbStatus,
 };
 use crate::stats::StatsSet;
 use crate::workload::{iot, profile, stress, user, ycsb};
@@ -308,7 +309,8 @@ async fn drive<W: Workload>(
     };
     let summary = summary_json(&info, &names, &r.total).to_string();
     if run.format == Format::Ycsb {
-        let intended = plan.stages.iter().any(|s| s.rate_ops_s.is_some());
+        let rated = plan.stages.iter().any(|s| s.rate_ops_s.is_some());
+        let blocks = YcsbBlocks::new(run.measurement_interval, rated, &run.percentiles);
         let load_s: f64 = r
             .stages
             .iter()
@@ -318,13 +320,13 @@ async fn drive<W: Workload>(
         match (&out.ycsb_load, &out.ycsb_run) {
             // --phase both: YCSB's load output, then its run output.
             (Some(load), Some(run_stats)) => {
-                print!("{}", ycsb_text(&names, load, load_s, intended));
+                print!("{}", ycsb_text(&names, load, load_s, &blocks));
                 print!(
                     "{}",
-                    ycsb_text(&names, run_stats, r.recorded_s - load_s, intended)
+                    ycsb_text(&names, run_stats, r.recorded_s - load_s, &blocks)
                 );
             }
-            _ => print!("{}", ycsb_text(&names, &r.total, r.recorded_s, intended)),
+            _ => print!("{}", ycsb_text(&names, &r.total, r.recorded_s, &blocks)),
         }
         print_line(true, &summary);
     } else {

@@ -19,7 +19,7 @@ const MAX_IO_THREADS: u64 = 1024;
 /// Most fields of a YCSB record (`--field-count`).
 const MAX_FIELDS: u64 = crate::workload::ycsb::MAX_FIELDS as u64;
 /// Most bytes of one generated value (`--field-length`, `--column-size`): 1 MiB.
-const MAX_VALUE_BYTES: u64 = 1 << 20;
+pub const MAX_VALUE_BYTES: u64 = 1 << 20;
 /// Series per IoT device (`--series`): one per service name.
 const IOT_SERIES: u64 = crate::workload::iot::SERVICES.len() as u64;
 
@@ -222,6 +222,19 @@ pub enum Format {
     Ycsb,
 }
 
+/// Which latency YCSB's end-of-run blocks report (YCSB's `measurement.interval`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MeasurementInterval {
+    /// `[READ]` etc.: from the actual send (service time).
+    Op,
+    /// `[Intended-READ]` etc.: from the intended start under --rate (without
+    /// --rate the intended start is the send, as in YCSB without a target).
+    Intended,
+    /// Both blocks.
+    Both,
+}
+
 /// How long, how fast, how concurrent, and where results go.
 #[derive(Args, Debug, Serialize)]
 pub struct RunArgs {
@@ -293,6 +306,14 @@ pub struct RunArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Json)]
     pub format: Format,
+    /// With --format ycsb: the latency percentiles of each operation's lines
+    /// (YCSB's `hdrhistogram.percentiles`), e.g. 50,95,99,99.9.
+    #[arg(long, value_delimiter = ',', default_value = "95,99", range = num(Open(0.0), Closed(100.0)))]
+    pub percentiles: Vec<f64>,
+    /// With --format ycsb: the latency of the end-of-run blocks (YCSB's
+    /// `measurement.interval`); default: both with --rate, op without.
+    #[arg(long, value_enum)]
+    pub measurement_interval: Option<MeasurementInterval>,
     /// Also write an HdrHistogram interval log to this file (tags: `<op>` latency,
     /// `<op>-svc` service time, `part-<op>` an operation done inside another).
     #[arg(long)]
@@ -456,6 +477,15 @@ pub struct StressCommand {
     /// Bytes per column (cassandra-stress FIXED(34)).
     #[arg(long, default_value_t = 34, allow_negative_numbers = true, range = int::<usize>(1, MAX_VALUE_BYTES))]
     pub column_size: usize,
+    /// Bytes per column drawn from a distribution, per key and column
+    /// (cassandra-stress `-col size=DIST`, e.g. uniform(10..100)); instead of --column-size.
+    #[arg(long, conflicts_with = "column_size", value_name = "DIST")]
+    pub column_size_dist: Option<String>,
+    /// Columns written per row, drawn per key (cassandra-stress `-col n=DIST`): the
+    /// table has as many as the distribution's largest value (C0, C1, ...; at most 64)
+    /// and a write fills the first N of them.
+    #[arg(long, default_value = "fixed(5)", value_name = "DIST")]
+    pub columns: String,
     /// Replication of the keyspace created if missing, as a CQL map, e.g.
     /// `{'class': 'NetworkTopologyStrategy', 'dc1': 3}` (cassandra-stress
     /// `-schema replication(strategy=...,dc1=3)`); instead of --rf.

@@ -9,7 +9,9 @@
 //! `Arg` for this module. The one table here maps value types to the kind of value they
 //! take; a test fails on an option whose type is not in it.
 
-use crate::config::{BatchKind, Cl, Format, IotReads, KeyDist, PhaseArg, StressMode, Warmup};
+use crate::config::{
+    BatchKind, Cl, Format, IotReads, KeyDist, MeasurementInterval, PhaseArg, StressMode, Warmup,
+};
 use crate::config::{Cli, YcsbWorkload};
 use crate::exec::ClientSlice;
 use crate::ranges::{Needs, Range};
@@ -77,6 +79,7 @@ fn enum_type(parser: &ValueParser) -> Option<ValueType> {
         (TypeId::of::<StressMode>(), "StressMode"),
         (TypeId::of::<IotReads>(), "IotReads"),
         (TypeId::of::<BatchKind>(), "BatchKind"),
+        (TypeId::of::<MeasurementInterval>(), "MeasurementInterval"),
     ];
     names
         .iter()

@@ -45,7 +45,8 @@ def stress(
 
     Supported: n=, duration=, err< n> n<, cl=, no-warmup, truncate=never, ratio(...),
     profile= ops(...); -rate threads=N [fixed=|throttle=N/s], threads>=N threads<=M auto;
-    -pop seq= dist=uniform(..)|gaussian(..); -col n=FIXED(5) size=FIXED(N);
+    -pop seq= dist=uniform(..)|gaussian(..); -col n=DIST size=DIST (fixed, uniform,
+    gaussian; drawn per key);
     -schema replication(factor=N|strategy=NetworkTopologyStrategy,DC=N)
     compaction(strategy=...) keyspace=; -mode native cql3 prepared user= password=;
     -node HOSTS; -port native=; -errors ignore retries=N; -log file= hdrfile= interval=;

@@ -388,7 +388,24 @@ def check_of(rule: Rule, op_names: tuple[str, ...] | None = None) -> Check:
     if rule.kind not in kinds:
         raise UsageError(f"casslab-load option --{rule.flag}: kind {rule.kind!r} is not one "
                          f"casslab knows ({', '.join(kinds)}); casslab is older than the binary")
+    if rule.multiple and rule.delimiter and rule.kind != "text":
+        return _each(rule, kinds[rule.kind]())
     return kinds[rule.kind]()
+
+
+def _each(rule: Rule, item: Check) -> Check:
+    """A delimited list (`95,99,99.9`) whose every item passes the kind's check; kept as
+    the text casslab-load reads."""
+    delimiter = rule.delimiter or ","
+
+    def check(value: Any) -> str:
+        items = value.split(delimiter) if isinstance(value, str) else value
+        if not isinstance(items, list | tuple) or not items:
+            raise _Invalid(f"must be one or more values, '{delimiter}' separated")
+        for it in items:
+            item(it.strip() if isinstance(it, str) else it)
+        return delimiter.join(str(it).strip() for it in items)
+    return check
 
 
 @dataclass(frozen=True)
@@ -469,6 +486,10 @@ class LoadOptions:
     interval_s: float | None = _opt("interval", run_only=True, argv=duration_arg)
     format: str | None = _opt("format")
     hdr_log: Path | None = _opt("hdr-log", run_only=True)
+    # The --format ycsb text: its percentile lines (YCSB's hdrhistogram.percentiles) and
+    # which latency its blocks report (YCSB's measurement.interval).
+    percentiles: str | None = _opt("percentiles", run_only=True)
+    measurement_interval: str | None = _opt("measurement-interval", run_only=True)
     # Live metrics for Prometheus on HOST:PORT during the run (casslab-load's /metrics).
     prometheus: str | None = _opt("prometheus", run_only=True)
     prometheus_linger_s: float | None = _opt("prometheus-linger", run_only=True, argv=duration_arg)
@@ -628,6 +649,10 @@ class StressOptions(SchemaOptions):
     records: int | None = _opt("records")
     pop: str | None = _opt("pop")
     column_size: int | None = _opt("column-size")
+    # Drawn column sizes and counts (cassandra-stress -col size=DIST n=DIST), checked by
+    # casslab-load's distribution parser.
+    column_size_dist: str | None = _opt("column-size-dist")
+    columns: str | None = _opt("columns")
     # The keyspace's replication as a CQL map, instead of rf (cassandra-stress
     # -schema replication(strategy=NetworkTopologyStrategy,dc1=3)).
     replication: str | None = _opt("replication")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from casslab.core.errors import UsageError
+from casslab.load.options import shipped
 
 COMMANDS = ("write", "read", "mixed", "user")
 COMMAND_OPTIONS = ("n=", "duration=", "err<", "n>", "n<", "cl=", "no-warmup", "truncate=never",
@@ -23,7 +24,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "-rate": ("threads=N", "threads=N fixed=N/s", "threads=N throttle=N/s", "threads>=N",
               "threads<=N", "auto"),
     "-pop": ("seq=A..B", "dist=uniform(A..B)", "dist=gaussian(A..B[,STDVRNG])"),
-    "-col": ("n=FIXED(5)", "size=FIXED(N)"),
+    "-col": ("n=DIST", "size=DIST"),
     "-schema": ("replication(factor=N|strategy=S,DC=N,...)", "compaction(strategy=S,K=V,...)",
                 "keyspace=NAME"),
     "-mode": ("native", "cql3", "prepared", "user=NAME", "password=SECRET"),
@@ -39,6 +40,7 @@ _DIST_NAMES = {"uniform": "uniform", "gaussian": "gaussian", "gauss": "gaussian"
                "normal": "gaussian", "norm": "gaussian"}
 # cassandra-stress's defaults (SettingsRate, SettingsErrors, StressAction.warmup).
 WRITE_N_THREADS = 200  # write with n= and no -rate
+MAX_COLUMNS = 64  # casslab-load's stress::MAX_COLUMNS (standard1's most columns)
 STEP_MIN_THREADS, STEP_MAX_THREADS = 4, 1000  # otherwise: threads>=4 threads<=1000 auto
 DEFAULT_RETRIES = 9  # -errors retries=9: each operation is tried 10 times
 WARMUP_MAX, WARMUP_SHARE = 50_000, 0.25
@@ -216,7 +218,7 @@ class _Translation:
                 raise StressArgError("cassandra-stress user: profile=FILE.yaml is required")
             if not self.profile.endswith((".yaml", ".yml")):
                 raise StressArgError(f"profile={self.profile}: expected a .yaml profile")
-            for flag in ("column-size",):
+            for flag in ("column-size", "column-size-dist", "columns"):
                 if flag in self.options:
                     raise StressArgError(f"-col: the user profile defines its columns "
                                          f"({flag} is for write/read/mixed)")
@@ -353,22 +355,53 @@ def _pop(t: _Translation, p: str) -> None:
     t.set("pop", f"{name}({lo}..{hi}{',' + extra.strip() if extra else ''})", p)
 
 
+def _max_column_bytes() -> int:
+    """The largest --column-size casslab-load takes (from its options description)."""
+    high = shipped().rules("stress")["column-size"].high
+    assert high is not None, "casslab-load's --column-size has an upper bound"
+    return int(high.value)
+
+
 def _col(t: _Translation, p: str) -> None:
+    """`-col size=DIST n=DIST`: sizes and counts drawn per key by casslab-load, from c-s's
+    FIXED(N), UNIFORM(A..B) and GAUSSIAN(A..B[,STDVRNG]) (EXP, EXTREME and the other
+    c-s distributions are refused: casslab-load cannot draw them)."""
     key, value = _key_value(p)
-    fixed = re.fullmatch(r"(?i)fixed\(([0-9]+)\)", value)
-    if key == "n" and fixed and int(fixed.group(1)) == 5:
-        return  # standard1 has its five columns C0..C4
+    if key not in ("n", "size"):
+        raise StressArgError(f"-col {p}: not supported (supported: "
+                             f"{', '.join(GROUPS['-col'])})")
+    dist = _col_dist(value, f"-col {p}")
+    largest = int(re.split(r"[(.,)]+", dist)[-2])
+    most = MAX_COLUMNS if key == "n" else _max_column_bytes()
+    if largest > most:
+        raise StressArgError(f"-col {p}: at most {most} "
+                             f"{'columns' if key == 'n' else 'bytes per column'}")
+    fixed = re.fullmatch(r"fixed\(([0-9]+)\)", dist)
     if key == "size" and fixed:
         t.set("column-size", _int(fixed.group(1), p, 1), p)
-        return
-    if key == "n":
-        raise StressArgError(f"-col {p}: not supported: casslab-load's standard1 has 5 "
-                             "columns, all written (n=FIXED(5)); other counts or a drawn "
-                             "count would write other rows")
-    if key == "size":
-        raise StressArgError(f"-col {p}: not supported: casslab-load writes columns of one "
-                             "fixed size (size=FIXED(N)); drawn sizes would change the data")
-    raise StressArgError(f"-col {p}: not supported (supported: {', '.join(GROUPS['-col'])})")
+    elif key == "size":
+        t.set("column-size-dist", dist, p)
+    elif not (fixed and int(fixed.group(1)) == 5):  # standard1's five columns: the default
+        t.set("columns", dist, p)
+
+
+def _col_dist(value: str, source: str) -> str:
+    """c-s's FIXED(N), UNIFORM(A..B), GAUSSIAN(A..B[,STDVRNG]) as casslab-load writes them."""
+    m = re.fullmatch(r"([A-Za-z]+)\((.*)\)", value.strip())
+    name = m.group(1).lower() if m else ""
+    if m and name == "fixed":
+        return f"fixed({_int(m.group(2).strip(), source, 1)})"
+    kind = _DIST_NAMES.get(name)
+    if not m or kind is None:
+        raise StressArgError(f"{source}: expected FIXED(N), UNIFORM(A..B) or "
+                             "GAUSSIAN(A..B[,STDVRNG]) (casslab-load cannot draw "
+                             f"{name.upper() or value})")
+    lo_hi, _, extra = m.group(2).partition(",")
+    lo, hi = _range(lo_hi, source)
+    if extra and (kind == "uniform" or not re.fullmatch(r"[0-9]+(\.[0-9]+)?", extra.strip())):
+        raise StressArgError(f"{source}: only GAUSSIAN takes a STDVRNG after the range, "
+                             "as a number")
+    return f"{kind}({lo}..{hi}{',' + extra.strip() if extra else ''})"
 
 
 def _schema(t: _Translation, p: str) -> None:

@@ -72,8 +72,7 @@ IGNORED = ("db", "exporter", "exportfile", "hosts", "port", "measurement.trackjv
            "measurement.histogram.verbose", "histogram.buckets", "timeseries.granularity",
            "core_workload_insertion_retry_limit", "core_workload_insertion_retry_interval",
            "dataintegrity", "fieldnameprefix", "debug", "jvm-args", "measurementtype",
-           "measurement.interval", "hdrhistogram.percentiles", "requestdistribution.bucket",
-           "zeropadding")
+           "requestdistribution.bucket", "zeropadding")
 # The Cassandra binding's consistency levels, which casslab-load honours.
 CONSISTENCY = {"cassandra.readconsistencylevel": "cl-read",
                "cassandra.writeconsistencylevel": "cl-write"}
@@ -84,11 +83,11 @@ MAPPED = (*PROPORTIONS, "workload", "recordcount", "operationcount", "requestdis
           "zipfianconstant", "fieldcount", "fieldlength", "maxscanlength",
           "hotspotdatafraction", "hotspotopnfraction", "threadcount", "target",
           "status.interval", "maxexecutiontime", "hdrhistogram.fileoutput",
-          "hdrhistogram.output.path", *CONSISTENCY, KEYSPACE, "insertcount")
+          "hdrhistogram.output.path", *CONSISTENCY, KEYSPACE, "insertcount",
+          "hdrhistogram.percentiles", "measurement.interval")
 KNOWN = (*MAPPED, *FIXED_VALUES, *IGNORED)
 # Default values of ignored properties that need no warning.
-QUIET_DEFAULTS = {"measurementtype": "hdrhistogram", "measurement.interval": "op",
-                  "hdrhistogram.percentiles": "95,99"}
+QUIET_DEFAULTS = {"measurementtype": "hdrhistogram"}
 
 
 class PropertyError(UsageError):
@@ -298,6 +297,7 @@ def _run_options(last: Mapping[str, Prop]) -> dict[str, Any]:
             out[flag] = last[key].value
     if KEYSPACE in last:
         out["keyspace"] = last[KEYSPACE].value
+    out |= _measurement_options(last)
     _check_insertcount(last)
     if "status.interval" in last:
         out["interval"] = f"{_integer(last['status.interval'], 1)}s"
@@ -353,3 +353,29 @@ def _number(p: Prop, lo: float, hi: float) -> float:
 
 def _g(x: float) -> str:
     return f"{x:.10g}"
+
+
+def _measurement_options(last: Mapping[str, Prop]) -> dict[str, Any]:
+    """YCSB's hdrhistogram.percentiles and measurement.interval as the casslab-load
+    options that print the --format ycsb text the same way. Intended latency is
+    casslab-load's own measure under a target rate (from each operation's intended start);
+    without a target, as in YCSB, the intended start is the send."""
+    out: dict[str, Any] = {}
+    if "hdrhistogram.percentiles" in last:
+        p = last["hdrhistogram.percentiles"]
+        try:
+            numbers = [float(x) for x in p.value.split(",")]
+        except ValueError:
+            numbers = []
+        if not numbers or not all(0 < x <= 100 for x in numbers):
+            raise PropertyError(f"{p.where}: hdrhistogram.percentiles={p.value}: expected "
+                                "percentiles above 0 and at most 100, comma-separated "
+                                "(e.g. 95,99,99.9)")
+        out["percentiles"] = p.value.replace(" ", "")
+    if "measurement.interval" in last:
+        m = last["measurement.interval"]
+        if m.value not in ("op", "intended", "both"):
+            raise PropertyError(f"{m.where}: measurement.interval={m.value}: expected op, "
+                                "intended or both")
+        out["measurement-interval"] = m.value
+    return out

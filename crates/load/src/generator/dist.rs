@@ -99,6 +99,22 @@ impl Dist {
         }
     }
 
+    /// The largest value a draw can take.
+    pub fn max(&self) -> u64 {
+        match *self {
+            Dist::Uniform { max, .. } | Dist::Gaussian { max, .. } | Dist::Seq { max, .. } => max,
+            Dist::Fixed { value } => value,
+        }
+    }
+
+    /// The smallest value a draw can take.
+    pub fn min(&self) -> u64 {
+        match *self {
+            Dist::Uniform { min, .. } | Dist::Gaussian { min, .. } | Dist::Seq { min, .. } => min,
+            Dist::Fixed { value } => value,
+        }
+    }
+
     /// Draws a value for cycle `index` using `rng` (sequences use `index`).
     pub fn sample(&self, rng: &mut Rng, index: u64) -> u64 {
         match *self {

@@ -2,6 +2,7 @@
 //! YCSB's text format. Pure functions: data in, text or JSON out.
 
 use super::{ErrorKind, OpStats, StatsSet};
+use crate::config::MeasurementInterval;
 use base64::Engine;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
@@ -224,40 +225,102 @@ pub fn ycsb_op_name(name: &str) -> String {
     }
 }
 
-fn ycsb_block(out: &mut String, label: &str, h: &Histogram<u64>, o: &OpStats, returns: bool) {
+/// What YCSB's end-of-run text shows of each operation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct YcsbBlocks {
+    /// `[READ]`: service time, from the actual send.
+    pub op: bool,
+    /// `[Intended-READ]`: latency from the intended start.
+    pub intended: bool,
+    /// Percentiles printed per block (YCSB's `hdrhistogram.percentiles`).
+    pub percentiles: Vec<f64>,
+}
+
+impl YcsbBlocks {
+    /// YCSB's `measurement.interval` (op, intended, both); without one, both
+    /// when the run had a target rate, else op.
+    pub fn new(interval: Option<MeasurementInterval>, rated: bool, percentiles: &[f64]) -> Self {
+        let (op, intended) = match interval {
+            Some(MeasurementInterval::Op) => (true, false),
+            Some(MeasurementInterval::Intended) => (false, true),
+            Some(MeasurementInterval::Both) => (true, true),
+            None => (true, rated),
+        };
+        YcsbBlocks {
+            op,
+            intended,
+            percentiles: percentiles.to_vec(),
+        }
+    }
+}
+
+/// YCSB's name of a percentile line: an integral percentile as an English
+/// ordinal (`95th`, `1st`, `11th`), any other as Java prints the double (`99.9`).
+pub fn ycsb_ordinal(p: f64) -> String {
+    if p.fract() != 0.0 {
+        return format!("{p}");
+    }
+    let j = p as u64;
+    let suffix = match (j % 100, j % 10) {
+        (11..=13, _) => "th",
+        (_, 1) => "st",
+        (_, 2) => "nd",
+        (_, 3) => "rd",
+        _ => "th",
+    };
+    format!("{j}{suffix}")
+}
+
+fn ycsb_block(
+    out: &mut String,
+    label: &str,
+    h: &Histogram<u64>,
+    o: &OpStats,
+    percentiles: &[f64],
+    returns: bool,
+) {
     use std::fmt::Write;
-    let (avg, min, max, p95, p99) = if h.is_empty() {
-        (0.0, 0, 0, 0, 0)
+    let (avg, min, max) = if h.is_empty() {
+        (0.0, 0, 0)
     } else {
-        (
-            h.mean(),
-            h.min(),
-            h.max(),
-            h.value_at_quantile(0.95),
-            h.value_at_quantile(0.99),
-        )
+        (h.mean(), h.min(), h.max())
     };
     let _ = writeln!(out, "[{label}], Operations, {}", o.count());
     let _ = writeln!(out, "[{label}], AverageLatency(us), {avg}");
     let _ = writeln!(out, "[{label}], MinLatency(us), {min}");
     let _ = writeln!(out, "[{label}], MaxLatency(us), {max}");
-    let _ = writeln!(out, "[{label}], 95thPercentileLatency(us), {p95}");
-    let _ = writeln!(out, "[{label}], 99thPercentileLatency(us), {p99}");
-    if returns {
-        let _ = writeln!(out, "[{label}], Return=OK, {}", o.ok);
-        if o.not_found > 0 {
-            let _ = writeln!(out, "[{label}], Return=NOT_FOUND, {}", o.not_found);
-        }
-        if o.errors > 0 {
-            let _ = writeln!(out, "[{label}], Return=ERROR, {}", o.errors);
-        }
+    for &p in percentiles {
+        let v = if h.is_empty() {
+            0
+        } else {
+            h.value_at_percentile(p)
+        };
+        let _ = writeln!(
+            out,
+            "[{label}], {}PercentileLatency(us), {v}",
+            ycsb_ordinal(p)
+        );
+    }
+    if !returns {
+        return;
+    }
+    let _ = writeln!(out, "[{label}], Return=OK, {}", o.ok);
+    if o.not_found > 0 {
+        let _ = writeln!(out, "[{label}], Return=NOT_FOUND, {}", o.not_found);
+    }
+    if o.errors > 0 {
+        let _ = writeln!(out, "[{label}], Return=ERROR, {}", o.errors);
     }
 }
 
-/// YCSB's end-of-run text. `[READ]` etc. are service times as in YCSB's
-/// default; with `intended` the `[Intended-READ]` blocks give the latency from
-/// the intended start (YCSB's `measurement.interval=both`).
-pub fn ycsb_text(names: &[String], stats: &StatsSet, recorded_s: f64, intended: bool) -> String {
+/// YCSB's end-of-run text: `[READ]` etc. give service times, `[Intended-READ]`
+/// the latency from the intended start, as `blocks` asks.
+pub fn ycsb_text(
+    names: &[String],
+    stats: &StatsSet,
+    recorded_s: f64,
+    blocks: &YcsbBlocks,
+) -> String {
     use std::fmt::Write;
     let (ops, ..) = stats.totals();
     let mut out = String::new();
@@ -278,15 +341,15 @@ pub fn ycsb_text(names: &[String], stats: &StatsSet, recorded_s: f64, intended: 
             continue;
         }
         let label = ycsb_op_name(n);
-        ycsb_block(&mut out, &label, &o.service, &o, true);
-        if intended {
-            ycsb_block(
-                &mut out,
-                &format!("Intended-{label}"),
-                &o.latency,
-                &o,
-                false,
-            );
+        if blocks.op {
+            ycsb_block(&mut out, &label, &o.service, &o, &blocks.percentiles, true);
+        }
+        if blocks.intended {
+            let l = format!("Intended-{label}");
+            // YCSB counts return codes on the op measurement; with intended
+            // alone they stay here so the text still says how many failed.
+            let returns = !blocks.op;
+            ycsb_block(&mut out, &l, &o.latency, &o, &blocks.percentiles, returns);
         }
     }
     out
@@ -466,7 +529,8 @@ mod tests {
     #[test]
     fn ycsb_format() {
         let (names, s) = sample();
-        let t = ycsb_text(&names, &s, 2.0, true);
+        let both = YcsbBlocks::new(Some(MeasurementInterval::Both), false, &[95.0, 99.0]);
+        let t = ycsb_text(&names, &s, 2.0, &both);
         assert!(t.starts_with("[OVERALL], RunTime(ms), 2000\n"));
         assert!(t.contains("[OVERALL], Throughput(ops/sec), 51\n"));
         assert!(t.contains("[READ], Operations, 101\n"));
@@ -474,6 +538,33 @@ mod tests {
         assert!(t.contains("[READ], Return=NOT_FOUND, 1\n"));
         assert!(t.contains("[READ-MODIFY-WRITE], 99thPercentileLatency(us), 300\n"));
         assert!(t.contains("[Intended-READ], MaxLatency(us), 200\n"));
+        assert!(!t.contains("[Intended-READ], Return=OK"));
+    }
+
+    #[test]
+    fn ycsb_percentiles_and_measurement_interval_as_ycsb_names_them() {
+        let (names, s) = sample();
+        let pct = [50.0, 99.9, 1.0, 12.0, 22.0, 100.0];
+        let t = ycsb_text(&names, &s, 2.0, &YcsbBlocks::new(None, false, &pct));
+        for line in [
+            "[READ], 50thPercentileLatency(us), ",
+            "[READ], 99.9PercentileLatency(us), ",
+            "[READ], 1stPercentileLatency(us), ",
+            "[READ], 12thPercentileLatency(us), ",
+            "[READ], 22ndPercentileLatency(us), ",
+            "[READ], 100thPercentileLatency(us), 100\n",
+        ] {
+            assert!(t.contains(line), "{line} in {t}");
+        }
+        assert!(!t.contains("95thPercentile") && !t.contains("Intended-"));
+        // Without an interval, a rated run shows both; `intended` alone drops [READ].
+        let rated = ycsb_text(&names, &s, 2.0, &YcsbBlocks::new(None, true, &[99.0]));
+        assert!(rated.contains("[READ], Operations") && rated.contains("[Intended-READ]"));
+        let only = YcsbBlocks::new(Some(MeasurementInterval::Intended), false, &[99.0]);
+        let t = ycsb_text(&names, &s, 2.0, &only);
+        assert!(!t.contains("[READ], ") && t.contains("[Intended-READ], Return=OK, 100\n"));
+        let op = YcsbBlocks::new(Some(MeasurementInterval::Op), true, &[99.0]);
+        assert!(!ycsb_text(&names, &s, 2.0, &op).contains("Intended-"));
     }
 
     #[test]
@@ -486,7 +577,12 @@ mod tests {
         s.ops[2].record(100, 100, Outcome::Ok); // one rmw: its read and update are parts
         s.parts[0].record(40, 40, Outcome::Ok);
         s.parts[1].record(60, 60, Outcome::Ok);
-        let t = ycsb_text(&names, &s, 2.0, false);
+        let t = ycsb_text(
+            &names,
+            &s,
+            2.0,
+            &YcsbBlocks::new(None, false, &[95.0, 99.0]),
+        );
         assert!(t.contains("[OVERALL], Throughput(ops/sec), 51\n"), "{t}");
         assert!(t.contains("[READ], Operations, 102\n"));
         assert!(t.contains("[UPDATE], Operations, 1\n"));

@@ -8,6 +8,7 @@ pub mod iot;
 pub mod profile;
 pub mod stress;
 pub mod user;
+pub mod values;
 pub mod ycsb;
 
 use crate::config::Cl;

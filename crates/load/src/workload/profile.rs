@@ -4,6 +4,8 @@
 //! - `keyspace` (required), `keyspace_definition` (optional CQL; without it the
 //!   keyspace is created with SimpleStrategy and `--rf`)
 //! - `table` (required), `table_definition` (optional CQL, run when the table is missing)
+//! - `extra_definitions` (optional list of CQL, e.g. `CREATE TYPE`, run before the
+//!   table definition when the table is missing)
 //! - `columnspec`: list of `{name, size, population, cluster}` with
 //!   distributions `fixed(N)`, `uniform(A..B)`, `gaussian(A..B[,stdvrng])`
 //!   (also `gauss`, `normal`) and for population `seq(A..B)`;
@@ -16,7 +18,9 @@
 //! - `queries`: map of name to `{cql, fields}` with `fields: samerow` (default)
 //!   or `multirow`
 //!
-//! Not supported (rejected): `extra_definitions`, `token_range_queries`,
+//! Column values are generated for every CQL type (see [`super::values`]).
+//!
+//! Not supported (rejected): `token_range_queries`,
 //! `insert.visits`, `insert.revisit`, `insert.row-population-ratio`, the
 //! `exp`, `extreme`, `qextreme`, `weibull` distributions. The `ops(...)` of
 //! the cassandra-stress command line is `--mix insert=1,q1=9`.
@@ -75,6 +79,8 @@ pub struct Profile {
     pub table: String,
     /// CQL creating the table.
     pub table_definition: Option<String>,
+    /// CQL run before the table definition (user types the table uses).
+    pub extra_definitions: Vec<String>,
     /// Column specs (columns not listed get the defaults).
     pub columns: Vec<ColumnSpec>,
     /// Insert settings.
@@ -88,6 +94,7 @@ const TOP: &[&str] = &[
     "keyspace_definition",
     "table",
     "table_definition",
+    "extra_definitions",
     "columnspec",
     "insert",
     "queries",
@@ -139,7 +146,6 @@ impl Ctx<'_> {
                 .ok_or_else(|| self.err(format!("{where_}: keys must be strings")))?;
             if !allowed.contains(&k) {
                 let known = [
-                    "extra_definitions",
                     "token_range_queries",
                     "visits",
                     "revisit",
@@ -205,6 +211,18 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
     let table = cx
         .string(top, "table", "")?
         .ok_or_else(|| cx.err("missing required field table"))?;
+    let mut extra_definitions = Vec::new();
+    if let Some(v) = top.get("extra_definitions") {
+        let list = v
+            .as_sequence()
+            .ok_or_else(|| cx.err("extra_definitions must be a list of CQL statements"))?;
+        for (i, d) in list.iter().enumerate() {
+            let cql = d
+                .as_str()
+                .ok_or_else(|| cx.err(format!("extra_definitions[{i}] must be a CQL string")))?;
+            extra_definitions.push(cql.trim().to_string());
+        }
+    }
     let mut columns = Vec::new();
     if let Some(v) = top.get("columnspec") {
         let list = v
@@ -303,6 +321,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile> {
         keyspace_definition: cx.string(top, "keyspace_definition", "")?,
         table,
         table_definition: cx.string(top, "table_definition", "")?,
+        extra_definitions,
         columns,
         insert,
         queries,
@@ -382,6 +401,18 @@ queries:
         assert!(!pr.insert.logged);
         assert_eq!(pr.queries.len(), 2);
         assert!(pr.queries[0].samerow && !pr.queries[1].samerow);
+        assert!(pr.extra_definitions.is_empty());
+    }
+
+    #[test]
+    fn extra_definitions_are_a_list_of_cql() {
+        let pr =
+            p("keyspace: k\ntable: t\nextra_definitions:\n  - CREATE TYPE a (b int);\n").unwrap();
+        assert_eq!(pr.extra_definitions, vec!["CREATE TYPE a (b int);"]);
+        let e = p("keyspace: k\ntable: t\nextra_definitions: CREATE TYPE a (b int)\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("extra_definitions must be a list"), "{e}");
     }
 
     #[test]

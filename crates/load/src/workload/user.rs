@@ -8,6 +8,7 @@
 
 use super::idempotence::is_idempotent;
 use super::profile::{ColumnSpec, Profile};
+use super::values::{self, Ty};
 use super::{ttl_clause, ttl_set, ByTtl, Cls};
 use crate::config::{Cl, UserCommand};
 use crate::db::{self, classify, write_outcome, RetryCounters};
@@ -16,29 +17,14 @@ use crate::exec::{OpCtx, Phase, Workload};
 use crate::generator::{hash3, BytePool, Dist, Rng};
 use crate::stats::Outcome;
 use scylla::client::session::Session;
-use scylla::cluster::metadata::{ColumnKind, ColumnType, NativeType};
+use scylla::cluster::metadata::{ColumnKind, ColumnType};
 use scylla::statement::batch::{Batch, BatchType};
 use scylla::statement::prepared::PreparedStatement;
-use scylla::value::{CqlTimestamp, CqlTimeuuid, CqlValue};
+use scylla::value::CqlValue;
 use std::path::Path;
 
 /// Largest number of rows one insert operation writes.
 const MAX_ROWS_PER_OP: u64 = 5000;
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Ty {
-    Text,
-    Blob,
-    Int,
-    BigInt,
-    SmallInt,
-    Float,
-    Double,
-    Boolean,
-    Timestamp,
-    Uuid,
-    Timeuuid,
-}
 
 struct Col {
     name: String,
@@ -66,29 +52,54 @@ pub fn names(p: &Profile) -> Vec<String> {
 }
 
 fn ty_of(t: &ColumnType, col: &str, path: &Path) -> Result<Ty> {
-    let ty = match t {
-        ColumnType::Native(n) => match n {
-            NativeType::Text | NativeType::Ascii => Some(Ty::Text),
-            NativeType::Blob => Some(Ty::Blob),
-            NativeType::Int => Some(Ty::Int),
-            NativeType::BigInt => Some(Ty::BigInt),
-            NativeType::SmallInt => Some(Ty::SmallInt),
-            NativeType::Float => Some(Ty::Float),
-            NativeType::Double => Some(Ty::Double),
-            NativeType::Boolean => Some(Ty::Boolean),
-            NativeType::Timestamp => Some(Ty::Timestamp),
-            NativeType::Uuid => Some(Ty::Uuid),
-            NativeType::Timeuuid => Some(Ty::Timeuuid),
-            _ => None,
-        },
-        _ => None,
-    };
-    ty.ok_or_else(|| LoadError::Profile {
+    Ty::of(t).ok_or_else(|| LoadError::Profile {
         path: path.to_path_buf(),
         reason: format!(
-            "column {col:?} has type {t:?}, not supported (text, ascii, blob, int, bigint, smallint, float, double, boolean, timestamp, uuid, timeuuid)"
+            "column {col:?} has type {t:?}, which casslab-load cannot generate values for \
+             (it generates every native CQL type, collections, tuples, vectors and user types)"
         ),
     })
+}
+
+/// The insert statement (without TTL) and the column indexes in its bind order.
+/// A table with counter columns is written as c-s does, by incrementing every
+/// counter by its generated value: `UPDATE t SET "c" = "c" + ? WHERE key = ? ...`.
+fn insert_cql(ks: &str, table: &str, cols: &[Col]) -> (String, Vec<usize>) {
+    let q = |c: &Col| format!("\"{}\"", c.name);
+    let counters: Vec<usize> = (0..cols.len())
+        .filter(|&i| cols[i].ty == Ty::Counter)
+        .collect();
+    if counters.is_empty() {
+        let names: Vec<String> = cols.iter().map(q).collect();
+        let cql = format!(
+            "INSERT INTO {ks}.\"{table}\" ({}) VALUES ({})",
+            names.join(", "),
+            vec!["?"; cols.len()].join(", ")
+        );
+        return (cql, (0..cols.len()).collect());
+    }
+    let keys: Vec<usize> = (0..cols.len())
+        .filter(|&i| {
+            matches!(
+                cols[i].kind,
+                ColumnKind::PartitionKey | ColumnKind::Clustering
+            )
+        })
+        .collect();
+    let set: Vec<String> = counters
+        .iter()
+        .map(|&i| format!("{0} = {0} + ?", q(&cols[i])))
+        .collect();
+    let wh: Vec<String> = keys
+        .iter()
+        .map(|&i| format!("{} = ?", q(&cols[i])))
+        .collect();
+    let cql = format!(
+        "UPDATE {ks}.\"{table}\" SET {} WHERE {}",
+        set.join(", "),
+        wh.join(" AND ")
+    );
+    (cql, counters.into_iter().chain(keys).collect())
 }
 
 /// A profile bound to a session.
@@ -97,6 +108,10 @@ pub struct User {
     names: Vec<String>,
     cols: Vec<Col>,
     inserts: ByTtl<PreparedStatement>,
+    /// Column indexes in the insert's bind order.
+    insert_binds: Vec<usize>,
+    /// A counter table: the insert is an `UPDATE ... SET c = c + ?`, batched as COUNTER.
+    counter: bool,
     queries: Vec<Query>,
     profile: Profile,
     pop: Dist,
@@ -135,7 +150,8 @@ pub async fn create_schema(session: &Session, p: &Profile, rf: u32) -> Result<()
             cql: format!("USE {}", p.keyspace),
             reason: e.to_string(),
         })?;
-    if let (false, Some(cql)) = (table_exists, &p.table_definition) {
+    let definitions = p.extra_definitions.iter().chain(&p.table_definition);
+    for cql in definitions.filter(|_| !table_exists) {
         match db::ddl(session, cql.trim().trim_end_matches(';')).await {
             Err(e) if already_exists(&e) => {}
             other => other?,
@@ -198,20 +214,28 @@ impl User {
         let cls = Cls::new(cmd.conn.cl_read, cmd.conn.cl_write, Cl::LocalOne);
         let nr = cmd.conn.no_retry;
         let ks = &p.keyspace;
+        let (write, insert_binds) = insert_cql(ks, &p.table, &cols);
+        let counter = cols.iter().any(|c| c.ty == Ty::Counter);
+        if counter && ttls.iter().any(Option::is_some) {
+            return Err(perr(format!(
+                "table {} has counter columns, which cannot take a TTL (drop --ttl)",
+                p.table
+            )));
+        }
         let mut inserts = ByTtl::new();
-        let col_list: Vec<String> = cols.iter().map(|c| format!("\"{}\"", c.name)).collect();
         for ttl in ttl_set(ttls) {
-            let cql = format!(
-                "INSERT INTO {ks}.\"{}\" ({}) VALUES ({}){}",
-                p.table,
-                col_list.join(", "),
-                vec!["?"; cols.len()].join(", "),
-                ttl_clause(ttl)
-            );
-            inserts.push(
-                ttl,
-                db::prepare(&session, &cql, cls.write, &retries, 0, nr).await?,
-            );
+            let mut ps = db::prepare(
+                &session,
+                &format!("{write}{}", ttl_clause(ttl)),
+                cls.write,
+                &retries,
+                0,
+                nr,
+            )
+            .await?;
+            // A counter increment applied twice counts twice: never retried.
+            ps.set_is_idempotent(!counter);
+            inserts.push(ttl, ps);
         }
         let mut queries = Vec::new();
         for (i, q) in p.queries.iter().enumerate() {
@@ -257,6 +281,8 @@ impl User {
             names,
             cols,
             inserts,
+            insert_binds,
+            counter,
             queries,
             profile: p,
             pop,
@@ -291,8 +317,13 @@ impl User {
     /// Value of column `ci` for partition `p`, row `row`.
     fn value(&self, ci: usize, p: u64, row: u64, counts: &[u64]) -> CqlValue {
         let c = &self.cols[ci];
+        // As c-s: every column's identity is drawn from its population, seeded by
+        // the partition (key columns), the clustering index or the row.
         let id = match c.kind {
-            ColumnKind::PartitionKey => p,
+            ColumnKind::PartitionKey => c
+                .spec
+                .population
+                .sample(&mut Rng::new(hash3(self.seed, p, ci as u64), 0x504B), p),
             ColumnKind::Clustering => {
                 // Mixed-radix digit of `row` for this clustering column.
                 let j = self.cols[..ci]
@@ -315,35 +346,13 @@ impl User {
                 .sample(&mut Rng::new(hash3(self.seed, p, ci as u64), row), row),
         };
         let h = hash3(self.seed ^ ci as u64, id, 0x5A);
-        let size = c
-            .spec
-            .size
-            .sample(&mut Rng::new(h, 1), id)
-            .clamp(1, 1 << 20) as usize;
-        match c.ty {
-            Ty::Text => CqlValue::Text(self.pool_str(h, size)),
-            Ty::Blob => CqlValue::Blob(self.pool.slice(h, size).to_vec()),
-            Ty::Int => CqlValue::Int(id as i32),
-            Ty::BigInt => CqlValue::BigInt(id as i64),
-            Ty::SmallInt => CqlValue::SmallInt(id as i16),
-            Ty::Float => CqlValue::Float(id as f32 / 7.0),
-            Ty::Double => CqlValue::Double(id as f64 / 7.0),
-            Ty::Boolean => CqlValue::Boolean(id % 2 == 0),
-            Ty::Timestamp => {
-                CqlValue::Timestamp(CqlTimestamp(1_600_000_000_000 + (id % (1 << 40)) as i64))
-            }
-            Ty::Uuid => CqlValue::Uuid(uuid::Builder::from_random_bytes(uuid_bytes(h)).into_uuid()),
-            Ty::Timeuuid => {
-                let mut b = uuid_bytes(h);
-                b[6] = (b[6] & 0x0f) | 0x10; // version 1
-                b[8] = (b[8] & 0x3f) | 0x80; // RFC 4122 variant
-                CqlValue::Timeuuid(CqlTimeuuid::from_bytes(b))
-            }
-        }
-    }
-
-    fn pool_str(&self, h: u64, len: usize) -> String {
-        self.pool.str(h, len).to_string()
+        let max = if c.ty.is_collection() {
+            values::MAX_ELEMENTS
+        } else {
+            1 << 20
+        };
+        let size = (c.spec.size.sample(&mut Rng::new(h, 1), id) as usize).clamp(1, max);
+        values::value(&c.ty, id, size, h, &self.pool)
     }
 
     async fn insert(&self, cycle: u64, ctx: &OpCtx) -> Outcome {
@@ -378,8 +387,9 @@ impl User {
             };
             for r in first..first + take {
                 rows.push(
-                    (0..self.cols.len())
-                        .map(|ci| self.value(ci, p, r, &counts))
+                    self.insert_binds
+                        .iter()
+                        .map(|&ci| self.value(ci, p, r, &counts))
                         .collect(),
                 );
             }
@@ -388,7 +398,9 @@ impl User {
         if rows.len() == 1 {
             return write_outcome(self.session.execute_unpaged(st, &rows[0]).await);
         }
-        let mut b = Batch::new(if ins.logged {
+        let mut b = Batch::new(if self.counter {
+            BatchType::Counter
+        } else if ins.logged {
             BatchType::Logged
         } else {
             BatchType::Unlogged
@@ -397,7 +409,7 @@ impl User {
             b.append_statement(st.clone());
         }
         b.set_consistency(db::consistency(self.cl_write));
-        b.set_is_idempotent(true);
+        b.set_is_idempotent(!self.counter);
         write_outcome(self.session.batch(&b, &rows).await)
     }
 
@@ -429,13 +441,6 @@ impl User {
             Err(e) => Outcome::Error(classify(&e), e.to_string()),
         }
     }
-}
-
-fn uuid_bytes(h: u64) -> [u8; 16] {
-    let mut b = [0u8; 16];
-    b[..8].copy_from_slice(&h.to_be_bytes());
-    b[8..].copy_from_slice(&crate::generator::mix64(h).to_be_bytes());
-    b
 }
 
 impl Workload for User {
