@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -58,7 +57,7 @@ def exit_code(exc: BaseException) -> int:
     return 2 if isinstance(exc, UsageError) else 1
 
 
-def describe_os_error(exc: OSError | UnicodeDecodeError | sqlite3.DatabaseError) -> str:
+def describe_os_error(exc: OSError | UnicodeDecodeError) -> str:
     """One line naming the path (when the error has one) and what went wrong."""
     if isinstance(exc, UnicodeDecodeError):
         what = f"not a UTF-8 text file ({exc.reason} at byte {exc.start})"
@@ -66,8 +65,6 @@ def describe_os_error(exc: OSError | UnicodeDecodeError | sqlite3.DatabaseError)
         values = [a.partition("=")[2] if a.startswith("--") else a for a in sys.argv[1:]]
         culprits = [v for v in values if v and _undecodable(Path(v))]
         return f"{', '.join(culprits)}: {what}" if culprits else what
-    if isinstance(exc, sqlite3.DatabaseError):
-        return f"results database: {exc}"
     what = exc.strerror or str(exc)
     if isinstance(exc, FileExistsError) and exc.filename is not None and not Path(
             exc.filename).is_dir():

@@ -8,7 +8,6 @@ usage error (bad option, bad value, unknown name), 1 for a failure while doing t
 from __future__ import annotations
 
 import os
-import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -60,7 +59,7 @@ def run_cli(invoke: Callable[[], Any]) -> NoReturn:
             raise
         print_error(one_line(str(exc)))
         sys.exit(exit_code(exc))
-    except (OSError, UnicodeDecodeError, sqlite3.DatabaseError) as exc:
+    except (OSError, UnicodeDecodeError) as exc:
         if debug_enabled():
             raise
         print_error(one_line(describe_os_error(exc)))
