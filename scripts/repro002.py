@@ -1,7 +1,7 @@
 """Seed 002 reproduced: the paper's Tables 1-6 beside casslab's results, slopes, verdicts.
 
 Reads the results directories of examples/002-edge/*.yaml (as `make reproduce
-STUDY=002` writes them) through casslab.store.results.Results, and writes
+STUDY=002` writes them) through casslab.store.records.Results, and writes
 - the tables, slopes and verdicts as Markdown between the markers
   `<!-- repro002:begin -->` / `<!-- repro002:end -->` of docs/reproductions/002.md
   (or to stdout with --stdout);
@@ -37,7 +37,7 @@ import yaml
 
 from casslab.analysis.intervals import mean_ci, median_ci
 from casslab.analysis.responses import trial_values
-from casslab.store.results import Results
+from casslab.store.records import Results
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "reproductions" / "002.md"

@@ -1,7 +1,7 @@
 """Seed 000's reproduction: paper vs casslab tables, finding verdicts and Figs 23-26.
 
 Reads the three campaigns of examples/000-rpi-iot/ (results/reproduce/000-rpi-iot-*)
-through casslab.store.results.Results and prints the Markdown tables of
+through casslab.store.records.Results and prints the Markdown tables of
 docs/reproductions/000.md; with --img DIR it also draws the Figs 23-26 analogue (median
 run time per node count: the Pi cluster, the 1 GB VMs, Abramova et al.'s Table 3).
 
@@ -29,7 +29,7 @@ import scipy.stats as st
 import yaml
 
 from casslab.analysis.stats import mann_whitney
-from casslab.store.results import Results
+from casslab.store.records import Results
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC_RAM = ROOT / "examples" / "000-rpi-iot" / "ram.yaml"

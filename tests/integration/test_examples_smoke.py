@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from casslab.store.db import Store
-from casslab.store.results import Results
+from casslab.store.records import Results
 
 from labtools import casslab, leftovers
 

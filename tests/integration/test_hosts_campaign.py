@@ -20,7 +20,7 @@ from casslab.hosts.record import list_hosts_labs
 from casslab.load import LoadSpec
 from casslab.report.html import build_report
 from casslab.store.db import Store
-from casslab.store.results import Results
+from casslab.store.records import Results
 from casslab.system.sshhosts import SshHosts
 from casslab.testbed.hostslab import HostsLab
 

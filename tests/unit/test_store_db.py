@@ -19,7 +19,7 @@ from casslab.metrics.samples import (
     TrialMetrics,
 )
 from casslab.store.db import TABLES, Store, StoreError, export, merged
-from casslab.store.results import Results
+from casslab.store.records import Results
 
 
 def fake_summary(ops_s: float, runtime_s: float) -> dict[str, Any]:

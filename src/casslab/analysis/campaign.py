@@ -33,7 +33,7 @@ from casslab.analysis.stats import (
 )
 from casslab.experiment.labels import auto_labels, level_of
 from casslab.store.responses import parse_response
-from casslab.store.results import TrialRow
+from casslab.store.records import TrialRow
 
 UNITS = {"runtime_s": "s", "ops_s": "ops/s", "mean_ms": "ms", "p50_ms": "ms", "p95_ms": "ms",
          "p99_ms": "ms", "p999_ms": "ms"}

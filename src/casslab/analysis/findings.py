@@ -64,7 +64,7 @@ from casslab.analysis.power import detectable_log_effect
 from casslab.analysis.sequential import DEFAULT_ROUNDS
 from casslab.analysis.stats import Describe, describe, mann_whitney, welch
 from casslab.experiment.reference import Finding, Reference, RefValue, level_number
-from casslab.store.results import TrialRow
+from casslab.store.records import TrialRow
 
 HOLDS = "holds"
 SIZE_DIFFERS = "direction holds, size differs"

@@ -2,7 +2,7 @@
 
 Every finished trial is written in ONE transaction (its summary, interval series and
 metrics, and status 'done'), so a campaign killed at any moment keeps exactly the
-trials that finished. This module writes; results.py answers questions; schema.py holds
+trials that finished. This module writes; records.py answers questions; schema.py holds
 the tables and migrations (documented in docs/results-schema.md).
 """
 

@@ -1,4 +1,4 @@
-"""The results repository: the questions report, analysis, tune and plan ask of a
+"""The store's read side, a campaign's records: the questions report, analysis, tune and plan ask of a
 campaign's results database, answered as dataclasses. With db.py (the writer) and
 schema.py, the only code that knows the SQL schema.
 
