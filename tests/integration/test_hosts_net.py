@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from casslab.hosts import inventory as inv
-from casslab.hosts.ssh import Fleet, HostError
 from casslab.net.spec import NetSpec
 from casslab.system.sshhosts import SshHosts
-from casslab.testbed import hostnet
+from casslab.testbed.hosts import inventory as inv
+from casslab.testbed.hosts import links
+from casslab.testbed.hosts.ssh import Fleet, HostError
 
 pytestmark = pytest.mark.integration
 
@@ -60,22 +60,22 @@ def test_a_delay_between_two_hosts_is_measured_spares_ssh_and_clears(
     a, b = inventory.nodes
     spec = NetSpec(links=((f"{a.name}-{b.name}", {"delay_ms": 20}),))
 
-    async def go() -> tuple[hostnet.HostsNetState, list[object], float, float, list[str]]:
+    async def go() -> tuple[links.HostsNetState, list[object], float, float, list[str]]:
         async with Fleet(inventory.hosts, known_hosts=ssh_hosts.known_hosts) as fleet:
             for h in inventory.hosts:
                 await fleet.push(NETEM, f"{h.install_root}/bin/casslab-netem", hosts=[h],
                                  mode=0o755)
-            state = await hostnet.apply_hosts(fleet, inventory, spec, mode="netem")
+            state = await links.apply_hosts(fleet, inventory, spec, mode="netem")
             try:
-                rows: list[object] = list(await hostnet.check_hosts(fleet, state, pings=50))
-                loaded = await hostnet.load_hosts(fleet, inventory)
+                rows: list[object] = list(await links.check_hosts(fleet, state, pings=50))
+                loaded = await links.load_hosts(fleet, inventory)
                 assert loaded is not None and loaded.links == state.links
                 ssh_ms = await _connect_ms(fleet, a, b, b.port)
                 data_ms = await _connect_ms(fleet, a, b, 47999)
             finally:
-                await hostnet.clear_hosts(fleet, inventory)
+                await links.clear_hosts(fleet, inventory)
             left = [x for h in inventory.hosts for x in await _leftovers(fleet, h)]
-            assert await hostnet.load_hosts(fleet, inventory) is None
+            assert await links.load_hosts(fleet, inventory) is None
         return state, rows, ssh_ms, data_ms, left
 
     state, rows, ssh_ms, data_ms, left = asyncio.run(go())
@@ -98,12 +98,12 @@ def test_mode_tc_shapes_where_the_kernel_has_netem_else_fails_naming_the_host(
 
     async def go() -> tuple[str, str, str, list[str]]:
         async with Fleet(inventory.hosts, known_hosts=ssh_hosts.known_hosts) as fleet:
-            kernel = await hostnet.detect_mode(fleet, a)
+            kernel = await links.detect_mode(fleet, a)
             message = qdisc = ""
             try:
-                await hostnet.apply_hosts(fleet, inventory, spec, mode="tc")
+                await links.apply_hosts(fleet, inventory, spec, mode="tc")
                 qdisc = (await fleet.run_on(a, f"tc qdisc show dev {a.data_interface}")).stdout
-                await hostnet.clear_hosts(fleet, inventory)
+                await links.clear_hosts(fleet, inventory)
             except HostError as exc:
                 message = str(exc)
             left = [x for h in inventory.hosts for x in await _leftovers(fleet, h)]

@@ -6,7 +6,7 @@ from cassandra import ConsistencyLevel, InvalidRequest, Unavailable
 from cassandra.cluster import NoHostAvailable
 from cassandra.connection import ConnectionException
 
-from casslab.cassandra.cql_worker import error_reply, cluster_verdict
+from casslab.cassandra.cql_worker import cluster_verdict, error_reply
 
 
 def test_unavailable_retried_onto_a_down_host_is_reported_as_unavailable() -> None:

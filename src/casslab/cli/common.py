@@ -18,6 +18,7 @@ from casslab.core.paths import default_cache, default_home
 
 if TYPE_CHECKING:
     from casslab.lab import Lab
+    from casslab.testbed import Testbed
 
 # Tables of numbers are unreadable folded at 80 columns: when output goes to a file or
 # pipe (CI logs, `| tee`), lay them out 140 wide.
@@ -32,6 +33,16 @@ def open_lab(name: str) -> Lab:
     from casslab.testbed import open_lab as open_testbed_lab
 
     return open_testbed_lab(name, home=default_home(), cache=default_cache())
+
+
+def open_testbed(name: str, *, inventory: Path | None = None,
+                 profiles_file: Path | None = None,
+                 known_hosts: Path | None = None) -> Testbed:
+    """The testbed `name`, local or on hosts (casslab.testbed.open_testbed decides)."""
+    from casslab.testbed import open_testbed as open_any
+
+    return open_any(name, home=default_home(), cache=default_cache(), inventory=inventory,
+                    profiles_file=profiles_file, known_hosts=known_hosts)
 
 
 DEBUG_ENV = "CASSLAB_DEBUG"

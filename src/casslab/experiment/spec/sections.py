@@ -92,7 +92,7 @@ def _inventory(v: V, m: dict[str, Any], backend: str,
     if not path.is_file():
         raise v.doc.error(("lab", "inventory"), f"{raw}: no such file")
     # Here only: reading an inventory imports ansible (its own parser), not cheap.
-    from casslab.hosts import inventory as inv
+    from casslab.testbed.hosts import inventory as inv
 
     return str(path.resolve()), len(inv.load(path).nodes)
 

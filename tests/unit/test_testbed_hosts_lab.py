@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from casslab.core.errors import UsageError
-from casslab.hosts.inventory import Host
-from casslab.testbed.hostslab import remote_profile, ssh_argv, user_profile
+from casslab.testbed.hosts.inventory import Host
+from casslab.testbed.hosts.lab import remote_profile, ssh_argv, user_profile
 
 HOST = Host("c1", "10.0.0.5", ("client",), user="pi", port=2222, key_file=Path("/k/id"),
             install_root="/opt/casslab",
