@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from casslab.core.errors import CgroupError
-from casslab.profiles import BUILTIN_PROFILES
-from casslab.profiles.cgroups import CgroupLayout, parse_mountinfo
-from casslab.profiles.hardware import HardwareProfile
+from casslab.hardware import BUILTIN_PROFILES
+from casslab.hardware.cgroups import CgroupLayout, parse_mountinfo
+from casslab.hardware.profiles import HardwareProfile
 from casslab.testbed.hosts import limits
 from casslab.testbed.hosts.limits import HostProbe, LimitPlan
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from casslab.net.errors import NetSpecError
-from casslab.net.profiles import LinkConditions
+from casslab.net.linkprofiles import LinkConditions
 from casslab.net.rules import MARK_TAG
 from casslab.net.spec import NetSpec
 from casslab.testbed.hosts import linkrules

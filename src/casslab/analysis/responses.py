@@ -25,7 +25,7 @@ import yaml
 from hdrh.histogram import HdrHistogram
 
 from casslab.core.errors import CasslabError
-from casslab.profiles import resolve_profile
+from casslab.hardware import resolve_profile
 from casslab.store.records import NodeMetricRow, Results, StageInterval, TrialRow
 from casslab.store.responses import Response, parse_response
 

@@ -190,8 +190,8 @@ def profiles(
     Example: casslab profiles --profiles-file my-boards.yaml
     """
     # Imported here: only this command needs the profiles.
-    from casslab.profiles import BUILTIN_PROFILES, load_profiles_file
-    from casslab.profiles.credits import credit_spec, quota_cores
+    from casslab.hardware import BUILTIN_PROFILES, load_profiles_file
+    from casslab.hardware.credits import credit_spec, quota_cores
 
     table = Table(title="hardware profiles")
     for col in ("name", "CPU (cores)", "memory (MiB)", "heap (MiB)", "disk r/w (MB/s)",

@@ -11,10 +11,10 @@ from rich.table import Table
 from casslab import net
 from casslab.cli.common import err, errors_to_exit, open_testbed, out, refuse_given
 from casslab.core.units import parse_duration_s, parse_fraction, parse_rate_bit_s
-from casslab.net.profiles import (
-    BUILTIN_PROFILES,
+from casslab.net.linkprofiles import (
+    BUILTIN_LINK_PROFILES,
     LinkConditions,
-    load_profiles_file,
+    load_link_profiles,
     parse_burst,
 )
 from casslab.net.spec import CONGESTION_CONTROLS, NetSpec, link_label
@@ -61,9 +61,9 @@ def profiles(
     Example: casslab net profiles --profiles-file my-links.yaml
     """
     with errors_to_exit():
-        items = dict(BUILTIN_PROFILES)
+        items = dict(BUILTIN_LINK_PROFILES)
         if profiles_file:
-            items.update(load_profiles_file(profiles_file))
+            items.update(load_link_profiles(profiles_file))
     table = Table(title="link profiles (one-way values, applied to each direction)")
     for col in ("name", "delay (ms)", "jitter (ms)", "loss (%)", "rate (Mbit/s)", "source"):
         table.add_column(col, overflow="fold")

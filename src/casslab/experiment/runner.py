@@ -43,12 +43,12 @@ from casslab.experiment.search import PeakResult, PeakSearch, Step, resolve_rela
 from casslab.experiment.sequential import Sequencer, ShouldStop, StopDecision
 from casslab.experiment.spec import CampaignSpec, StopRule, is_relative
 from casslab.experiment.steadywindow import SteadyCut, steady_window
+from casslab.hardware import describe
 from casslab.lab import LabOptions
 from casslab.load import LoadResult, LoadSpec
 from casslab.load.multi import START_MARGIN_S
 from casslab.load.options import LoadOptions, SchemaOptions, family_of
 from casslab.metrics.samples import TrialMetrics
-from casslab.profiles import describe
 from casslab.store.db import Store
 from casslab.testbed import Testbed, open_testbed
 

@@ -17,10 +17,10 @@ from casslab.experiment.design import cell_key, cells
 from casslab.experiment.loadopts import cell_options
 from casslab.experiment.network import wanted
 from casslab.experiment.spec import CampaignSpec
+from casslab.hardware import HardwareProfile, resolve_profile, with_fields
 from casslab.load.options import LoadOptions, family_of
-from casslab.net.profiles import LinkConditions
+from casslab.net.linkprofiles import LinkConditions
 from casslab.net.spec import Link, NetSpec
-from casslab.profiles import HardwareProfile, resolve_profile, with_fields
 
 
 @dataclass(frozen=True)

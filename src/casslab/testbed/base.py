@@ -21,7 +21,7 @@ from casslab.lab.cluster import NodeStatus, Progress
 from casslab.lab.health import DeadNode
 from casslab.load import LoadResult, LoadSpec
 from casslab.metrics.samples import TrialMetrics
-from casslab.net.profiles import LinkConditions
+from casslab.net.linkprofiles import LinkConditions
 from casslab.net.spec import NetSpec
 
 if TYPE_CHECKING:

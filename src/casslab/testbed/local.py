@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 from casslab import net
 from casslab.cassandra.cql import NATIVE_PORT, CqlClient
 from casslab.core.errors import LabStateError
+from casslab.hardware.cgroups import cpu_usage_s
+from casslab.hardware.credits import BALANCE_FILE
 from casslab.lab import Lab, LabOptions, LabState
 from casslab.lab.cluster import NodeStatus, Progress
 from casslab.lab.health import DeadNode, dead_nodes
@@ -20,8 +22,6 @@ from casslab.load import LoadResult, LoadSpec
 from casslab.load.multi import local_places, run_clients, with_lab_label
 from casslab.metrics.sampler import NodeTarget, Sampler
 from casslab.net.spec import NetSpec, link_label, parse_link_option
-from casslab.profiles.cgroups import cpu_usage_s
-from casslab.profiles.credits import BALANCE_FILE
 from casslab.system.process import is_same_process
 from casslab.testbed.base import Built, LinkRow, LinkTable, TrialSampler
 from casslab.testbed.netlab import apply_net, net_target, open_lab, probe_endpoints

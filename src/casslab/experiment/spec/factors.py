@@ -14,11 +14,11 @@ from casslab.experiment.beside import TUNER_FACTOR, tuner_level
 from casslab.experiment.labels import parse_labels
 from casslab.experiment.levels import is_relative, relative_fraction
 from casslab.experiment.spec.model import Factor, LabSpec, SpecError
+from casslab.hardware import BUILTIN_PROFILES
 from casslab.lab.state import MAX_NODES, RUNTIME_NAMES
 from casslab.load.options import CONSISTENCY_LEVELS
 from casslab.load.runner import WORKLOADS
-from casslab.net.profiles import BUILTIN_PROFILES as NET_PROFILES
-from casslab.profiles import BUILTIN_PROFILES
+from casslab.net.linkprofiles import BUILTIN_LINK_PROFILES as NET_PROFILES
 
 NETWORK_PARAMS = {"delay_ms": (0.0, 10_000.0), "jitter_ms": (0.0, 10_000.0),
                   "loss_pct": (0.0, 100.0), "rate_mbit": (0.001, 100_000.0)}

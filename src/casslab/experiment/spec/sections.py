@@ -16,10 +16,10 @@ from casslab.experiment.spec.model import (
     StopRule,
     WorkloadSpec,
 )
+from casslab.hardware import BUILTIN_PROFILES
 from casslab.lab.state import DEFAULT_RUNTIME, DEFAULT_TIMEOUT_S, MAX_NODES, RUNTIME_NAMES
 from casslab.load.multi import MAX_CLIENTS
 from casslab.load.runner import WORKLOADS
-from casslab.profiles import BUILTIN_PROFILES
 
 # A trial's stop rule: beyond these a value is a typo, not an experiment.
 MAX_OPS = 10**12

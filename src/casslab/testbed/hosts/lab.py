@@ -31,6 +31,7 @@ from casslab.cassandra.config import parse_overrides
 from casslab.cassandra.cql import NATIVE_PORT, CqlClient, gossip_table, status_code
 from casslab.cassandra.distribution import Distribution, resolve
 from casslab.core.errors import CasslabError, CqlError, LabStateError, UsageError
+from casslab.hardware.profiles import resolve_profile
 from casslab.lab import LabOptions
 from casslab.lab.cluster import NodeStatus, Progress
 from casslab.lab.state import DEFAULT_RUNTIME
@@ -38,7 +39,6 @@ from casslab.load import LoadResult, LoadSpec
 from casslab.load.multi import ClientPlace, check_count, local_places, run_clients
 from casslab.metrics.samples import TrialMetrics
 from casslab.net.spec import NetSpec, parse_link_option
-from casslab.profiles.hardware import resolve_profile
 from casslab.testbed.base import Built, LinkRow, LinkTable, TrialSampler
 from casslab.testbed.hosts import cluster, links, provision, sshrun, trialmetrics
 from casslab.testbed.hosts import inventory as inv
@@ -71,7 +71,7 @@ def ssh_argv(host: Host) -> list[str]:
     return [*argv, f"{host.user}@{host.address}"]
 
 
-def user_profile(workload: str) -> Path | None:
+def stress_profile(workload: str) -> Path | None:
     """The controller's cassandra-stress user profile a workload names (None for a
     built-in workload); UsageError when the file is missing."""
     if not workload.endswith((".yaml", ".yml")):
@@ -82,7 +82,7 @@ def user_profile(workload: str) -> Path | None:
     return path
 
 
-def remote_profile(host: Host, profile: Path) -> str:
+def remote_stress_profile(host: Host, profile: Path) -> str:
     """Where a client host keeps its copy of a user profile: named by content, so two
     profiles of one name in different folders never overwrite each other."""
     digest = hashlib.sha256(profile.read_bytes()).hexdigest()[:12]
@@ -328,20 +328,20 @@ class HostsTestbed:
         check_count(clients, "workload.clients")
         used = [hosts[i % len(hosts)] for i in range(clients)]
         distinct = list({h.name: h for h in used}.values())
-        profile = user_profile(workload)
+        profile = stress_profile(workload)
 
         async def prepare(fleet: Fleet) -> None:
             await asyncio.gather(*(fleet.run_on(h, "mkdir -p " + shlex.quote(
                 str(Path(h.install_root) / "run"))) for h in distinct))
             if profile is not None:  # each host's copy has its own install root
-                await asyncio.gather(*(fleet.push(profile, remote_profile(h, profile),
+                await asyncio.gather(*(fleet.push(profile, remote_stress_profile(h, profile),
                                                   hosts=[h]) for h in distinct))
 
         self._call(prepare)
         return [ClientPlace(f"client{i + 1}", (*sshrun.prefix(ssh_argv(h)), *guard),
                             str(Path(h.install_root) / "bin" / "casslab-load"),
                             str(Path(h.install_root) / "run"), self._fetcher(h),
-                            {str(profile): remote_profile(h, profile)} if profile else {})
+                            {str(profile): remote_stress_profile(h, profile)} if profile else {})
                 for i, h in enumerate(used)]
 
     def _fetcher(self, host: Host) -> Callable[[str, Path], None]:

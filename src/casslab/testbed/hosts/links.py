@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from casslab.net import hostprobe
 from casslab.net.errors import NetSpecError
 from casslab.net.linkcheck import LinkCheck, percentile
-from casslab.net.profiles import LinkConditions
+from casslab.net.linkprofiles import LinkConditions
 from casslab.net.spec import NetSpec
 from casslab.testbed.hosts import linkrules
 from casslab.testbed.hosts.inventory import Host, Inventory
