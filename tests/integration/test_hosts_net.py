@@ -1,12 +1,14 @@
 """Link conditions across stand-in hosts: a 20 ms one-way delay between two hosts, set
 over SSH with casslab-netem, is measured by `net check` across them, spares SSH, and
-leaves no rule, qdisc or daemon once cleared. Mode tc runs where the kernel has netem
+leaves no rule, qdisc or daemon once cleared; `casslab net set/show/check/clear
+--inventory` do the same through the hosts testbed. Mode tc runs where the kernel has netem
 (not this machine's); elsewhere asking for it fails naming the host."""
 
 from __future__ import annotations
 
 import asyncio
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,9 @@ from casslab.system.sshhosts import SshHosts
 from casslab.testbed.hosts import inventory as inv
 from casslab.testbed.hosts import links
 from casslab.testbed.hosts.ssh import Fleet, HostError
+
+sys.path.insert(0, str(Path(__file__).parent.parent))
+from labtools import casslab
 
 pytestmark = pytest.mark.integration
 
@@ -116,3 +121,32 @@ def test_mode_tc_shapes_where_the_kernel_has_netem_else_fails_naming_the_host(
         assert message.startswith((f"{a.name} ", f"{b.name} ")), message
         assert "\n" not in message and "qdisc" in message.lower(), message
     assert left == []
+
+
+def test_the_net_commands_on_an_inventory_set_show_check_and_clear_through_the_testbed(
+        ssh_hosts: SshHosts, inventory: inv.Inventory) -> None:
+    a, b = inventory.nodes
+
+    async def push() -> None:
+        async with Fleet(inventory.hosts, known_hosts=ssh_hosts.known_hosts) as fleet:
+            await asyncio.gather(*(fleet.push(NETEM, f"{h.install_root}/bin/casslab-netem",
+                                              hosts=[h], mode=0o755) for h in inventory.hosts))
+
+    asyncio.run(push())
+    on = ["--inventory", inventory.source, "--known-hosts", str(ssh_hosts.known_hosts)]
+    applied = casslab("net", "set", *on, "--link", f"{a.name}-{b.name}:delay=20ms")
+    try:
+        assert applied.returncode == 0, applied.stderr
+        assert f"{a.address} -> {b.address}" in applied.stdout and "enforced by" in applied.stdout
+        shown = casslab("net", "show", *on)
+        assert shown.returncode == 0, shown.stderr
+        assert f"hosts of {inventory.source}: link conditions" in shown.stdout
+        assert f"{b.address} -> {a.address}" in shown.stdout
+        checked = casslab("net", "check", *on, "--pings", "30")
+        assert checked.returncode == 0, checked.stderr
+        assert "configured vs measured" in checked.stdout
+    finally:
+        cleared = casslab("net", "clear", *on)
+    assert cleared.returncode == 0, cleared.stderr
+    assert casslab("net", "show", *on).stdout.strip().endswith(
+        "no network emulation (clean links)")

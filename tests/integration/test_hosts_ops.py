@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from casslab.cassandra.cql import CqlClient
+from casslab.hardware.cgroups import detect_layout
 from casslab.metrics.samples import TrialMetrics
-from casslab.profiles.cgroups import detect_layout
 from casslab.system.sshhosts import SshHosts
 from casslab.testbed.hosts import cluster, limits
 

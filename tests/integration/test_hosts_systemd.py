@@ -17,7 +17,7 @@ import pytest
 
 from casslab.cassandra.cql import CqlClient
 from casslab.core.paths import default_cache
-from casslab.profiles.cgroups import CgroupLayout, block_device_of, detect_layout
+from casslab.hardware.cgroups import CgroupLayout, block_device_of, detect_layout
 from casslab.system import lxcbase, netns, sshhosts
 from casslab.system.sshhosts import SshHosts
 from casslab.testbed.hosts import limits
