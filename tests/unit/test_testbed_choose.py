@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from casslab.core.errors import UsageError
+from casslab.core.errors import LabStateError, UsageError
+from casslab.lab import LabOptions
 from casslab.testbed.choose import open_testbed
 from casslab.testbed.hosts.lab import HostsTestbed
 from casslab.testbed.hosts.record import HostsRecord, write_record
@@ -58,6 +59,9 @@ def test_a_hosts_record_under_the_name_reopens_its_inventory_and_profiles_file(
     assert testbed.profiles_file == tmp_path / "boards.yaml"
     [row] = list_testbeds(tmp_path)
     assert (row.name, row.nodes, row.running, row.where) == ("pis", 2, "?", "hosts: pi1, pi2")
+    # `lab up --name pis` without --inventory reaches this lab, and is refused, not rerun.
+    with pytest.raises(LabStateError, match=r"'pis' is up on hosts .*lab down --name pis"):
+        testbed.up(LabOptions(nodes=2))
 
 
 def test_a_bad_name_is_refused_before_any_record_is_read(tmp_path: Path) -> None:

@@ -165,6 +165,10 @@ class HostsTestbed:
         return len(self.nodes)
 
     def up(self, options: LabOptions, progress: Progress | None = None) -> Built:
+        if self.exists():  # as a local lab refuses to start over its running nodes
+            raise LabStateError(f"lab '{self.name}' is up on hosts "
+                                f"({', '.join(n.host.name for n in self.nodes)}): take it "
+                                f"down first (casslab lab down --name {self.name})")
         self._check(options)
         if progress is not None:
             progress(f"provisioning {len(self.inventory.hosts)} hosts and starting "
