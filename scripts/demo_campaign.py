@@ -31,7 +31,7 @@ from casslab.experiment.runner import CampaignRunner, Event
 from casslab.experiment.sequential import BY_VERDICTS
 from casslab.experiment.spec import CampaignSpec, parse_spec
 from casslab.report.html import build_report
-from casslab.store.results import Results
+from casslab.store.records import Results
 
 SPEC = """\
 name: demo

@@ -6,7 +6,7 @@ casslab.analysis.delaymodel); this lays out the per-point tables, sections 7.1-7
 load plot and Figures 8-10 redrawn.
 
 Reads the results directories of examples/002-edge/*.yaml (as `make reproduce
-STUDY=002` writes them) through casslab.store.results.Results, and writes
+STUDY=002` writes them) through casslab.store.records.Results, and writes
 - the tables and slopes as Markdown between the markers
   `<!-- repro002:begin -->` / `<!-- repro002:end -->` of docs/reproductions/002.md
   (or to stdout with --stdout);
@@ -43,7 +43,7 @@ import yaml
 from casslab.analysis.delaymodel import model_rtt_ms
 from casslab.analysis.intervals import mean_ci, median_ci
 from casslab.analysis.responses import trial_values
-from casslab.store.results import Results
+from casslab.store.records import Results
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "reproductions" / "002.md"

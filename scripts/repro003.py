@@ -28,7 +28,7 @@ from pathlib import Path
 import yaml
 
 from casslab.analysis.responses import trial_values
-from casslab.store.results import Results
+from casslab.store.records import Results
 
 ROOT = Path(__file__).resolve().parents[1]
 ARMS = ("off", "seed003")

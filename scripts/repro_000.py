@@ -2,7 +2,7 @@
 verdict is the verdict engine's, from the specs' findings, in `casslab reproduce 000`).
 
 Reads the three campaigns of examples/000-rpi-iot/ (results/reproduce/000-rpi-iot-*)
-through casslab.store.results.Results and prints the Markdown tables of
+through casslab.store.records.Results and prints the Markdown tables of
 docs/reproductions/000.md; with --img DIR it also draws the Figs 23-26 analogue (median
 run time per node count: the Pi cluster, the 1 GB VMs, Abramova et al.'s Table 3).
 
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import yaml
 
-from casslab.store.results import Results
+from casslab.store.records import Results
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC_RAM = ROOT / "examples" / "000-rpi-iot" / "ram.yaml"

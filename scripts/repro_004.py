@@ -26,7 +26,7 @@ from pathlib import Path
 from casslab.analysis.intervals import median_ci
 from casslab.analysis.responses import profile_cores, trial_values
 from casslab.analysis.stats import welch
-from casslab.store.results import Results
+from casslab.store.records import Results
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ("1-mixed", "2-write", "3-read")

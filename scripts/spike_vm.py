@@ -43,8 +43,8 @@ from casslab.cassandra.config import NodeLayout, jvm_command, render_cassandra_y
 from casslab.cassandra.distribution import DEFAULT_VERSION, Distribution
 from casslab.core.errors import CasslabError
 from casslab.core.paths import default_cache, default_home
+from casslab.hardware.profiles import BUILTIN_PROFILES, HardwareProfile
 from casslab.load.runner import LoadSpec, run_load
-from casslab.profiles.hardware import BUILTIN_PROFILES, HardwareProfile
 from casslab.testbed import open_lab
 
 SUITE = "bookworm"

@@ -15,12 +15,12 @@ import yaml
 
 from casslab.cassandra.distribution import DEFAULT_VERSION, Distribution, resolve
 from casslab.core.paths import default_cache, default_home
-from casslab.hosts import cluster
-from casslab.hosts import inventory as inv
-from casslab.hosts.provision import RemoteNode, provision
-from casslab.hosts.ssh import Fleet
 from casslab.lab.state import system_name
 from casslab.system.sshhosts import SshHosts
+from casslab.testbed.hosts import cluster
+from casslab.testbed.hosts import inventory as inv
+from casslab.testbed.hosts.provision import RemoteNode, provision
+from casslab.testbed.hosts.ssh import Fleet
 
 CASSLAB = str(Path(sys.executable).parent / "casslab")
 RELEASE_BIN = Path(__file__).resolve().parents[1] / "target" / "release"

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 from casslab.load.runner import find_binary
-from casslab.testbed.exporter import _HELP
+from casslab.testbed.exporter import METRIC_HELP
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -34,7 +34,7 @@ def test_the_dashboard_asks_only_for_served_metrics() -> None:
     load = {"casslab_load_operations_total", "casslab_load_errors_total",
             "casslab_load_latency_seconds_bucket", "casslab_load_latency_seconds_sum",
             "casslab_load_latency_seconds_count"}
-    assert used and used <= load | set(_HELP), used - load - set(_HELP)
+    assert used and used <= load | set(METRIC_HELP), used - load - set(METRIC_HELP)
     # Node panels (Cassandra's own figures) and the merged histogram are there.
     assert {"casslab_node_coordinator_latency_seconds", "casslab_node_thread_pool_tasks",
             "casslab_node_compactions_pending", "casslab_load_latency_seconds_bucket"} <= used

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from casslab.hardware import cgroups
+from casslab.hardware.credits import BALANCE_FILE, read_balance_file
 from casslab.lab import LabOptions
-from casslab.profiles import cgroups
-from casslab.profiles.credits import BALANCE_FILE, read_balance_file
 from casslab.system.process import is_same_process
 
 from conftest import make_lab

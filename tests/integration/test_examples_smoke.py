@@ -20,7 +20,7 @@ import typer
 import readmewalk as rw
 from casslab.cli.main import app
 from casslab.store.db import Store
-from casslab.store.results import Results
+from casslab.store.records import Results
 
 from labtools import casslab, leftovers
 

@@ -21,7 +21,7 @@ import yaml
 from casslab.core.paths import default_cache, default_home
 from casslab.experiment.runner import CampaignRunner, Event
 from casslab.experiment.spec import parse_spec
-from casslab.store.results import Results
+from casslab.store.records import Results
 
 from labtools import casslab, leftovers
 

@@ -13,9 +13,9 @@ import pytest
 import yaml
 
 from casslab.core.paths import default_home
-from casslab.hosts.record import list_hosts_labs
 from casslab.system import sshhosts
 from casslab.system.sshhosts import SshHosts
+from casslab.testbed.hosts.record import list_hosts_labs
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
 from labtools import casslab, hosts_name

@@ -16,13 +16,13 @@ import yaml
 from casslab.core.paths import default_cache, default_home
 from casslab.experiment.runner import CampaignRunner, Event
 from casslab.experiment.spec import load_spec
-from casslab.hosts.record import list_hosts_labs
 from casslab.load import LoadSpec
 from casslab.report.html import build_report
 from casslab.store.db import Store
-from casslab.store.results import Results
+from casslab.store.records import Results
 from casslab.system.sshhosts import SshHosts
-from casslab.testbed.hostslab import HostsLab
+from casslab.testbed.hosts.lab import HostsTestbed
+from casslab.testbed.hosts.record import list_hosts_labs
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
 from labtools import casslab
@@ -90,7 +90,7 @@ def test_a_campaign_runs_unchanged_on_hosts_and_leaves_nothing(
     for command in commands:
         # The load ran on the client hosts (the first one's command is kept), reaching
         # the nodes over the bridge.
-        assert "-m casslab.hosts.sshrun ssh " in command, command
+        assert "-m casslab.testbed.hosts.sshrun ssh " in command, command
         assert f"root@{five_hosts.hosts[3].address}" in command
         assert "--client 0/2" in command
     with Store(tmp_path / "results", create=False) as store:
@@ -126,7 +126,7 @@ def _user_profile_runs_from_the_client_host(inventory: Path, tmp_path: Path) -> 
     and runs there: its load phase, then reads of what it wrote."""
     profile = tmp_path / "sensors.yaml"
     shutil.copyfile(PROFILE, profile)
-    lab = HostsLab("hcli", inventory, home=default_home(), cache=default_cache())
+    lab = HostsTestbed("hcli", inventory, home=default_home(), cache=default_cache())
     try:
         loaded = lab.load(LoadSpec.of(str(profile), {"phase": "load", "records": 40}),
                           guard=[])

@@ -1,22 +1,27 @@
 """Link conditions across stand-in hosts: a 20 ms one-way delay between two hosts, set
 over SSH with casslab-netem, is measured by `net check` across them, spares SSH, and
-leaves no rule, qdisc or daemon once cleared. Mode tc runs where the kernel has netem
+leaves no rule, qdisc or daemon once cleared; `casslab net set/show/check/clear
+--inventory` do the same through the hosts testbed. Mode tc runs where the kernel has netem
 (not this machine's); elsewhere asking for it fails naming the host."""
 
 from __future__ import annotations
 
 import asyncio
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from casslab.hosts import inventory as inv
-from casslab.hosts.ssh import Fleet, HostError
 from casslab.net.spec import NetSpec
 from casslab.system.sshhosts import SshHosts
-from casslab.testbed import hostnet
+from casslab.testbed.hosts import inventory as inv
+from casslab.testbed.hosts import links
+from casslab.testbed.hosts.ssh import Fleet, HostError
+
+sys.path.insert(0, str(Path(__file__).parent.parent))
+from labtools import casslab
 
 # timing: measures delays between stand-in hosts and that SSH is not delayed; run alone
 # (make test runs these after the rest, one at a time).
@@ -62,22 +67,22 @@ def test_a_delay_between_two_hosts_is_measured_spares_ssh_and_clears(
     a, b = inventory.nodes
     spec = NetSpec(links=((f"{a.name}-{b.name}", {"delay_ms": 20}),))
 
-    async def go() -> tuple[hostnet.HostsNetState, list[object], float, float, list[str]]:
+    async def go() -> tuple[links.HostsNetState, list[object], float, float, list[str]]:
         async with Fleet(inventory.hosts, known_hosts=ssh_hosts.known_hosts) as fleet:
             for h in inventory.hosts:
                 await fleet.push(NETEM, f"{h.install_root}/bin/casslab-netem", hosts=[h],
                                  mode=0o755)
-            state = await hostnet.apply_hosts(fleet, inventory, spec, mode="netem")
+            state = await links.apply_hosts(fleet, inventory, spec, mode="netem")
             try:
-                rows: list[object] = list(await hostnet.check_hosts(fleet, state, pings=50))
-                loaded = await hostnet.load_hosts(fleet, inventory)
+                rows: list[object] = list(await links.check_hosts(fleet, state, pings=50))
+                loaded = await links.load_hosts(fleet, inventory)
                 assert loaded is not None and loaded.links == state.links
                 ssh_ms = await _connect_ms(fleet, a, b, b.port)
                 data_ms = await _connect_ms(fleet, a, b, 47999)
             finally:
-                await hostnet.clear_hosts(fleet, inventory)
+                await links.clear_hosts(fleet, inventory)
             left = [x for h in inventory.hosts for x in await _leftovers(fleet, h)]
-            assert await hostnet.load_hosts(fleet, inventory) is None
+            assert await links.load_hosts(fleet, inventory) is None
         return state, rows, ssh_ms, data_ms, left
 
     state, rows, ssh_ms, data_ms, left = asyncio.run(go())
@@ -100,12 +105,12 @@ def test_mode_tc_shapes_where_the_kernel_has_netem_else_fails_naming_the_host(
 
     async def go() -> tuple[str, str, str, list[str]]:
         async with Fleet(inventory.hosts, known_hosts=ssh_hosts.known_hosts) as fleet:
-            kernel = await hostnet.detect_mode(fleet, a)
+            kernel = await links.detect_mode(fleet, a)
             message = qdisc = ""
             try:
-                await hostnet.apply_hosts(fleet, inventory, spec, mode="tc")
+                await links.apply_hosts(fleet, inventory, spec, mode="tc")
                 qdisc = (await fleet.run_on(a, f"tc qdisc show dev {a.data_interface}")).stdout
-                await hostnet.clear_hosts(fleet, inventory)
+                await links.clear_hosts(fleet, inventory)
             except HostError as exc:
                 message = str(exc)
             left = [x for h in inventory.hosts for x in await _leftovers(fleet, h)]
@@ -118,3 +123,32 @@ def test_mode_tc_shapes_where_the_kernel_has_netem_else_fails_naming_the_host(
         assert message.startswith((f"{a.name} ", f"{b.name} ")), message
         assert "\n" not in message and "qdisc" in message.lower(), message
     assert left == []
+
+
+def test_the_net_commands_on_an_inventory_set_show_check_and_clear_through_the_testbed(
+        ssh_hosts: SshHosts, inventory: inv.Inventory) -> None:
+    a, b = inventory.nodes
+
+    async def push() -> None:
+        async with Fleet(inventory.hosts, known_hosts=ssh_hosts.known_hosts) as fleet:
+            await asyncio.gather(*(fleet.push(NETEM, f"{h.install_root}/bin/casslab-netem",
+                                              hosts=[h], mode=0o755) for h in inventory.hosts))
+
+    asyncio.run(push())
+    on = ["--inventory", inventory.source, "--known-hosts", str(ssh_hosts.known_hosts)]
+    applied = casslab("net", "set", *on, "--link", f"{a.name}-{b.name}:delay=20ms")
+    try:
+        assert applied.returncode == 0, applied.stderr
+        assert f"{a.address} -> {b.address}" in applied.stdout and "enforced by" in applied.stdout
+        shown = casslab("net", "show", *on)
+        assert shown.returncode == 0, shown.stderr
+        assert f"hosts of {inventory.source}: link conditions" in shown.stdout
+        assert f"{b.address} -> {a.address}" in shown.stdout
+        checked = casslab("net", "check", *on, "--pings", "30")
+        assert checked.returncode == 0, checked.stderr
+        assert "configured vs measured" in checked.stdout
+    finally:
+        cleared = casslab("net", "clear", *on)
+    assert cleared.returncode == 0, cleared.stderr
+    assert casslab("net", "show", *on).stdout.strip().endswith(
+        "no network emulation (clean links)")

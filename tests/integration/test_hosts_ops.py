@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from casslab.cassandra.cql import CqlClient
-from casslab.hosts import cluster, limits
+from casslab.hardware.cgroups import detect_layout
 from casslab.metrics.samples import TrialMetrics
-from casslab.profiles.cgroups import detect_layout
 from casslab.system.sshhosts import SshHosts
+from casslab.testbed.hosts import cluster, limits
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
-from casslab.testbed import hostmetrics
+from casslab.testbed.hosts import trialmetrics
 
 from labtools import NodesOnHosts, provision_small, wipe_node_data
 
@@ -82,7 +82,7 @@ def test_sampling_a_write_load_gives_each_node_cpu_and_disk_writes(running: Node
 
     async def sample() -> tuple[TrialMetrics, int]:
         async with running.fleet() as fleet:
-            sampling = await hostmetrics.start(
+            sampling = await trialmetrics.start(
                 fleet, running.started, interval_s=1.0,
                 cql=lambda: CqlClient(addresses, netns=None))
             written = await asyncio.to_thread(_write_load, addresses, 6.0)

@@ -15,11 +15,11 @@ import yaml
 from casslab.cassandra.cql import CqlClient
 from casslab.cassandra.distribution import DEFAULT_VERSION, resolve
 from casslab.core.paths import default_cache
-from casslab.hosts import cluster
-from casslab.hosts import inventory as inv
-from casslab.hosts.provision import RemoteNode, provision
-from casslab.hosts.ssh import Fleet, HostError
 from casslab.system.sshhosts import SshHosts
+from casslab.testbed.hosts import cluster
+from casslab.testbed.hosts import inventory as inv
+from casslab.testbed.hosts.provision import RemoteNode, provision
+from casslab.testbed.hosts.ssh import Fleet, HostError
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
 from labtools import wipe_node_data

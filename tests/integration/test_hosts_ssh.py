@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from casslab.hosts.inventory import Host
-from casslab.hosts.ssh import Fleet, HostError
 from casslab.system.sshhosts import SshHosts
+from casslab.testbed.hosts.inventory import Host
+from casslab.testbed.hosts.ssh import Fleet, HostError
 
 pytestmark = pytest.mark.integration
 

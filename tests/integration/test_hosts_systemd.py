@@ -17,10 +17,10 @@ import pytest
 
 from casslab.cassandra.cql import CqlClient
 from casslab.core.paths import default_cache
-from casslab.hosts import limits
-from casslab.profiles.cgroups import CgroupLayout, block_device_of, detect_layout
+from casslab.hardware.cgroups import CgroupLayout, block_device_of, detect_layout
 from casslab.system import lxcbase, netns, sshhosts
 from casslab.system.sshhosts import SshHosts
+from casslab.testbed.hosts import limits
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
 from labtools import hosts_name, provision_small

@@ -14,7 +14,7 @@ from casslab.core.paths import default_cache, default_home
 from casslab.experiment.runner import CampaignRunner, Event
 from casslab.experiment.spec import parse_spec
 from casslab.testbed import open_lab
-from casslab.testbed.campaignlab import LocalCampaignLab
+from casslab.testbed.local import LocalTestbed
 
 from labtools import casslab, leftovers
 
@@ -93,7 +93,7 @@ def test_a_memory_factor_rebuilds_once_per_level_and_cpu_changes_live(tmp_path: 
         events.append(e)
         if e.kind == "trial-start":  # the lab is set up for the trial: read its limits
             local = runner.lab
-            assert isinstance(local, LocalCampaignLab)
+            assert isinstance(local, LocalTestbed)
             node = local.lab.state().nodes[0]
             seen.append((e.cell, *limits_of(node.pid)))
 

@@ -72,6 +72,7 @@ SKIP = {
         "needs real hosts (an inventory's pi1, pi2); test_hosts_net runs it on stand-ins",
     "casslab net check --inventory hosts.yaml": "needs real hosts (see test_hosts_net)",
     "casslab net clear --inventory hosts.yaml": "needs real hosts (see test_hosts_net)",
+    "casslab net show --inventory hosts.yaml": "needs real hosts (see test_hosts_net)",
 }
 PI4 = """\
 pi4:

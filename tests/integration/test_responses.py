@@ -20,7 +20,7 @@ from casslab.core.paths import default_cache, default_home
 from casslab.experiment.runner import CampaignRunner, Event
 from casslab.experiment.spec import parse_spec
 from casslab.report.html import build_report
-from casslab.store.results import Results
+from casslab.store.records import Results
 from casslab.testbed import open_lab
 
 from labtools import leftovers

@@ -13,7 +13,7 @@ from casslab.analysis.responses import trial_values
 from casslab.core.paths import default_cache, default_home
 from casslab.experiment.runner import CampaignRunner
 from casslab.experiment.spec import parse_spec
-from casslab.store.results import Results
+from casslab.store.records import Results
 from casslab.tune.factor import TunerBeside
 
 from labtools import leftovers

@@ -11,7 +11,7 @@ import pytest
 
 from casslab.core.paths import default_cache, default_home
 from casslab.store.db import Store
-from casslab.store.results import Results
+from casslab.store.records import Results
 from casslab.tune.paired_run import CompareOptions, run_comparison
 from casslab.tune.rules import seed003_rules
 

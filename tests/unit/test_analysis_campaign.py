@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from casslab.analysis.campaign import analyze
-from casslab.store.results import TrialRow
+from casslab.store.records import TrialRow
 
 FACTORS = [{"name": "nodes", "levels": [1, 3]}, {"name": "workload", "levels": ["a", "b"]}]
 

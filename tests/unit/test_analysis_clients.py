@@ -4,7 +4,7 @@ client's own figures, and a client flagged when it lags in most trials."""
 from __future__ import annotations
 
 from casslab.analysis.clients import client_table, lagging
-from casslab.store.results import ClientSummaryRow, TrialRow
+from casslab.store.records import ClientSummaryRow, TrialRow
 
 
 def trial(tid: int, cell: str, cell_idx: int, *, warmup: bool = False) -> TrialRow:

@@ -108,7 +108,7 @@ def test_independence_joins_the_anova_assumption_checks_and_fails_under_drift() 
 
 def test_analyze_reports_the_drift_of_each_response_by_run_order() -> None:
     from casslab.analysis.campaign import analyze
-    from casslab.store.results import TrialRow
+    from casslab.store.records import TrialRow
 
     out = []
     for i in range(20):

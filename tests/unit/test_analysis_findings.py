@@ -26,7 +26,7 @@ from casslab.analysis.findings import (
     judge,
 )
 from casslab.experiment.reference import Finding, Reference, RefValue
-from casslab.store.results import TrialRow
+from casslab.store.records import TrialRow
 
 FACTORS = [{"name": "nodes", "levels": [1, 3]}, {"name": "network", "levels": ["eth", "wifi"]}]
 

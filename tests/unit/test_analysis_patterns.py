@@ -23,7 +23,7 @@ from casslab.analysis.findings import (
 )
 from casslab.analysis.patterns import fit_pattern
 from casslab.experiment.reference import Finding, Reference, RefValue
-from casslab.store.results import TrialRow
+from casslab.store.records import TrialRow
 
 NODES = [1, 2, 3, 4, 5, 6]
 FACTORS = [{"name": "nodes", "levels": NODES},

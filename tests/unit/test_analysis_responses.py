@@ -26,7 +26,7 @@ from casslab.metrics.samples import (
     TrialMetrics,
 )
 from casslab.store.db import Store
-from casslab.store.results import Results
+from casslab.store.records import Results
 
 
 def test_window_mean_weights_each_span_by_its_overlap() -> None:

@@ -13,7 +13,7 @@ from hdrh.histogram import HdrHistogram
 from casslab.analysis.responses import explain, trial_values
 from casslab.metrics.samples import TrialMetrics
 from casslab.store.db import Store
-from casslab.store.results import Results
+from casslab.store.records import Results
 
 
 def _hist(latency_us: int, n: int) -> str:

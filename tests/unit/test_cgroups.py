@@ -1,7 +1,7 @@
 from pathlib import Path
 
-from casslab.profiles import BUILTIN_PROFILES
-from casslab.profiles.cgroups import limit_files, parse_mountinfo
+from casslab.hardware import BUILTIN_PROFILES
+from casslab.hardware.cgroups import limit_files, parse_mountinfo
 
 V1_MOUNTINFO = """\
 30 25 0:26 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
@@ -69,7 +69,7 @@ def test_container_profile_writes_no_limits() -> None:
 
 
 def test_live_limits_are_cpu_and_disk_only() -> None:
-    from casslab.profiles.cgroups import live_limit_files
+    from casslab.hardware.cgroups import live_limit_files
 
     v1 = live_limit_files(BUILTIN_PROFILES["rpi2"], 1, "8:0")
     assert v1["memory"] == {}
@@ -80,7 +80,7 @@ def test_live_limits_are_cpu_and_disk_only() -> None:
 
 
 def test_live_writes_go_into_the_nodes_existing_cgroup_dirs(tmp_path: Path) -> None:
-    from casslab.profiles.cgroups import CgroupLayout, live_writes, relative_dir, write_files
+    from casslab.hardware.cgroups import CgroupLayout, live_writes, relative_dir, write_files
 
     mounts = {c: tmp_path / c for c in ("cpu", "cpuacct", "memory", "blkio")}
     layout = CgroupLayout(1, v1_mounts=mounts)

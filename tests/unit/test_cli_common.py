@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -40,11 +39,6 @@ def test_os_errors_name_their_paths(tmp_path: Path) -> None:
     except OSError as exc:
         assert common.describe_os_error(exc) == (
             f"{afile}: is a file, where a directory is needed")
-
-
-def test_a_database_error_is_described() -> None:
-    exc = sqlite3.DatabaseError("file is not a database")
-    assert common.describe_os_error(exc) == "results database: file is not a database"
 
 
 def test_debug_is_on_for_any_value_but_empty_and_0(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,7 +6,7 @@ from cassandra import ConsistencyLevel, InvalidRequest, Unavailable
 from cassandra.cluster import NoHostAvailable
 from cassandra.connection import ConnectionException
 
-from casslab.cassandra.cql_worker import _error, _verdict
+from casslab.cassandra.cql_worker import cluster_verdict, error_reply
 
 
 def test_unavailable_retried_onto_a_down_host_is_reported_as_unavailable() -> None:
@@ -17,7 +17,7 @@ def test_unavailable_retried_onto_a_down_host_is_reported_as_unavailable() -> No
         "127.0.1.2": unavailable,
         "127.0.1.1": ConnectionException("Host has been marked down or removed"),
     })
-    err = _error(_verdict(exc))["error"]
+    err = error_reply(cluster_verdict(exc))["error"]
     assert err["kind"] == "Unavailable"
     assert "ALL" in err["message"] and "alive_replicas" in err["message"]
 
@@ -25,5 +25,5 @@ def test_unavailable_retried_onto_a_down_host_is_reported_as_unavailable() -> No
 def test_no_host_available_without_a_server_answer_stays_as_it_is() -> None:
     exc = NoHostAvailable("Unable to connect", {
         "127.0.1.1": ConnectionException("refused")})
-    assert _verdict(exc) is exc
-    assert _verdict(InvalidRequest("bad")).__class__ is InvalidRequest
+    assert cluster_verdict(exc) is exc
+    assert cluster_verdict(InvalidRequest("bad")).__class__ is InvalidRequest

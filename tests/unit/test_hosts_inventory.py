@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from casslab.hosts.inventory import Host, InventoryError, load, parse
+from casslab.testbed.hosts.inventory import Host, InventoryError, load, parse
 
 GOOD = """\
 all:

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from casslab.core.errors import CgroupError
-from casslab.hosts import limits
-from casslab.hosts.limits import HostProbe, LimitPlan
-from casslab.profiles import BUILTIN_PROFILES
-from casslab.profiles.cgroups import CgroupLayout, parse_mountinfo
-from casslab.profiles.hardware import HardwareProfile
+from casslab.hardware import BUILTIN_PROFILES
+from casslab.hardware.cgroups import CgroupLayout, parse_mountinfo
+from casslab.hardware.profiles import HardwareProfile
+from casslab.testbed.hosts import limits
+from casslab.testbed.hosts.limits import HostProbe, LimitPlan
 
 RPI2 = BUILTIN_PROFILES["rpi2"]  # 0.6 cores, 1024 MiB, 18 MB/s read, 10 MB/s write
 V1 = CgroupLayout(1, v1_mounts={c: Path(f"/cg/{c}") for c in ("cpu", "cpuacct", "memory",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from casslab.hosts.provision import failure_line
+from casslab.testbed.hosts.provision import failure_line
 
 
 def test_the_first_failed_host_of_a_playbook_run_is_one_line() -> None:

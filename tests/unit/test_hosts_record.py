@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from casslab.hosts.record import RECORD, HostsRecord, hosts_dir, read_record, write_record
+from casslab.testbed.hosts.record import RECORD, HostsRecord, hosts_dir, read_record, write_record
 
 
 def test_the_profiles_file_is_kept_so_status_and_down_read_the_inventory_as_up_did(

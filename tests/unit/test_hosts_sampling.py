@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from casslab.core.errors import CasslabError
-from casslab.hosts.sampling import SamplerTarget, parse_line, sampler_command
+from casslab.testbed.hosts.sampling import SamplerTarget, parse_line, sampler_command
 
 
 def test_the_loop_reads_this_process_its_data_dir_and_the_interface(tmp_path: Path) -> None:

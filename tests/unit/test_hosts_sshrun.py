@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from casslab.hosts.sshrun import prefix, remote_argv
+from casslab.testbed.hosts.sshrun import prefix, remote_argv
 
 
 def test_the_remote_command_is_one_quoted_word() -> None:
@@ -28,4 +28,4 @@ def test_the_prefix_runs_through_a_shell_like_ssh_does() -> None:
     out = subprocess.run([*prefix(["sh", "-c"]), "printf", "%s|", "a b", "$HOME", "x;y"],
                          capture_output=True, text=True, check=True).stdout
     assert out == "a b|$HOME|x;y|"
-    assert prefix(["ssh", "h"])[:3] == [sys.executable, "-m", "casslab.hosts.sshrun"]
+    assert prefix(["ssh", "h"])[:3] == [sys.executable, "-m", "casslab.testbed.hosts.sshrun"]

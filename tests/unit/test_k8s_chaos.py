@@ -9,7 +9,7 @@ import pytest
 from casslab.core.errors import UsageError
 from casslab.k8s.chaos import group_links, network_chaos, tc_fields
 from casslab.k8s.names import Naming
-from casslab.net.profiles import LinkConditions
+from casslab.net.linkprofiles import LinkConditions
 from casslab.net.spec import NetSpec
 
 NAMING = Naming(cluster="lab", namespace="ns")

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from casslab.hardware import cgroups
+from casslab.hardware.profiles import BUILTIN_PROFILES
 from casslab.lab.credits import BurstNode, Controller, ControllerConfig, burst_nodes
 from casslab.lab.state import LabState, NodeState
-from casslab.profiles import cgroups
-from casslab.profiles.hardware import BUILTIN_PROFILES
 
 
 def _config(scale: float, *nodes: BurstNode) -> ControllerConfig:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from casslab.core.errors import ProfileError, UsageError
+from casslab.hardware import BUILTIN_PROFILES
 from casslab.lab.nodeprofiles import (
     cpu_warning,
     node_index,
     node_profiles,
     parse_node_profile_options,
 )
-from casslab.profiles import BUILTIN_PROFILES
 
 
 def test_node_profile_options_accept_a_name_or_a_number() -> None:

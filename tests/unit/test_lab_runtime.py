@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from casslab.core.errors import UsageError
+from casslab.hardware import cgroups
+from casslab.hardware.profiles import resolve_profile
 from casslab.lab.lxc import cgroup_keys, render_config
 from casslab.lab.runtime import NetnsRuntime, ProcessRuntime, runtime_for
 from casslab.lab.state import LabState, NodeState
-from casslab.profiles import cgroups
-from casslab.profiles.hardware import resolve_profile
 from casslab.system import netns
 
 

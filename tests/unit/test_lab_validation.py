@@ -1,9 +1,9 @@
 import pytest
 
 from casslab.core.errors import UsageError
+from casslab.hardware import BUILTIN_PROFILES
 from casslab.lab.cluster import unlimited_node_memory_mib, validate_node_count
 from casslab.lab.nodeprofiles import cpu_warning
-from casslab.profiles import BUILTIN_PROFILES
 
 
 @pytest.mark.parametrize(("count", "message"), [(0, "at least 1 node"), (-2, "at least 1 node"),

@@ -7,8 +7,8 @@ import os
 import time
 from pathlib import Path
 
+from casslab.hardware.credits import NodeCredits, write_balance_file
 from casslab.metrics.sampler import NodeTarget, Sampler
-from casslab.profiles.credits import NodeCredits, write_balance_file
 
 
 def test_node_samples_carry_the_credit_balance_of_burstable_nodes(tmp_path: Path) -> None:

@@ -9,11 +9,11 @@ import sys
 
 import pytest
 
-from casslab.hosts.inventory import parse
 from casslab.net import hostprobe
 from casslab.net.spec import NetSpec
-from casslab.testbed.hostnet import link_checks, probe_plan
-from casslab.testbed.hostrules import host_links
+from casslab.testbed.hosts.inventory import parse
+from casslab.testbed.hosts.linkrules import host_links
+from casslab.testbed.hosts.links import link_checks, probe_plan
 
 PORT = 47177
 

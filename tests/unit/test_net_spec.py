@@ -11,12 +11,12 @@ from casslab.core.errors import UsageError
 from casslab.net import rules
 from casslab.net.errors import NetSpecError
 from casslab.net.linkcheck import check_options, percentile, wire_rate
-from casslab.net.profiles import (
-    BUILTIN_PROFILES,
+from casslab.net.linkprofiles import (
+    BUILTIN_LINK_PROFILES,
     LinkConditions,
-    load_profiles_file,
+    load_link_profiles,
     parse_field,
-    resolve_profile,
+    resolve_link_profile,
 )
 from casslab.net.spec import (
     NetSpec,
@@ -66,33 +66,33 @@ def test_error_names_field_and_valid_values() -> None:
     with pytest.raises(NetSpecError, match=r"unknown field.*valid: delay_ms"):
         NetSpec(all={"latency": 3}).resolve(3)
     with pytest.raises(UsageError, match=r"unknown link profile 'lte'.*valid: loopback"):
-        resolve_profile("lte")
+        resolve_link_profile("lte")
     with pytest.raises(NetSpecError, match="cc: 'vegas' is not one of cubic, bbr, reno"):
         NetSpec(cc="vegas").resolve(3)
 
 
 def test_builtin_profiles_have_sources_and_reference_values() -> None:
-    assert BUILTIN_PROFILES["loopback"].conditions.is_clean
-    edge = BUILTIN_PROFILES["edge"].conditions
+    assert BUILTIN_LINK_PROFILES["loopback"].conditions.is_clean
+    edge = BUILTIN_LINK_PROFILES["edge"].conditions
     assert (edge.delay_ms, edge.jitter_ms, edge.rate_mbit) == (7.5, 2.5, 1000.0)
-    g4 = BUILTIN_PROFILES["4g"].conditions
+    g4 = BUILTIN_LINK_PROFILES["4g"].conditions
     assert (g4.delay_ms, g4.jitter_ms, g4.rate_mbit) == (45.0, 5.0, 7.21)
     for name in ("ethernet", "wifi", "wifi-congested", "5g", "wan"):
-        assert name in BUILTIN_PROFILES
-    assert all(p.source for p in BUILTIN_PROFILES.values())
+        assert name in BUILTIN_LINK_PROFILES
+    assert all(p.source for p in BUILTIN_LINK_PROFILES.values())
 
 
 def test_user_profiles_yaml(tmp_path: Path) -> None:
     f = tmp_path / "links.yaml"
     f.write_text("profiles:\n  lora:\n    delay_ms: 300\n    rate_mbit: 0.05\n"
                  "    loss_pct: 2\n    loss_burst: 4\n    source: my field test\n")
-    p = load_profiles_file(f)["lora"]
+    p = load_link_profiles(f)["lora"]
     assert p.conditions == LinkConditions(300, 0, 2, 4, 0.05)
     assert p.source == "my field test"
     f.write_text("profiles:\n  bad:\n    delay_ms: -3\n")
     with pytest.raises(NetSpecError,
                        match=r"links.yaml:3: profiles.bad.delay_ms: -3 is negative"):
-        load_profiles_file(f)
+        load_link_profiles(f)
 
 
 def test_link_names() -> None:
@@ -129,7 +129,7 @@ def test_layering_profile_then_all_then_links() -> None:
                           ("node1-node2", {"rate": "unlimited", "delay": "1ms"})))
     t = spec.resolve(3)
     assert t[("node2", "node3")] == LinkConditions(7.5, 2.5, 1.0, 1.0, 1000.0)
-    assert t[("client", "node1")] == BUILTIN_PROFILES["4g"].conditions
+    assert t[("client", "node1")] == BUILTIN_LINK_PROFILES["4g"].conditions
     assert t[("node1", "client")].delay_ms == 7.5
     assert t[("node2", "node1")].rate_mbit is None and t[("node2", "node1")].delay_ms == 1
     # Changing one link keeps the others (what `net set` without --replace does).
@@ -148,7 +148,7 @@ def test_yaml_spec(tmp_path: Path) -> None:
     t = spec.resolve(3)
     assert t[("client", "node3")].delay_ms == 30
     assert t[("node1", "node2")].loss_pct == 2 and t[("node1", "node2")].loss_burst == 3
-    assert t[("node1", "node2")].jitter_ms == BUILTIN_PROFILES["wifi"].conditions.jitter_ms
+    assert t[("node1", "node2")].jitter_ms == BUILTIN_LINK_PROFILES["wifi"].conditions.jitter_ms
     f.write_text("profile: wifi\nlatency: 3\n")
     with pytest.raises(NetSpecError, match=r"spec.yaml:2: latency: unknown key"):
         NetSpec.from_yaml(f)
@@ -279,7 +279,7 @@ def test_link_profile_file_errors_name_file_line_and_field(tmp_path: Path, text:
     f = tmp_path / "links.yaml"
     f.write_text(text)
     with pytest.raises(NetSpecError) as info:
-        load_profiles_file(f)
+        load_link_profiles(f)
     assert str(info.value).startswith(f"{f}{message}"), str(info.value)
 
 
@@ -340,10 +340,10 @@ def test_a_link_spec_file_takes_seed_002_delays_as_one_comma_list(tmp_path: Path
 
 
 def test_ethernet_100_is_fast_ethernet_with_a_switch_hop() -> None:
-    cond = BUILTIN_PROFILES["ethernet-100"].conditions
+    cond = BUILTIN_LINK_PROFILES["ethernet-100"].conditions
     assert cond.rate_mbit == 100.0
     assert 0.1 <= cond.delay_ms <= 0.2
-    assert "802.3u" in BUILTIN_PROFILES["ethernet-100"].source
+    assert "802.3u" in BUILTIN_LINK_PROFILES["ethernet-100"].source
 
 
 def test_wifi_is_one_shared_medium_and_wifi_independent_is_not() -> None:

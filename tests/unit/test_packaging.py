@@ -75,7 +75,7 @@ def test_reading_an_inventory_without_ansible_names_the_hosts_extra(
         monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
 
-    from casslab.hosts.inventory import parse
+    from casslab.testbed.hosts.inventory import parse
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "ansible" else real(name, *a))

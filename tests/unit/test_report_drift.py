@@ -18,7 +18,7 @@ from casslab.report.html import (
     unsettled,
     until_verdicts,
 )
-from casslab.store.results import TrialRow
+from casslab.store.records import TrialRow
 
 FACTORS: list[dict[str, Any]] = [{"name": "net", "levels": ["eth", "wifi"]}]
 

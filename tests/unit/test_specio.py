@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from casslab.core.errors import UsageError
 from casslab.core.specio import Doc, SpecError, V, closest, read_text
 from casslab.experiment.spec import parse_spec
-from casslab.net.profiles import load_profiles_file as load_link_profiles
+from casslab.hardware.profiles import load_profiles_file as load_hardware_profiles
+from casslab.net.linkprofiles import load_link_profiles
 from casslab.net.spec import NetSpec
 from casslab.plan.spec import parse_plan_spec
-from casslab.profiles.hardware import load_profiles_file as load_hardware_profiles
 from casslab.tune.rules import parse_rules
 
 # (text, line, start of the message after "f.yaml:LINE: ")

@@ -19,7 +19,7 @@ from casslab.metrics.samples import (
     TrialMetrics,
 )
 from casslab.store.db import TABLES, Store, StoreError, export, merged
-from casslab.store.results import Results
+from casslab.store.records import Results
 
 
 def fake_summary(ops_s: float, runtime_s: float) -> dict[str, Any]:
@@ -255,6 +255,28 @@ def test_a_corrupt_database_is_a_failure_not_a_usage_error(tmp_path: Path) -> No
     with pytest.raises(StoreError, match="not a results database") as exc:
         Store(tmp_path, create=False)
     assert not isinstance(exc.value, UsageError)
+
+
+def test_a_page_damaged_after_the_open_is_a_store_error_naming_the_file(
+        tmp_path: Path) -> None:
+    store, cid = open_store(tmp_path)
+    store.ensure_plan(cid, PLAN)
+    store.close()
+    db = tmp_path / "res" / "results.db"
+    raw = sqlite3.connect(db)  # rows far past the pages the open reads
+    raw.execute("CREATE TABLE filler (x BLOB)")
+    raw.executemany("INSERT INTO filler VALUES (?)", [(b"y" * 3000,)] * 200)
+    raw.commit()
+    raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    raw.close()
+    reader = Store(tmp_path / "res", create=False)
+    data = bytearray(db.read_bytes())
+    data[len(data) // 2:] = b"\xff" * (len(data) - len(data) // 2)
+    db.write_bytes(bytes(data))
+    with pytest.raises(StoreError, match=f"^{db}: .*malformed") as exc:
+        reader.conn.execute("SELECT count(*), sum(length(x)) FROM filler").fetchall()
+    assert not isinstance(exc.value, sqlite3.DatabaseError)
+    reader.close()
 
 
 def test_the_only_type_that_ran_is_all_when_no_merged_block_came() -> None:

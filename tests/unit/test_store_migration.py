@@ -15,7 +15,7 @@ import pytest
 
 from casslab.metrics.samples import TrialMetrics
 from casslab.store.db import Store, StoreError
-from casslab.store.results import Results
+from casslab.store.records import Results
 from casslab.store.schema import SCHEMA_VERSION, V1_MAX, V1_MEAN_MAX
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "results_v1.db"

@@ -12,7 +12,7 @@ import pytest
 from casslab.core.errors import UsageError
 from casslab.lab.state import LabState, NodeState
 from casslab.net.emulator import NetState
-from casslab.net.profiles import LinkConditions
+from casslab.net.linkprofiles import LinkConditions
 from casslab.testbed import exporter
 
 

@@ -13,7 +13,7 @@ from casslab.core.errors import UsageError
 from casslab.load import LoadResult, RunSummary
 from casslab.metrics.samples import NodeSample, TrialMetrics
 from casslab.store.db import Store, StoreError
-from casslab.store.results import Results
+from casslab.store.records import Results
 from casslab.store.schema import SCHEMA_VERSION
 from casslab.tune.learn import share_of
 from casslab.tune.paired import (

@@ -32,8 +32,8 @@ from casslab.analysis.stats import (
     scaling_curve,
 )
 from casslab.experiment.labels import auto_labels, level_of
+from casslab.store.records import TrialRow
 from casslab.store.responses import parse_response
-from casslab.store.results import TrialRow
 
 UNITS = {"runtime_s": "s", "ops_s": "ops/s", "mean_ms": "ms", "p50_ms": "ms", "p95_ms": "ms",
          "p99_ms": "ms", "p999_ms": "ms"}

@@ -19,7 +19,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from casslab.store.results import ClientSummaryRow, TrialRow
+from casslab.store.records import ClientSummaryRow, TrialRow
 
 # Below this share of the trial's median client, a client lagged in that trial.
 SLOW_SHARE = 0.8

@@ -20,7 +20,7 @@ from casslab.analysis.campaign import TITLES, UNITS
 from casslab.analysis.stats import holm, welch
 from casslab.core.errors import UsageError
 from casslab.store.db import Store
-from casslab.store.results import Results
+from casslab.store.records import Results
 
 ALPHA = 0.01
 # What a trial's summary holds, in the order a reader looks for it.

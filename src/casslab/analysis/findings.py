@@ -84,7 +84,7 @@ from casslab.experiment.reference import (
     RefValue,
     level_number,
 )
-from casslab.store.results import TrialRow
+from casslab.store.records import TrialRow
 
 HOLDS = "holds"
 SIZE_DIFFERS = "direction holds, size differs"

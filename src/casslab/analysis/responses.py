@@ -26,9 +26,9 @@ from hdrh.histogram import HdrHistogram
 
 from casslab.core.errors import CasslabError
 from casslab.experiment.factors.registry import PROFILE
-from casslab.profiles import resolve_profile
+from casslab.hardware import resolve_profile
+from casslab.store.records import NodeMetricRow, Results, StageInterval, TrialRow
 from casslab.store.responses import Response, parse_response
-from casslab.store.results import NodeMetricRow, Results, StageInterval, TrialRow
 
 Series = Sequence[tuple[float, float]]  # (t_s at the end of the span, value), time order
 Window = tuple[float, float] | None  # (start, end) in s; None: the whole trial

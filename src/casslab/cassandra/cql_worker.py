@@ -39,11 +39,12 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def _error(exc: BaseException) -> dict[str, Any]:
+def error_reply(exc: BaseException) -> dict[str, Any]:
+    """The JSON line answering a request that failed: the exception's kind and message."""
     return {"error": {"kind": type(exc).__name__, "message": str(exc)}}
 
 
-def _verdict(exc: BaseException) -> BaseException:
+def cluster_verdict(exc: BaseException) -> BaseException:
     """The cluster's own answer inside a NoHostAvailable, if one host gave one.
 
     The driver retries an Unavailable on the next host; when that host's pool is
@@ -102,7 +103,7 @@ def main() -> int:
     try:
         session = cluster.connect()
     except Exception as exc:
-        out.write(json.dumps(_error(exc)) + "\n")
+        out.write(json.dumps(error_reply(exc)) + "\n")
         out.flush()
         return 1
     out.write(json.dumps({"ready": True}) + "\n")
@@ -123,7 +124,7 @@ def main() -> int:
                 rows = [[_plain(v) for v in row] for row in result]
                 resp: dict[str, Any] = {"columns": list(result.column_names or []), "rows": rows}
             except Exception as exc:
-                resp = _error(_verdict(exc))
+                resp = error_reply(cluster_verdict(exc))
             out.write(json.dumps(resp) + "\n")
             out.flush()
     finally:

@@ -39,7 +39,7 @@ def noise_rows(results: Path, responses: tuple[str, ...]) -> list[NoiseRow]:
     from casslab.analysis.power import detectable_pct
     from casslab.analysis.responses import trial_values
     from casslab.experiment.factors.registry import COPY_FACTOR
-    from casslab.store.results import Results
+    from casslab.store.records import Results
 
     store, res = Results.open(results)
     with store:

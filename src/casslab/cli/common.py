@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -19,6 +18,7 @@ from casslab.core.paths import default_cache, default_home
 
 if TYPE_CHECKING:
     from casslab.lab import Lab
+    from casslab.testbed import Testbed
 
 # Tables of numbers are unreadable folded at 80 columns: when output goes to a file or
 # pipe (CI logs, `| tee`), lay them out 140 wide.
@@ -33,6 +33,16 @@ def open_lab(name: str) -> Lab:
     from casslab.testbed import open_lab as open_testbed_lab
 
     return open_testbed_lab(name, home=default_home(), cache=default_cache())
+
+
+def open_testbed(name: str, *, inventory: Path | None = None,
+                 profiles_file: Path | None = None,
+                 known_hosts: Path | None = None) -> Testbed:
+    """The testbed `name`, local or on hosts (casslab.testbed.open_testbed decides)."""
+    from casslab.testbed import open_testbed as open_any
+
+    return open_any(name, home=default_home(), cache=default_cache(), inventory=inventory,
+                    profiles_file=profiles_file, known_hosts=known_hosts)
 
 
 DEBUG_ENV = "CASSLAB_DEBUG"
@@ -58,7 +68,7 @@ def exit_code(exc: BaseException) -> int:
     return 2 if isinstance(exc, UsageError) else 1
 
 
-def describe_os_error(exc: OSError | UnicodeDecodeError | sqlite3.DatabaseError) -> str:
+def describe_os_error(exc: OSError | UnicodeDecodeError) -> str:
     """One line naming the path (when the error has one) and what went wrong."""
     if isinstance(exc, UnicodeDecodeError):
         what = f"not a UTF-8 text file ({exc.reason} at byte {exc.start})"
@@ -66,8 +76,6 @@ def describe_os_error(exc: OSError | UnicodeDecodeError | sqlite3.DatabaseError)
         values = [a.partition("=")[2] if a.startswith("--") else a for a in sys.argv[1:]]
         culprits = [v for v in values if v and _undecodable(Path(v))]
         return f"{', '.join(culprits)}: {what}" if culprits else what
-    if isinstance(exc, sqlite3.DatabaseError):
-        return f"results database: {exc}"
     what = exc.strerror or str(exc)
     if isinstance(exc, FileExistsError) and exc.filename is not None and not Path(
             exc.filename).is_dir():

@@ -6,14 +6,21 @@ import os
 import subprocess
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from casslab.cassandra.cql import CONSISTENCY_LEVELS, check_consistency
 from casslab.cassandra.distribution import DEFAULT_VERSION
-from casslab.cli.common import err, errors_to_exit, open_lab, out, refuse_given
+from casslab.cli.common import (
+    err,
+    errors_to_exit,
+    open_lab,
+    open_testbed,
+    out,
+    refuse_given,
+)
 from casslab.core.errors import UsageError
 from casslab.core.paths import default_home
 from casslab.core.units import parse_duration_s
@@ -21,14 +28,8 @@ from casslab.lab.state import (
     DEFAULT_RUNTIME,
     DEFAULT_TIMEOUT_S,
     RUNTIME_NAMES,
-    LabState,
     check_node_ref,
-    list_labs,
 )
-
-if TYPE_CHECKING:
-    from casslab.lab import LabOptions
-    from casslab.testbed.hostslab import HostsLab
 
 app = typer.Typer(help="Local Cassandra labs: real nodes on this machine.", no_args_is_help=True)
 
@@ -79,107 +80,54 @@ def up(
 
     Example (real hosts): casslab lab up --name pis --inventory hosts.yaml
     """
+    from dataclasses import replace
+
     from casslab.lab import LabOptions
     from casslab.lab.nodeprofiles import parse_node_profile_options
 
     with errors_to_exit():
         timeout_s = parse_duration_s(timeout, "--timeout")
         per_node = parse_node_profile_options(node_profile or [])
-    if inventory is not None:
-        with errors_to_exit():
+        if inventory is not None:
             refuse_given(ctx, ("nodes", "netns"), "not with --inventory (the inventory's "
                          "group `nodes` sets the nodes; they run on their hosts)")
-        _up_hosts(name, inventory, profiles_file, LabOptions(
-            cassandra_version=cassandra_version, overrides=set_ or [], timeout_s=timeout_s,
-            heap_mib=heap_mib, profile=profile, runtime=runtime, net=net_,
-            node_profiles=per_node))
-        return
-    options = LabOptions(nodes=nodes, profile=profile, profiles_file=profiles_file,
-                         cassandra_version=cassandra_version, overrides=set_ or [],
-                         timeout_s=timeout_s, own_namespace=netns, net=net_, heap_mib=heap_mib,
-                         runtime=runtime, node_profiles=per_node)
+            # A name is one lab's, whichever backend holds it.
+            if open_testbed(name).exists():
+                raise UsageError(f"--name {name}: a lab of that name exists (take it down "
+                                 "first, or choose another name)")
+        # The inventory's hosts may name profiles of --profiles-file.
+        testbed = open_testbed(name, inventory=inventory, profiles_file=profiles_file)
+        options = LabOptions(nodes=nodes, profile=profile, profiles_file=profiles_file,
+                             cassandra_version=cassandra_version, overrides=set_ or [],
+                             timeout_s=timeout_s, own_namespace=netns, net=net_,
+                             heap_mib=heap_mib, runtime=runtime, node_profiles=per_node)
+        if (fixed := testbed.fixed_nodes()) is not None:
+            options = replace(options, nodes=fixed)
     started = time.monotonic()
     with errors_to_exit(), err.status("starting lab") as spinner:
-        state = open_lab(name).up(options, progress=lambda msg: spinner.update(msg))
-    elapsed = time.monotonic() - started
-    for warning in state.warnings:
+        try:
+            built = testbed.up(options, progress=lambda msg: spinner.update(msg))
+        finally:
+            testbed.close()
+    for warning in built.warnings:
         err.print(f"[yellow]warning:[/] {warning}", highlight=False)
-    out.print(f"lab [bold]{name}[/] up: {len(state.nodes)} nodes, Cassandra "
-              f"{state.cassandra_version}, profile {_profiles(state)}, "
-              f"namespace {state.netns or '(none)'}, ready in {elapsed:.1f} s")
-
-
-def _up_hosts(name: str, inventory: Path, profiles_file: Path | None,
-              options: LabOptions) -> None:
-    from dataclasses import replace
-
-    from casslab.core.paths import default_cache
-    from casslab.testbed.hostslab import HostsLab
-
-    started = time.monotonic()
-    with errors_to_exit():
-        if _hosts_record(name) is not None or open_lab(name).exists():
-            raise UsageError(f"--name {name}: a lab of that name exists (take it down first, "
-                             "or choose another name)")
-        # The inventory's hosts may name profiles of --profiles-file.
-        lab = HostsLab(name, inventory, home=default_home(), cache=default_cache(),
-                       profiles_file=profiles_file)
-        options = replace(options, nodes=len(lab.nodes))
-        with err.status(f"provisioning {len(lab.inventory.hosts)} hosts and starting "
-                        f"{len(lab.nodes)} nodes"):
-            try:
-                lab.up(options)  # on failure it stops what it started
-            finally:
-                lab.close()
-    out.print(f"lab [bold]{name}[/] up on hosts: {len(lab.nodes)} nodes "
-              f"({', '.join(n.host.name for n in lab.nodes)}), Cassandra "
-              f"{options.cassandra_version}, ready in {time.monotonic() - started:.1f} s")
-
-
-def _hosts_lab(name: str) -> HostsLab:
-    """The lab on hosts called `name` (its record names the inventory)."""
-    from casslab.core.paths import default_cache
-    from casslab.hosts.record import read_record
-    from casslab.testbed.hostslab import HostsLab
-
-    record = read_record(default_home(), name)
-    assert record is not None
-    return HostsLab(name, Path(record.inventory), home=default_home(), cache=default_cache(),
-                    profiles_file=Path(record.profiles_file) if record.profiles_file else None)
-
-
-def _hosts_record(name: str) -> object | None:
-    from casslab.hosts.record import read_record
-
-    return read_record(default_home(), name)
-
-
-def _profiles(state: LabState) -> str:
-    """`rpi2`, or `rpi2 (node6: rpi3)` for a lab of mixed profiles."""
-    own = [f"{n.name}: {n.profile}" for n in state.nodes if n.profile]
-    return state.profile + (f" ({', '.join(own)})" if own else "")
+    out.print(f"lab [bold]{name}[/] {built.summary}, ready in "
+              f"{time.monotonic() - started:.1f} s")
 
 
 @app.command()
 def down(
     name: NameOpt = "default",
-    wipe: Annotated[bool, typer.Option(help="Also delete the nodes' data and logs.")] = False,
+    wipe: Annotated[bool, typer.Option(help="Also delete the nodes' data and logs (a lab on "
+                                       "hosts is always wiped).")] = False,
 ) -> None:
     """Stop every node and remove the lab's namespace and cgroups (data kept unless --wipe).
 
     Example: casslab lab down --name edge --wipe
     """
-    from casslab.hosts.record import read_record
-
     with errors_to_exit():
-        record = read_record(default_home(), name)
-        if record is not None:
-            # On hosts a lab always comes down wiped: its next `up` provisions afresh.
-            _hosts_lab(name).down()
-            out.print(f"lab {name} down on its hosts ({', '.join(record.nodes)}) and wiped")
-            return
-        open_lab(name).down(wipe=wipe)
-    out.print(f"lab {name} down" + (" and wiped" if wipe else " (data kept)"))
+        done = open_testbed(name).down(wipe=wipe)
+    out.print(f"lab {name} {done}")
 
 
 @app.command()
@@ -189,17 +137,12 @@ def status(name: NameOpt = "default") -> None:
 
     Example: casslab lab status --name edge
     """
-    from casslab.hosts.record import read_record
-
     with errors_to_exit():
-        if read_record(default_home(), name) is not None:
-            lab = _hosts_lab(name)
-            try:
-                rows = lab.status()
-            finally:
-                lab.close()
-        else:
-            rows = open_lab(name).status()
+        testbed = open_testbed(name)
+        try:
+            rows = testbed.status()
+        finally:
+            testbed.close()
     table = Table(title=f"lab {name}")
     credits = any(r.cpu_credits is not None for r in rows)
     for col in ("node", "address", "state", "load (MiB)", "profile", "pid",
@@ -255,21 +198,15 @@ def list_() -> None:
 
     Example: casslab lab list
     """
-    from casslab.system.process import is_same_process
+    from casslab.testbed.listing import list_testbeds
 
     table = Table(title="labs")
     for col in ("name", "nodes", "running", "profile", "version", "namespace"):
         table.add_column(col)
-    from casslab.hosts.record import list_hosts_labs
-
-    for s in list_labs(default_home()):
-        running = sum(is_same_process(n.pid, n.start_ticks) for n in s.nodes)
-        table.add_row(s.name, str(len(s.nodes)), str(running), _profiles(s), s.cassandra_version,
-                      s.netns or "-")
-    for r in list_hosts_labs(default_home()):
-        # Whether the remote JVMs still run would take an SSH round: `lab status` asks.
-        table.add_row(r.name, str(len(r.nodes)), "?", "(inventory)", r.version,
-                      f"hosts: {', '.join(r.nodes)}")
+    for r in list_testbeds(default_home()):
+        # On hosts, whether the remote JVMs still run would take an SSH round: `lab
+        # status` asks.
+        table.add_row(r.name, str(r.nodes), r.running, r.profile, r.version, r.where)
     out.print(table)
 
 
@@ -342,15 +279,18 @@ def logs(
     with errors_to_exit():
         if lines < 0:
             raise UsageError(f"--lines: {lines} is negative (valid: >= 0 lines from the end)")
-        if _hosts_record(name) is not None:
+        testbed = open_testbed(name)
+        path = testbed.log_file(node)
+        if path is None:  # on another machine
             if follow:
                 raise UsageError("--follow: not for a lab on hosts (its log is read over SSH; "
                                  "run `tail -F` on the host)")
-            out.print(_hosts_lab(name).log(node, lines), end="", markup=False,
-                      highlight=False, soft_wrap=True)
+            try:
+                text = testbed.log_text(node, lines)
+            finally:
+                testbed.close()
+            out.print(text, end="", markup=False, highlight=False, soft_wrap=True)
             return
-        check_node_ref(node)
-        path = open_lab(name).log_path(node)
     if not path.exists():
         err.print(f"[bold red]error:[/] no log yet at {path}")
         raise typer.Exit(1)

@@ -8,7 +8,6 @@ usage error (bad option, bad value, unknown name), 1 for a failure while doing t
 from __future__ import annotations
 
 import os
-import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -60,7 +59,7 @@ def run_cli(invoke: Callable[[], Any]) -> NoReturn:
             raise
         print_error(one_line(str(exc)))
         sys.exit(exit_code(exc))
-    except (OSError, UnicodeDecodeError, sqlite3.DatabaseError) as exc:
+    except (OSError, UnicodeDecodeError) as exc:
         if debug_enabled():
             raise
         print_error(one_line(describe_os_error(exc)))
@@ -191,8 +190,8 @@ def profiles(
     Example: casslab profiles --profiles-file my-boards.yaml
     """
     # Imported here: only this command needs the profiles.
-    from casslab.profiles import BUILTIN_PROFILES, load_profiles_file
-    from casslab.profiles.credits import credit_spec, quota_cores
+    from casslab.hardware import BUILTIN_PROFILES, load_profiles_file
+    from casslab.hardware.credits import credit_spec, quota_cores
 
     table = Table(title="hardware profiles")
     for col in ("name", "CPU (cores)", "memory (MiB)", "heap (MiB)", "disk r/w (MB/s)",

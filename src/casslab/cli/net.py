@@ -2,31 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
 from casslab import net
-from casslab.cli.common import err, errors_to_exit, open_lab, out, refuse_given
-from casslab.core.errors import LabStateError, UsageError
+from casslab.cli.common import err, errors_to_exit, open_testbed, out, refuse_given
 from casslab.core.units import parse_duration_s, parse_fraction, parse_rate_bit_s
-from casslab.net.profiles import (
-    BUILTIN_PROFILES,
+from casslab.net.linkprofiles import (
+    BUILTIN_LINK_PROFILES,
     LinkConditions,
-    load_profiles_file,
+    load_link_profiles,
     parse_burst,
 )
-from casslab.net.spec import CONGESTION_CONTROLS, NetSpec, link_label, parse_link_option
+from casslab.net.spec import CONGESTION_CONTROLS, NetSpec, link_label
 
 if TYPE_CHECKING:
-    from casslab.hosts.inventory import Inventory
-    from casslab.hosts.ssh import Fleet
-    from casslab.lab.state import LabState
-
-T = TypeVar("T")
+    from casslab.testbed.base import LinkTable
 
 app = typer.Typer(
     help="Network emulation of a lab: link profiles and per-link delay, jitter, loss and "
@@ -39,32 +33,6 @@ InventoryOpt = Annotated[Path | None, typer.Option(
     help="Ansible inventory: the links between its hosts (over SSH) instead of a lab's.")]
 KnownHostsOpt = Annotated[Path | None, typer.Option(
     help="known_hosts file of the inventory's hosts (default: ~/.ssh/known_hosts).")]
-
-
-def _on_hosts(path: Path, known_hosts: Path | None,
-              work: Callable[[Fleet, Inventory], Awaitable[T]]) -> T:
-    """`work` with one SSH connection to each host of the inventory that has a role."""
-    import asyncio
-
-    from casslab.hosts import inventory as inv
-    from casslab.hosts.ssh import Fleet
-
-    hosts = inv.load(path)
-
-    async def go() -> T:
-        async with Fleet([h for h in hosts.hosts if h.roles],
-                         known_hosts=known_hosts) as fleet:
-            return await work(fleet, hosts)
-
-    return asyncio.run(go())
-
-
-def _lab_state(name: str) -> LabState:
-    state = open_lab(name).state()
-    if not state.netns:
-        raise LabStateError(f"lab '{name}' has no network namespace (made with --no-netns): "
-                            "network emulation needs the lab's own namespace")
-    return state
 
 
 def _fmt_ms(v: float | None) -> str:
@@ -93,9 +61,9 @@ def profiles(
     Example: casslab net profiles --profiles-file my-links.yaml
     """
     with errors_to_exit():
-        items = dict(BUILTIN_PROFILES)
+        items = dict(BUILTIN_LINK_PROFILES)
         if profiles_file:
-            items.update(load_profiles_file(profiles_file))
+            items.update(load_link_profiles(profiles_file))
     table = Table(title="link profiles (one-way values, applied to each direction)")
     for col in ("name", "delay (ms)", "jitter (ms)", "loss (%)", "rate (Mbit/s)", "source"):
         table.add_column(col, overflow="fold")
@@ -156,66 +124,26 @@ def set_(
     with errors_to_exit():
         _check_units(delay=delay, jitter=jitter, loss=loss, rate=rate, burst=burst,
                      client_delay=client_delay, node_delay=node_delay)
-        hosts = None
         if inventory is not None:
             refuse_given(ctx, ("name", "replace"), "not with --inventory (the links between "
                          "its hosts are set, always from clean links)")
-            from casslab.hosts.inventory import load
-            from casslab.testbed.hostrules import translate_link_option
-
-            hosts = load(inventory)
-        # Everything the user gave is checked before the lab is looked up; link names
-        # against the lab's size after. Links may name hosts: their form is checked as
-        # the table's names, and they stay as given until `checked_for_hosts`.
-        links = [parse_link_option(x, None) if hosts is None else
-                 (x.partition(":")[0].strip(),
-                  parse_link_option(translate_link_option(x, hosts), None)[1])
-                 for x in link or []]
-        request = NetSpec.from_yaml(spec) if spec else NetSpec()
-        all_fields: dict[str, Any] = {k: v for k, v in (("delay", delay), ("jitter", jitter),
-                                                         ("loss", loss), ("burst", burst),
-                                                         ("rate", rate)) if v is not None}
-        request = request.merged(NetSpec(
-            profile=profile, profiles_file=profiles_file, all=all_fields,
-            client_delay_ms=client_delay, node_delay_ms=node_delay,
-            links=tuple(links), cc=cc, seed=seed))
-        if hosts is not None:
-            from casslab.testbed.hostrules import checked_for_hosts
-
-            request = checked_for_hosts(request, hosts)  # a --spec file may name hosts too
-        request.check()
-        if inventory is not None:
-            _set_hosts(inventory, known_hosts, request)
-            return
-        lab = _lab_state(name)
-        n = len(lab.nodes)
-        for x in link or []:
-            parse_link_option(x, n)
-        from casslab.testbed import apply_net  # the lab stack loads with a lab only
-
-        state = apply_net(lab, request, replace=replace)
-    for w in state.warnings:
-        err.print(f"[yellow]warning:[/] {w}", highlight=False)
-    _print_table(name, state)
-
-
-def _set_hosts(path: Path, known_hosts: Path | None, request: NetSpec) -> None:
-    from casslab.testbed import hostnet
-
-    async def work(fleet: Fleet, hosts: Inventory) -> hostnet.HostsNetState:
-        return await hostnet.apply_hosts(fleet, hosts, request)
-
-    state = _on_hosts(path, known_hosts, work)
-    for w in state.warnings:
-        err.print(f"[yellow]warning:[/] {w}", highlight=False)
-    table = Table(title=f"hosts of {path}: link conditions")
-    for col in ("link", "addresses", "delay ms", "jitter ms", "loss %", "rate Mbit/s"):
-        table.add_column(col, justify="right")
-    for k in state.links:
-        table.add_row(k.label, f"{k.src.address} -> {k.dst.address}", *_fmt_cond(k.conditions))
-    out.print(table)
-    modes = ", ".join(f"{h.host}: {h.mode} on {h.device}" for h in state.hosts.values())
-    out.print(f"enforced by {modes}")
+        testbed = open_testbed(name, inventory=inventory, known_hosts=known_hosts)
+        try:
+            # Everything the user gave is checked before the testbed is looked at; link
+            # names against its endpoints after.
+            links = [testbed.parse_link(x) for x in link or []]
+            request = NetSpec.from_yaml(spec) if spec else NetSpec()
+            all_fields: dict[str, Any] = {k: v for k, v in (
+                ("delay", delay), ("jitter", jitter), ("loss", loss), ("burst", burst),
+                ("rate", rate)) if v is not None}
+            request = testbed.checked(request.merged(NetSpec(
+                profile=profile, profiles_file=profiles_file, all=all_fields,
+                client_delay_ms=client_delay, node_delay_ms=node_delay,
+                links=tuple(links), cc=cc, seed=seed)))
+            table = testbed.apply_links(request, replace=replace, link_options=link or [])
+        finally:
+            testbed.close()
+    _print_links(table)
 
 
 def _check_units(**options: str | None) -> None:
@@ -237,36 +165,43 @@ def _check_units(**options: str | None) -> None:
 
 
 @app.command()
-def show(name: NameOpt = "default") -> None:
-    """Print the configured conditions of every directed link of a lab.
+def show(ctx: typer.Context, name: NameOpt = "default", inventory: InventoryOpt = None,
+         known_hosts: KnownHostsOpt = None) -> None:
+    """Print the configured conditions of every directed link of a lab, or with
+    --inventory of the links between an inventory's hosts.
 
-    Example: casslab net show --name edge
+    Examples:
+      casslab net show --name edge
+      casslab net show --inventory hosts.yaml
     """
     with errors_to_exit():
-        lab = _lab_state(name)
-        state = net.load(Path(lab.directory))
-    if state is None:
-        out.print(f"lab {name}: no network emulation (clean loopback links)")
+        if inventory is not None:
+            refuse_given(ctx, ("name",), "not with --inventory (the links between its hosts "
+                         "are shown)")
+        testbed = open_testbed(name, inventory=inventory, known_hosts=known_hosts)
+        try:
+            table = testbed.show_links()
+            where = testbed.where()
+        finally:
+            testbed.close()
+    if table is None:
+        out.print(f"{where}: no network emulation (clean links)")
         return
-    _print_table(name, state)
-    if not net.is_active(state):
-        err.print("[yellow]warning:[/] not enforced now (namespace or casslab-netem gone); "
-                  f"apply again with `casslab net set --name {name} --replace ...`")
+    _print_links(table)
 
 
-def _print_table(name: str, state: net.NetState) -> None:
-    d = state.daemon
-    table = Table(title=f"lab {name}: links (one-way), congestion control {state.cc}, "
-                  f"seed {state.seed}, casslab-netem "
-                  f"{'pid ' + str(d.pid) if d and d.alive() else 'not running'}")
+def _print_links(table: LinkTable) -> None:
+    for w in table.warnings:
+        err.print(f"[yellow]warning:[/] {w}", highlight=False)
+    shown = Table(title=table.title)
     for col in ("link", "addresses", "delay (ms)", "jitter (ms)", "loss (%)",
                 "rate (Mbit/s)"):
-        table.add_column(col)
-    for src, dst in state.table:
-        c = state.table[(src, dst)]
-        table.add_row(link_label((src, dst)),
-                      f"{state.addresses[src]} -> {state.addresses[dst]}", *_fmt_cond(c))
-    out.print(table)
+        shown.add_column(col)
+    for row in table.rows:
+        shown.add_row(row.label, row.addresses, *_fmt_cond(row.conditions))
+    out.print(shown)
+    for note in table.notes:
+        out.print(note)
 
 
 @app.command()
@@ -293,50 +228,19 @@ def check(
       casslab net check --name edge --link client-node1 --loss-packets 10000
       casslab net check --inventory hosts.yaml
     """
-    if inventory is not None:
-        with errors_to_exit():
+    with errors_to_exit():
+        if inventory is not None:
             refuse_given(ctx, ("name", "loss_packets", "bandwidth", "bandwidth_seconds"),
                          "not with --inventory (between hosts, round trip and loss are "
                          "measured with --pings; not a lab's links, nor bandwidth)")
-        _print_checks(f"hosts of {inventory}", _check_hosts(inventory, known_hosts, link,
-                                                             pings))
-        return
-    with errors_to_exit():
-        # the prober: only this command imports it.
-        from casslab.net.linkcheck import check, check_options
-
-        check_options(links=link, pings=pings, loss_packets=loss_packets,
-                      bandwidth_s=bandwidth_seconds)
-        lab = _lab_state(name)
-        state = net.load(Path(lab.directory))
-        if state is None:
-            raise LabStateError(f"lab '{name}' has no network emulation; set some with "
-                                f"`casslab net set --name {name} --profile wifi`")
-        from casslab.testbed import probe_endpoints
-
-        with err.status("probing links where their packets start"):
-            rows = check(state, links=link, pings=pings, loss_packets=loss_packets,
-                         bandwidth=bandwidth, bandwidth_s=bandwidth_seconds,
-                         endpoints=probe_endpoints(lab))
-    _print_checks(f"lab {name}", rows)
-
-
-def _check_hosts(path: Path, known_hosts: Path | None, link: list[str] | None,
-                 pings: int) -> list[net.LinkCheck]:
-    with errors_to_exit():
-        if link:
-            raise UsageError("--link: not with --inventory (every link between the hosts "
-                             "is checked)")
-        from casslab.testbed import hostnet
-
-        async def work(fleet: Fleet, hosts: Inventory) -> list[net.LinkCheck]:
-            state = await hostnet.load_hosts(fleet, hosts)
-            if state is None:
-                raise LabStateError(f"no link conditions on the hosts of {path}")
-            return await hostnet.check_hosts(fleet, state, pings=pings)
-
-        with err.status("probing links between the hosts"):
-            return _on_hosts(path, known_hosts, work)
+        testbed = open_testbed(name, inventory=inventory, known_hosts=known_hosts)
+        try:
+            with err.status("probing links where their packets start"):
+                rows = testbed.check_links(only=link, pings=pings, loss_packets=loss_packets,
+                                           bandwidth=bandwidth, bandwidth_s=bandwidth_seconds)
+        finally:
+            testbed.close()
+    _print_checks(testbed.where(), rows)
 
 
 def _print_checks(what: str, rows: list[net.LinkCheck]) -> None:
@@ -370,18 +274,13 @@ def clear(ctx: typer.Context, name: NameOpt = "default", inventory: InventoryOpt
       casslab net clear --name edge
       casslab net clear --inventory hosts.yaml
     """
-    if inventory is not None:
-        with errors_to_exit():
+    with errors_to_exit():
+        if inventory is not None:
             refuse_given(ctx, ("name",), "not with --inventory (every host of the inventory "
                          "is cleared)")
-            from casslab.testbed import hostnet
-
-            _on_hosts(inventory, known_hosts, hostnet.clear_hosts)
-        out.print(f"hosts of {inventory}: link conditions removed")
-        return
-    with errors_to_exit():
-        lab = _lab_state(name)
-        from casslab.testbed import net_target
-
-        net.clear(Path(lab.directory), net_target(lab).netns)
-    out.print(f"lab {name}: network emulation removed")
+        testbed = open_testbed(name, inventory=inventory, known_hosts=known_hosts)
+        try:
+            testbed.clear_links()
+        finally:
+            testbed.close()
+    out.print(f"{testbed.where()}: link conditions removed")

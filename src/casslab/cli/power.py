@@ -16,7 +16,7 @@ from casslab.analysis.responses import trial_values
 from casslab.core.errors import UsageError
 from casslab.experiment.spec import CampaignSpec
 from casslab.store.db import StoreError
-from casslab.store.results import Results
+from casslab.store.records import Results
 
 
 def pilot_noise(directory: Path, response: str) -> Noise:

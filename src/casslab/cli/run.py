@@ -93,13 +93,13 @@ def run(
     with errors_to_exit():
         _check_format(output_format)
         _check_units(duration, warmup)
-        workload, options = _with_ycsb_properties(workload, options, property_files or [],
+        workload, options = with_ycsb_properties(workload, options, property_files or [],
                                                   properties or [], list(ctx.args))
         # Checked by casslab-load's rules before the lab is touched; errors name the flag.
         spec = LoadSpec.of(workload, options, list(ctx.args), where="")
         if clients != 1:
             _check_clients(clients, output_format)
-        targets, prefix = _targets(name, hosts)
+        targets, prefix = load_targets(name, hosts)
         if hosts is None:
             from casslab.load.multi import with_lab_label
 
@@ -169,7 +169,7 @@ def _check_format(output_format: str) -> None:
         raise UsageError(f"--format {output_format}: valid: {', '.join(FORMATS)}")
 
 
-def _with_ycsb_properties(workload: str, options: dict[str, Any], files: list[Path],
+def with_ycsb_properties(workload: str, options: dict[str, Any], files: list[Path],
                           props: list[str], extra: list[str] | None = None
                           ) -> tuple[str, dict[str, Any]]:
     """The workload and options once YCSB -P files and -p properties are applied; the
@@ -205,7 +205,9 @@ def _check_units(duration: str | None, warmup: str | None) -> None:
         parse_duration_s(warmup, "--warmup")
 
 
-def _targets(name: str, hosts: str | None) -> tuple[list[str], list[str]]:
+def load_targets(name: str, hosts: str | None) -> tuple[list[str], list[str]]:
+    """Where casslab-load connects (HOST:PORT each) and the prefix it runs under: the
+    --hosts given, from here; else lab `name`'s running nodes, from inside its namespace."""
     if hosts is not None:
         return [f"{h}:{port}" for h, port in parse_contact_points(hosts)], []
     lab = open_lab(name)

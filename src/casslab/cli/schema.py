@@ -15,7 +15,7 @@ from casslab.core.errors import UsageError
 # the readers don't add to every command's start-up.
 SCHEMAS = {"experiment": "casslab.experiment.spec", "plan": "casslab.plan.spec",
            "rules": "casslab.tune.rules", "net": "casslab.net.spec",
-           "profiles": "casslab.profiles.hardware"}
+           "profiles": "casslab.hardware.profiles"}
 
 
 def schema(name: Annotated[str, typer.Argument(

@@ -18,7 +18,7 @@ from casslab.analysis.findings import Verdict, all_decisive, judge_rows
 from casslab.analysis.responses import trial_values
 from casslab.experiment.sequential import ShouldStop, StopDecision
 from casslab.experiment.spec import CampaignSpec
-from casslab.store.results import Results
+from casslab.store.records import Results
 
 
 def verdict_line(v: Verdict) -> str:

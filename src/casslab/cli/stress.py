@@ -15,7 +15,7 @@ import typer
 
 from casslab.cassandra.cql import NATIVE_PORT, parse_contact_points
 from casslab.cli.common import errors_to_exit
-from casslab.cli.run import FORMATS, _targets, print_summary
+from casslab.cli.run import FORMATS, load_targets, print_summary
 from casslab.core.errors import UsageError
 from casslab.load import LoadSpec, run_load
 from casslab.load import csformat as cs
@@ -89,9 +89,9 @@ def stress(
                            f"{' while throughput improves' if run.steps.auto else ''}")
             return
         if nodes:
-            targets, prefix = nodes, (_targets(name, None)[1] if name is not None else [])
+            targets, prefix = nodes, (load_targets(name, None)[1] if name is not None else [])
         else:
-            targets, prefix = _targets(name or "default", None)
+            targets, prefix = load_targets(name or "default", None)
             targets = [f"{t.rsplit(':', 1)[0]}:{port}" for t in targets]
         log = Path(run.log_file).open("w") if run.log_file else None  # noqa: SIM115
     try:

@@ -6,7 +6,7 @@ Counted from two snapshots around the trial's load run:
   already inside user), steal time, and all time (busy + idle + iowait + steal), in
   USER_HZ ticks of every core together;
 - the lab's CPU seconds: its nodes' cgroups (cgroup v1 cpuacct.usage, v2 cpu.stat
-  usage_usec, casslab.profiles.cgroups.cpu_usage_s);
+  usage_usec, casslab.hardware.cgroups.cpu_usage_s);
 - this process's own CPU and that of its waited-for children (os.times): the runner,
   its sampler threads and the load clients, which are part of the trial.
 outside = busy - lab - own, as % of all time (all cores = 100 %), clamped at 0 (the

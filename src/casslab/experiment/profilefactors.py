@@ -19,7 +19,7 @@ from casslab.core.errors import UsageError
 from casslab.core.specio import Path_, fmt_path
 from casslab.core.specio import V as _V
 from casslab.core.units import parse_rate_bit_s, parse_size_bytes
-from casslab.profiles import BUILTIN_PROFILES, LIVE_FIELDS
+from casslab.hardware import BUILTIN_PROFILES, LIVE_FIELDS
 
 # Field -> what its levels are, for the error messages (the registry,
 # casslab.experiment.factors, names the factors `profile.<field>` after these).

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from casslab.core.errors import CasslabError
-from casslab.testbed.campaignlab import CampaignLab, NodeRecovery
+from casslab.testbed.base import NodeRecovery, Testbed
 
 # When a dead node was found: before its trial started, or after its trial failed.
 BEFORE, DURING = "before", "during"
@@ -75,7 +75,7 @@ def restart_refusal(done: int, allowed: int) -> str | None:
 class Recovery:
     """The campaign's watch over its lab's nodes (module docstring); counts restarts."""
 
-    def __init__(self, lab: CampaignLab | NodeRecovery, *, timeout_s: float,
+    def __init__(self, lab: Testbed | NodeRecovery, *, timeout_s: float,
                  max_restarts: int) -> None:
         self.lab = lab
         self.timeout_s = timeout_s

@@ -43,14 +43,14 @@ from casslab.experiment.search import PeakResult, PeakSearch, Step, resolve_rela
 from casslab.experiment.sequential import Sequencer, ShouldStop, StopDecision
 from casslab.experiment.spec import CampaignSpec, StopRule
 from casslab.experiment.steadywindow import SteadyCut, steady_window
+from casslab.hardware import describe
 from casslab.lab import LabOptions
 from casslab.load import LoadResult, LoadSpec
 from casslab.load.multi import START_MARGIN_S
 from casslab.load.options import SchemaOptions, family_of
 from casslab.metrics.samples import TrialMetrics
-from casslab.profiles import describe
 from casslab.store.db import Store
-from casslab.testbed.campaignlab import CampaignLab, LocalCampaignLab
+from casslab.testbed import Testbed, open_testbed
 
 # The load phase's re-issues of a write that failed on a busy cluster (the measured runs
 # keep casslab-load's 0: their errors are data).
@@ -105,16 +105,6 @@ def compaction_map(value: str) -> str:
     return compaction.cql_map(compaction.level_options(value))
 
 
-def campaign_lab(spec: CampaignSpec, name: str, *, home: Path, cache: Path) -> CampaignLab:
-    """The lab of the spec's backend: this machine's (local) or an inventory's hosts."""
-    if spec.lab.backend == "hosts":
-        from casslab.testbed.hostslab import HostsLab  # asyncssh and Ansible: only here
-
-        assert spec.lab.inventory is not None  # the spec's validation requires it
-        return HostsLab(name, Path(spec.lab.inventory), home=home, cache=cache)
-    return LocalCampaignLab(name, home=home, cache=cache)
-
-
 def timeout_guard(timeout_s: float, clients: int) -> list[str]:
     """The command prefix that ends a trial's load after stop.timeout_s. `timeout` sends
     SIGINT: casslab-load then still prints its summary (interrupted). Several clients wait
@@ -143,8 +133,10 @@ class CampaignRunner:
         self.should_stop = should_stop
         self.steady = steady
         self.results = results
-        self.lab = campaign_lab(spec, lab_name or f"exp-{spec.digest[:10]}", home=home,
-                                cache=cache)
+        # The spec's inventory is set exactly when its backend is hosts.
+        inventory = Path(spec.lab.inventory) if spec.lab.inventory is not None else None
+        self.lab: Testbed = open_testbed(lab_name or f"exp-{spec.digest[:10]}", home=home,
+                                         cache=cache, inventory=inventory)
         self.emit = on_event or (lambda _e: None)
         self.recovery = Recovery(self.lab, timeout_s=spec.lab.timeout_s,
                                  max_restarts=spec.lab.max_restarts)

@@ -15,10 +15,10 @@ from casslab.core.errors import UsageError
 from casslab.experiment.design import cell_key, cells
 from casslab.experiment.factors.cell import Cell
 from casslab.experiment.spec import CampaignSpec
+from casslab.hardware import HardwareProfile, resolve_profile, with_fields
 from casslab.load.options import LoadOptions, family_of
-from casslab.net.profiles import LinkConditions
+from casslab.net.linkprofiles import LinkConditions
 from casslab.net.spec import Link, NetSpec
-from casslab.profiles import HardwareProfile, resolve_profile, with_fields
 
 
 @dataclass(frozen=True)

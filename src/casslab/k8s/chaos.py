@@ -28,7 +28,7 @@ from casslab.k8s.names import (
     ROLE_LABEL,
     Naming,
 )
-from casslab.net.profiles import LinkConditions
+from casslab.net.linkprofiles import LinkConditions
 from casslab.net.spec import CLIENT, Link, all_links
 
 API_VERSION = "chaos-mesh.org/v1alpha1"

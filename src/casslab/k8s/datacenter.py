@@ -21,9 +21,9 @@ from __future__ import annotations
 from typing import Any
 
 from casslab.core.errors import UsageError
+from casslab.hardware import HardwareProfile
 from casslab.k8s.cell import CellLab
 from casslab.k8s.names import DATACENTER, Naming
-from casslab.profiles import HardwareProfile
 
 API_VERSION = "cassandra.datastax.com/v1beta1"
 KIND = "CassandraDatacenter"

@@ -29,6 +29,9 @@ from casslab.core.errors import (
     NodeStartError,
     UsageError,
 )
+from casslab.hardware import cgroups
+from casslab.hardware.credits import BALANCE_FILE, read_balance_file, time_scale_from_env
+from casslab.hardware.profiles import LIVE_FIELDS, HardwareProfile, describe
 from casslab.lab import credits, node
 from casslab.lab.nodeprofiles import cpu_warning, node_profiles
 from casslab.lab.runtime import NodeRuntime, runtime_for
@@ -43,9 +46,6 @@ from casslab.lab.state import (
     system_name,
     validate_name,
 )
-from casslab.profiles import cgroups
-from casslab.profiles.credits import BALANCE_FILE, read_balance_file, time_scale_from_env
-from casslab.profiles.hardware import LIVE_FIELDS, HardwareProfile, describe
 from casslab.system import netns
 from casslab.system.process import is_same_process, kill_now, signal_process, terminate
 
@@ -101,7 +101,7 @@ class LabOptions:
     # Nodes with a profile of their own: {"node3": "rpi3"} (`--node-profile node3=rpi3`).
     node_profiles: dict[str, str] = field(default_factory=dict)
     # Profile fields set over every node's profile ({"memory_mib": 2048}; see
-    # casslab.profiles.hardware.with_fields).
+    # casslab.hardware.profiles.with_fields).
     profile_fields: dict[str, float | int] = field(default_factory=dict)
 
 

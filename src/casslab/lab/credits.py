@@ -1,6 +1,6 @@
 """The CPU credit controller: a small background process beside a lab whose nodes have
 a burstable profile (t2.*), keeping each node's CPU credit balance (the model of
-casslab.profiles.credits) and setting its cgroup CPU quota from it every tick.
+casslab.hardware.credits) and setting its cgroup CPU quota from it every tick.
 
 The lab starts it once every node is ready (`lab up`): AWS's launch credits exist to
 pay for an instance's boot, and a time-scaled test would otherwise spend them all on
@@ -26,9 +26,8 @@ from pathlib import Path
 from types import FrameType
 
 from casslab.core.errors import CgroupError, LabStateError
-from casslab.lab.state import LabState
-from casslab.profiles import cgroups
-from casslab.profiles.credits import (
+from casslab.hardware import cgroups
+from casslab.hardware.credits import (
     BALANCE_FILE,
     CreditBalance,
     CreditSpec,
@@ -40,7 +39,8 @@ from casslab.profiles.credits import (
     step,
     write_balance_file,
 )
-from casslab.profiles.hardware import HardwareProfile
+from casslab.hardware.profiles import HardwareProfile
+from casslab.lab.state import LabState
 from casslab.system.process import is_same_process, start_time_ticks, terminate
 
 CONFIG_FILE = "credits-config.json"

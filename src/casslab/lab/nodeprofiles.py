@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from casslab.core.errors import ProfileError, UsageError
-from casslab.profiles.hardware import HardwareProfile, resolve_profile, with_fields
+from casslab.hardware.profiles import HardwareProfile, resolve_profile, with_fields
 
 _NODE = re.compile(r"^(?:node)?([1-9][0-9]*)$")
 

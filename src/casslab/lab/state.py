@@ -115,6 +115,11 @@ class LabState:
         """The name of the profile `node` runs with."""
         return node.profile or self.profile
 
+    def profiles_text(self) -> str:
+        """`rpi2`, or `rpi2 (node6: rpi3)` for a lab of mixed profiles."""
+        own = [f"{n.name}: {n.profile}" for n in self.nodes if n.profile]
+        return self.profile + (f" ({', '.join(own)})" if own else "")
+
     def node(self, ref: str | int) -> NodeState:
         """Find a node by number (2), name (node2) or address; UsageError if none."""
         text = str(ref)

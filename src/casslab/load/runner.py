@@ -161,7 +161,7 @@ def run_load(spec: LoadSpec, *, hosts: list[str], prefix: list[str],
     stderr line as printed (YCSB's status lines, which go to stderr as YCSB writes them).
     raw_out receives the JSON lines.
     binary: casslab-load's path where `prefix` runs it (default: find_binary(); the prefix
-    may run it elsewhere, e.g. casslab.hosts.sshrun's over ssh).
+    may run it elsewhere, e.g. casslab.testbed.hosts.sshrun's over ssh).
     env: variables added to casslab-load's environment (e.g. CASSLAB_USER/PASSWORD).
     stop_when: asked with each interval line; once true, casslab-load is interrupted (it
     ends early with its summary, ended_by "interrupted").

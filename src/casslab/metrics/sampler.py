@@ -24,6 +24,7 @@ from pathlib import Path
 
 from casslab.cassandra.cql import Cql
 from casslab.core.errors import CasslabError
+from casslab.hardware.credits import read_balance_file
 from casslab.metrics.samples import (
     CompactionSample,
     HostSample,
@@ -32,7 +33,6 @@ from casslab.metrics.samples import (
     TableSample,
     TrialMetrics,
 )
-from casslab.profiles.credits import read_balance_file
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 SYSTEM_KEYSPACES = {"system", "system_schema", "system_auth", "system_distributed",

@@ -37,7 +37,7 @@ class HostSample:
 
 @dataclass(frozen=True)
 class HostLoadSample:
-    """One real host of a hosts lab (casslab.hosts) at `t_s`: HostSample's columns for
+    """One real host of a hosts lab (casslab.testbed.hosts) at `t_s`: HostSample's columns for
     that host, the data interface's traffic and the load average."""
 
     t_s: float

@@ -26,22 +26,38 @@ if TYPE_CHECKING:
     )
     from casslab.net.errors import NetError, NetSpecError
     from casslab.net.linkcheck import LinkCheck, check
-    from casslab.net.profiles import (
-        BUILTIN_PROFILES,
+    from casslab.net.linkprofiles import (
+        BUILTIN_LINK_PROFILES,
         LinkConditions,
-        NetProfile,
-        resolve_profile,
+        LinkProfile,
+        resolve_link_profile,
     )
     from casslab.net.spec import NetSpec
 
-__all__ = ["BUILTIN_PROFILES", "LinkCheck", "LinkConditions", "NetError", "NetProfile",
-           "NetSpec", "NetSpecError", "NetState", "Routed", "apply", "check", "clear", "is_active",
-           "load", "resolve_profile", "set_links", "stats"]
+__all__ = [
+    "BUILTIN_LINK_PROFILES",
+    "LinkCheck",
+    "LinkConditions",
+    "LinkProfile",
+    "NetError",
+    "NetSpec",
+    "NetSpecError",
+    "NetState",
+    "Routed",
+    "apply",
+    "check",
+    "clear",
+    "is_active",
+    "load",
+    "resolve_link_profile",
+    "set_links",
+    "stats",
+]
 __getattr__, __dir__ = exports(__name__, {
     "LinkCheck": "casslab.net.linkcheck", "check": "casslab.net.linkcheck",
     **dict.fromkeys(("NetState", "Routed", "apply", "clear", "is_active", "load",
                      "set_links", "stats"), "casslab.net.emulator"),
     "NetError": "casslab.net.errors", "NetSpecError": "casslab.net.errors",
-    **dict.fromkeys(("BUILTIN_PROFILES", "LinkConditions", "NetProfile", "resolve_profile"),
-                    "casslab.net.profiles"),
+    **dict.fromkeys(("BUILTIN_LINK_PROFILES", "LinkConditions", "LinkProfile",
+                     "resolve_link_profile"), "casslab.net.linkprofiles"),
     "NetSpec": "casslab.net.spec"})

@@ -21,7 +21,7 @@ from typing import Any
 from casslab.core.errors import CommandError, PrerequisiteError
 from casslab.net import daemon, identity, rules
 from casslab.net.errors import NetError, NetSpecError
-from casslab.net.profiles import LinkConditions
+from casslab.net.linkprofiles import LinkConditions
 from casslab.net.spec import CLIENT, NetSpec, Table
 from casslab.system import netns as netns_mod
 from casslab.system.process import run

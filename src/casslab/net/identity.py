@@ -1,7 +1,7 @@
 """Which node a connection belongs to: the nodes' cgroup v2 identity cgroups.
 
 Every lab node runs in `casslab/<lab system name>/node<i>` on the cgroup v2 hierarchy
-(the unified mount on cgroup-v1 machines), see `casslab.profiles.cgroups.identity_path`.
+(the unified mount on cgroup-v1 machines), see `casslab.hardware.cgroups.identity_path`.
 Packet rules match a socket's cgroup there (`iptables -m cgroup --path`), so the link
 probes of `casslab net check` create a node's sockets inside that node's cgroup.
 
@@ -15,8 +15,8 @@ import os
 from pathlib import Path
 
 from casslab.core.errors import CgroupError
+from casslab.hardware.cgroups import detect_layout, identity_path, remove_dirs
 from casslab.net.errors import NetError
-from casslab.profiles.cgroups import detect_layout, identity_path, remove_dirs
 
 NETNS_PREFIX = "casslab-"
 

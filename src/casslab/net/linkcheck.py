@@ -20,7 +20,7 @@ from typing import Any
 from casslab.net import identity
 from casslab.net.emulator import NetState
 from casslab.net.errors import NetError, NetSpecError
-from casslab.net.profiles import LinkConditions
+from casslab.net.linkprofiles import LinkConditions
 from casslab.net.spec import CLIENT, Link, parse_link_name
 from casslab.system import netns as netns_mod
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from casslab.net.profiles import LinkConditions
+from casslab.net.linkprofiles import LinkConditions
 from casslab.net.spec import CLIENT, Link, Table, all_links, link_label, media_rates
 
 CHAIN = "CASSLAB_NET"  # PREROUTING: marked packets -> NFQUEUE

@@ -20,14 +20,14 @@ from typing import Any
 
 from casslab.core import specio
 from casslab.net.errors import NetSpecError
-from casslab.net.profiles import (
+from casslab.net.linkprofiles import (
     ALIASES,
     FIELDS,
     LinkConditions,
     conditions_from_mapping,
     parse_delay_ms,
     parse_field,
-    resolve_profile,
+    resolve_link_profile,
 )
 
 Link = tuple[str, str]
@@ -156,7 +156,7 @@ class NetSpec:
     @classmethod
     def from_profile(cls, name: str, profiles_file: Path | None = None) -> NetSpec:
         """Every link gets profile `name` (what `lab up --net NAME` means)."""
-        resolve_profile(name, profiles_file)
+        resolve_link_profile(name, profiles_file)
         return cls(profile=name, profiles_file=profiles_file)
 
     @classmethod
@@ -209,7 +209,7 @@ class NetSpec:
         form of link names), so a bad value is named before any lab is looked up."""
         self.validate_cc()
         if self.profile:
-            resolve_profile(self.profile, self.profiles_file)
+            resolve_link_profile(self.profile, self.profiles_file)
         if self.all:
             conditions_from_mapping(self.all, "all")
         for name, raw_fields in self.links:
@@ -218,7 +218,7 @@ class NetSpec:
             fields_ = dict(raw_fields)
             prof = fields_.pop("profile", None)
             if prof:
-                resolve_profile(str(prof), self.profiles_file)
+                resolve_link_profile(str(prof), self.profiles_file)
             conditions_from_mapping(fields_, where)
 
     def merged(self, other: NetSpec) -> NetSpec:
@@ -244,7 +244,7 @@ class NetSpec:
         links = all_links(node_count)
         table: Table = {k: (base or {}).get(k, LinkConditions()) for k in links}
         if self.profile:
-            cond = resolve_profile(self.profile, self.profiles_file).conditions
+            cond = resolve_link_profile(self.profile, self.profiles_file).conditions
             table = dict.fromkeys(links, cond)
         if self.all:
             table = {k: conditions_from_mapping(self.all, "all", v) for k, v in table.items()}
@@ -268,7 +268,7 @@ class NetSpec:
             fields_ = dict(raw_fields)
             prof = fields_.pop("profile", None)
             for k in targets:
-                start = (resolve_profile(str(prof), self.profiles_file).conditions if prof
+                start = (resolve_link_profile(str(prof), self.profiles_file).conditions if prof
                          else table[k])
                 table[k] = conditions_from_mapping(fields_, where, start)
         media_rates(table)

@@ -27,7 +27,7 @@ import yaml
 from casslab.core.errors import UsageError
 from casslab.plan.spec import PlanSpec, ResultsSource
 from casslab.store.db import DB_NAME, StoreError
-from casslab.store.results import Results
+from casslab.store.records import Results
 
 
 class ModelError(UsageError):

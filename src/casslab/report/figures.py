@@ -33,7 +33,7 @@ from casslab.experiment.labels import read_labels, scalar_label
 from casslab.experiment.reference import RefValue
 from casslab.report import facets
 from casslab.report.facets import Line, Panel, RefMark
-from casslab.store.results import Campaign, Results, TrialRow, full_length
+from casslab.store.records import Campaign, Results, TrialRow, full_length
 
 PERCENTILES = (0.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99, 99.999)
 

@@ -50,7 +50,7 @@ from casslab.report.figures import (
     to_csv,
 )
 from casslab.store.db import StoreError
-from casslab.store.results import Campaign, Results, TrialRow
+from casslab.store.records import Campaign, Results, TrialRow
 from casslab.store.schema import V1_MEAN_MAX
 
 REPORT_NAME = "report.html"

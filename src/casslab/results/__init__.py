@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from casslab.analysis.responses import profile_cores, trial_values
 from casslab.core.errors import UsageError
+from casslab.store.records import IntervalRow, NodeMetricRow, Results, TrialRow
 from casslab.store.responses import SUMMARY_METRICS
-from casslab.store.results import IntervalRow, NodeMetricRow, Results, TrialRow
 
 if TYPE_CHECKING:
     import pandas as pd

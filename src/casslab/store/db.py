@@ -2,7 +2,7 @@
 
 Every finished trial is written in ONE transaction (its summary, interval series and
 metrics, and status 'done'), so a campaign killed at any moment keeps exactly the
-trials that finished. This module writes; results.py answers questions; schema.py holds
+trials that finished. This module writes; records.py answers questions; schema.py holds
 the tables and migrations (documented in docs/results-schema.md).
 """
 
@@ -12,7 +12,8 @@ import json
 import socket
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,98 @@ class StoreError(CasslabError):
 class NoStoreError(StoreError, UsageError):
     """The directory the user named is not a results directory (missing, a file, no
     database): bad input, not a failure of the database."""
+
+
+def _database_error(path: Path | str, exc: sqlite3.DatabaseError) -> StoreError:
+    """sqlite's error as the store's: one line naming the file and what is wrong, so no
+    caller above the store needs to know the database is SQLite."""
+    what = str(exc) or type(exc).__name__
+    if "not a database" in what or "malformed" in what:
+        return StoreError(f"{path}: not a results database, or a damaged one ({what})")
+    return StoreError(f"{path}: {what}")
+
+
+@contextmanager
+def _store_errors(path: Path | str) -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:
+        raise _database_error(path, exc) from None
+
+
+class _Cursor(sqlite3.Cursor):
+    """A cursor whose every step raises StoreError instead of sqlite3.DatabaseError (a
+    damaged page may surface only when its rows are fetched)."""
+
+    path: Path | str = ""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> _Cursor:
+        with _store_errors(self.path):
+            super().execute(sql, parameters)
+        return self
+
+    def executemany(self, sql: str, seq_of_parameters: Any, /) -> _Cursor:
+        with _store_errors(self.path):
+            super().executemany(sql, seq_of_parameters)
+        return self
+
+    def fetchone(self) -> Any:
+        with _store_errors(self.path):
+            return super().fetchone()
+
+    def fetchall(self) -> list[Any]:
+        with _store_errors(self.path):
+            return super().fetchall()
+
+    def fetchmany(self, size: int | None = 1) -> list[Any]:
+        with _store_errors(self.path):
+            return super().fetchmany(size)
+
+    def __next__(self) -> Any:
+        with _store_errors(self.path):
+            return super().__next__()
+
+
+class _Connection(sqlite3.Connection):
+    """The store's one kind of connection: its statements run on `_Cursor`s, so a
+    damaged or foreign file ends as StoreError wherever it is first noticed."""
+
+    path: Path | str = ""
+
+    def cursor(self, factory: Any = None) -> _Cursor:  # type: ignore[override]
+        cur = super().cursor(_Cursor)
+        cur.path = self.path
+        return cur
+
+    def execute(self, sql: str, parameters: Any = (), /) -> _Cursor:
+        return self.cursor().execute(sql, parameters)
+
+    def executemany(self, sql: str, seq_of_parameters: Any, /) -> _Cursor:
+        return self.cursor().executemany(sql, seq_of_parameters)
+
+    def executescript(self, sql_script: str, /) -> _Cursor:
+        with _store_errors(self.path):
+            super().executescript(sql_script)
+        return self.cursor()
+
+    def commit(self) -> None:
+        with _store_errors(self.path):
+            super().commit()
+
+    def backup_to(self, target: _Connection) -> None:
+        """A consistent copy of this database into `target` (WAL included)."""
+        with _store_errors(self.path):
+            self.backup(target)
+
+
+def connect(path: Path | str, **kwargs: Any) -> _Connection:
+    """A connection to the database at `path` whose errors are StoreError (see
+    `_Connection`); keyword arguments as sqlite3.connect's."""
+    with _store_errors(path):
+        conn = sqlite3.connect(path, factory=_Connection, **kwargs)
+    assert isinstance(conn, _Connection)
+    conn.path = path
+    return conn
 
 
 @dataclass(frozen=True)
@@ -66,7 +159,7 @@ def _inspect(path: Path) -> _Found:
     """Read the version and the campaign of `path` through a query-only connection, so
     that any refusal (not a database, a newer schema, another campaign) leaves the file
     as it was. Raises StoreError."""
-    conn = sqlite3.connect(path, timeout=30.0)
+    conn = connect(path, timeout=30.0)
     try:
         conn.execute("PRAGMA query_only=ON")
         version = stored_version(conn)
@@ -76,8 +169,6 @@ def _inspect(path: Path) -> _Found:
             row = conn.execute("SELECT name, spec_digest FROM campaigns ORDER BY id "
                                "LIMIT 1").fetchone()
             campaign = (str(row[0]), str(row[1])) if row else None
-    except sqlite3.DatabaseError as exc:
-        raise StoreError(f"{path}: not a results database ({exc})") from None
     finally:
         conn.close()
     if version is not None and version > SCHEMA_VERSION:
@@ -99,10 +190,10 @@ def _backup(path: Path, version: int) -> Path:
     backup = path.with_name(f"{path.name}.v{version}.bak")
     tmp = backup.with_name(backup.name + ".tmp")
     tmp.unlink(missing_ok=True)
-    src = sqlite3.connect(path, timeout=30.0)
-    dst = sqlite3.connect(tmp)
+    src = connect(path, timeout=30.0)
+    dst = connect(tmp)
     try:
-        src.backup(dst)
+        src.backup_to(dst)
     finally:
         dst.close()
         src.close()
@@ -140,33 +231,37 @@ class Store:
             self.conn = self._open_reader(found)
         self.conn.row_factory = sqlite3.Row
 
-    def _open_writer(self, found: _Found) -> sqlite3.Connection:
+    def _open_writer(self, found: _Found) -> _Connection:
         self.directory.mkdir(parents=True, exist_ok=True)
         if found.version is not None and found.version < SCHEMA_VERSION:
             self.migration = Migration(self.path, found.version,
                                        _backup(self.path, found.version))
-        conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        conn = connect(self.path, timeout=30.0, isolation_level=None)
         try:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=FULL")
             conn.execute("PRAGMA foreign_keys=ON")
             # The version the file had when opened; it has been migrated if older.
             self.schema_found = open_schema(conn)
-        except (sqlite3.DatabaseError, ValueError) as exc:
+        except StoreError:
+            conn.close()
+            raise
+        except ValueError as exc:
             conn.close()
             raise StoreError(f"{self.path}: not a results database ({exc})") from None
         return conn
 
-    def _open_reader(self, found: _Found) -> sqlite3.Connection:
+    def _open_reader(self, found: _Found) -> _Connection:
         if found.version is None:
             raise StoreError(f"{self.path}: not a results database (it has no casslab "
                              "tables)")
-        conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        conn = connect(self.path, timeout=30.0, isolation_level=None)
         self.schema_found = found.version
         if found.version < SCHEMA_VERSION:
-            memory = sqlite3.connect(":memory:", isolation_level=None)
+            memory = connect(":memory:", isolation_level=None)
+            memory.path = self.path  # its errors concern the file it copies
             try:
-                conn.backup(memory)
+                conn.backup_to(memory)
             finally:
                 conn.close()
             open_schema(memory)

@@ -39,7 +39,7 @@ from casslab.net.emulator import NetState
 
 MIB = 1024 * 1024
 
-_HELP = {
+METRIC_HELP = {
     "casslab_node_cpu_seconds_total": ("counter", "CPU time of the node's JVM, by mode."),
     "casslab_node_disk_read_bytes_total": ("counter", "Bytes the node's JVM read from the "
                                            "block layer (/proc/<pid>/io read_bytes)."),
@@ -148,7 +148,7 @@ def render(state: LabState, net: NetState | None,
     """Prometheus text (format 0.0.4) of a lab's nodes and links now. `figures`: each
     node's (by address) virtual-table figures, None when it did not answer; without
     `figures` no Cassandra series are written."""
-    samples: dict[str, list[str]] = {name: [] for name in _HELP}
+    samples: dict[str, list[str]] = {name: [] for name in METRIC_HELP}
 
     def add(name: str, labels: str, value: float) -> None:
         samples[name].append(f"{name}{labels} {float(value)!r}")
@@ -182,7 +182,7 @@ def render(state: LabState, net: NetState | None,
             add("casslab_link_rate_bytes_per_second", link, c.rate_mbit * 1e6 / 8)
     lines = []
     for name, rows in samples.items():
-        kind, text = _HELP[name]
+        kind, text = METRIC_HELP[name]
         lines += [f"# HELP {name} {text}", f"# TYPE {name} {kind}", *rows]
     return "\n".join(lines) + "\n"
 

@@ -21,7 +21,7 @@ from casslab.experiment.factors.registry import COMPACTION, option_factor
 from casslab.experiment.runner import CampaignRunner, Event
 from casslab.experiment.spec import CampaignSpec, parse_spec
 from casslab.load.options import IotOptions, Warmup
-from casslab.store.results import Results, TrialRow
+from casslab.store.records import Results, TrialRow
 from casslab.tune.compaction import strategy_of
 from casslab.tune.rules import RulePoint, RulesTable
 

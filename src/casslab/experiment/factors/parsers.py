@@ -14,7 +14,7 @@ from casslab.experiment import linkscale
 from casslab.lab.state import MAX_NODES
 from casslab.load.options import consistency_levels
 from casslab.load.runner import WORKLOADS
-from casslab.net.profiles import BUILTIN_PROFILES as NET_PROFILES
+from casslab.net.linkprofiles import BUILTIN_LINK_PROFILES as NET_PROFILES
 
 NETWORK_PARAMS = {"delay_ms": (0.0, 10_000.0), "jitter_ms": (0.0, 10_000.0),
                   "loss_pct": (0.0, 100.0), "rate_mbit": (0.001, 100_000.0)}

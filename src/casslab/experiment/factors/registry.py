@@ -21,9 +21,9 @@ from casslab.experiment import linkscale, profilefactors, tableopts
 from casslab.experiment.factors import parsers as p
 from casslab.experiment.factors.network import NetLevels
 from casslab.experiment.levels import is_relative, relative_fraction
+from casslab.hardware import BUILTIN_PROFILES, LIVE_FIELDS
 from casslab.lab.state import RUNTIME_NAMES
 from casslab.load.options import canonical, family_of
-from casslab.profiles import BUILTIN_PROFILES, LIVE_FIELDS
 
 # Names a check elsewhere needs to refer to one factor by (never a prefix of one).
 NODES, PROFILE, RUNTIME, WORKLOAD, RF, COMPACTION = ("nodes", "profile", "runtime",

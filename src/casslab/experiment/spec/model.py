@@ -32,7 +32,7 @@ class LabSpec:
     # Nodes with a profile of their own: {"node6": "rpi3"} (see profilefactors).
     node_profiles: dict[str, str] = field(default_factory=dict)
     # Where the nodes run: `local` (this machine) or `hosts` (the Ansible inventory's, an
-    # absolute path here; see casslab.testbed.hostslab).
+    # absolute path here; see casslab.testbed.hosts.lab).
     backend: str = "local"
     inventory: str | None = None
     # Restarts of a node that died mid-campaign, per run (casslab.experiment.recovery);

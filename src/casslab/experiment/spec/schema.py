@@ -17,10 +17,10 @@ from casslab.experiment.spec.designblock import (
     UNTILS,
 )
 from casslab.experiment.spec.sections import BACKENDS, MAX_OPS, MAX_TRIAL_S, WARMUP_MODES
+from casslab.hardware import BUILTIN_PROFILES
 from casslab.lab.state import MAX_NODES, RUNTIME_NAMES
 from casslab.load.multi import MAX_CLIENTS
 from casslab.load.runner import WORKLOADS
-from casslab.profiles import BUILTIN_PROFILES
 from casslab.store.responses import valid_forms
 
 # ---- JSON Schema (casslab schema experiment) ----------------------------------------------

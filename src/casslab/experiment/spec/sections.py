@@ -17,10 +17,10 @@ from casslab.experiment.spec.model import (
     StopRule,
     WorkloadSpec,
 )
+from casslab.hardware import BUILTIN_PROFILES
 from casslab.lab.state import DEFAULT_RUNTIME, DEFAULT_TIMEOUT_S, MAX_NODES, RUNTIME_NAMES
 from casslab.load.multi import MAX_CLIENTS
 from casslab.load.runner import WORKLOADS
-from casslab.profiles import BUILTIN_PROFILES
 
 # A trial's stop rule: beyond these a value is a typo, not an experiment.
 MAX_OPS = 10**12
@@ -93,7 +93,7 @@ def _inventory(v: V, m: dict[str, Any], backend: str,
     if not path.is_file():
         raise v.doc.error(("lab", "inventory"), f"{raw}: no such file")
     # Here only: reading an inventory imports ansible (its own parser), not cheap.
-    from casslab.hosts import inventory as inv
+    from casslab.testbed.hosts import inventory as inv
 
     return str(path.resolve()), len(inv.load(path).nodes)
 

@@ -16,15 +16,15 @@ from casslab.lab import node
 from casslab.lab.state import LabState, NodeState
 from casslab.load import LoadSpec
 from casslab.system.process import is_same_process
-from casslab.testbed.campaignlab import LocalCampaignLab
+from casslab.testbed.local import LocalTestbed
 
 
-def _lab(tmp_path: Path, nodes: list[NodeState]) -> LocalCampaignLab:
+def _lab(tmp_path: Path, nodes: list[NodeState]) -> LocalTestbed:
     directory = tmp_path / "home" / "labs" / "dead"
     directory.mkdir(parents=True)
     LabState("dead", str(directory), "5.0.6", "host", None, None, 10, ["127.0.10.1"], {},
              nodes=nodes).save()
-    return LocalCampaignLab("dead", home=tmp_path / "home", cache=tmp_path / "cache")
+    return LocalTestbed("dead", home=tmp_path / "home", cache=tmp_path / "cache")
 
 
 def _killed_node(tmp_path: Path) -> NodeState:

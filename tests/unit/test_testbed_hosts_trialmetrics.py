@@ -3,8 +3,8 @@ rates out; the node hosts together as `host`."""
 
 from __future__ import annotations
 
-from casslab.hosts.sampling import RawNode, RawReading
-from casslab.testbed.hostmetrics import HostSeries, combine
+from casslab.testbed.hosts.sampling import RawNode, RawReading
+from casslab.testbed.hosts.trialmetrics import HostSeries, combine
 
 MIB = 1024 * 1024
 

@@ -40,7 +40,7 @@ from typing import Any
 
 from casslab.core import specio
 from casslab.core.errors import ProfileError, UsageError, require_extra
-from casslab.profiles.hardware import resolve_profile
+from casslab.hardware.profiles import resolve_profile
 
 ROLES = ("nodes", "clients")
 CASSLAB_VARS = ("casslab_profile", "casslab_data_interface", "casslab_install_root",

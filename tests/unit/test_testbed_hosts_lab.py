@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from casslab.core.errors import UsageError
-from casslab.hosts.inventory import Host
-from casslab.testbed.hostslab import remote_profile, ssh_argv, user_profile
+from casslab.testbed.hosts.inventory import Host
+from casslab.testbed.hosts.lab import remote_stress_profile, ssh_argv, stress_profile
 
 HOST = Host("c1", "10.0.0.5", ("client",), user="pi", port=2222, key_file=Path("/k/id"),
             install_root="/opt/casslab",
@@ -17,12 +17,12 @@ HOST = Host("c1", "10.0.0.5", ("client",), user="pi", port=2222, key_file=Path("
 
 
 def test_a_built_in_workload_needs_no_profile_copy() -> None:
-    assert user_profile("ycsb-a") is None
+    assert stress_profile("ycsb-a") is None
 
 
 def test_a_missing_profile_is_one_line_naming_it(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match=r"^workload profile .*nope\.yaml does not exist$"):
-        user_profile(str(tmp_path / "nope.yaml"))
+        stress_profile(str(tmp_path / "nope.yaml"))
 
 
 def test_profiles_of_one_name_with_different_content_get_different_copies(
@@ -31,10 +31,10 @@ def test_profiles_of_one_name_with_different_content_get_different_copies(
     for path, text in ((a, "keyspace: one\n"), (b, "keyspace: two\n")):
         path.parent.mkdir()
         path.write_text(text)
-    ra, rb = remote_profile(HOST, a), remote_profile(HOST, b)
+    ra, rb = remote_stress_profile(HOST, a), remote_stress_profile(HOST, b)
     assert ra != rb
     assert ra.startswith("/opt/casslab/run/profiles/") and ra.endswith("-kv.yaml")
-    assert user_profile(str(a)) == a.resolve()
+    assert stress_profile(str(a)) == a.resolve()
 
 
 def test_ssh_argv_reaches_the_host_as_the_inventory_says() -> None:

@@ -25,8 +25,8 @@ import yaml
 from casslab.cassandra.config import LOGBACK_XML, NodeLayout, render_cassandra_yaml
 from casslab.cassandra.distribution import Distribution
 from casslab.core.errors import PrerequisiteError
-from casslab.hosts.inventory import Host, Inventory
-from casslab.hosts.ssh import HostError
+from casslab.testbed.hosts.inventory import Host, Inventory
+from casslab.testbed.hosts.ssh import HostError
 
 PLAYBOOK = Path(__file__).with_name("provision.yaml")
 BINARIES = ("casslab-load", "casslab-netem")

@@ -150,14 +150,14 @@ def conditions_from_mapping(raw: dict[str, Any], where: str,
 
 
 @dataclass(frozen=True)
-class NetProfile:
+class LinkProfile:
     name: str
     conditions: LinkConditions
     source: str
 
 
-def _p(name: str, source: str, **kw: Any) -> tuple[str, NetProfile]:
-    return name, NetProfile(name, LinkConditions(**kw), source)
+def _p(name: str, source: str, **kw: Any) -> tuple[str, LinkProfile]:
+    return name, LinkProfile(name, LinkConditions(**kw), source)
 
 
 _WIFI = ("802.11n LAN: 72.2 Mbit/s PHY for one 20 MHz stream (IEEE 802.11n-2009 MCS7, "
@@ -167,7 +167,7 @@ _WIFI_LINK: dict[str, Any] = {"delay_ms": 1.5, "jitter_ms": 1.0, "loss_pct": 0.1
                               "rate_mbit": 40.0}
 
 
-BUILTIN_PROFILES: dict[str, NetProfile] = dict([
+BUILTIN_LINK_PROFILES: dict[str, LinkProfile] = dict([
     _p("loopback", "no emulation: the lab's own loopback"),
     _p("ethernet", "switched Gigabit Ethernet LAN: 1000BASE-T line rate; ~0.1 ms ping round "
        "trip on one switch (0.05 ms each way)", delay_ms=0.05, rate_mbit=1000.0),
@@ -200,7 +200,7 @@ BUILTIN_PROFILES: dict[str, NetProfile] = dict([
 ])
 
 
-def load_profiles_file(path: Path) -> dict[str, NetProfile]:
+def load_link_profiles(path: Path) -> dict[str, LinkProfile]:
     """User profiles from YAML: `profiles: {name: {delay_ms: 5, ..., source: "..."}}`.
 
     Raises NetSpecError as `file:line: profiles.NAME.FIELD: what is valid`.
@@ -231,15 +231,15 @@ def load_profiles_file(path: Path) -> dict[str, NetProfile]:
             except NetSpecError as exc:  # the units parsers lead with the field's name
                 raise doc.error((*where, key), str(exc).split(": ", 1)[-1]) from None
             values[canonical] = values.pop(key)
-        out[str(name)] = NetProfile(str(name), replace(LinkConditions(), **values), source)
+        out[str(name)] = LinkProfile(str(name), replace(LinkConditions(), **values), source)
     return out
 
 
-def resolve_profile(name: str, profiles_file: Path | None = None) -> NetProfile:
+def resolve_link_profile(name: str, profiles_file: Path | None = None) -> LinkProfile:
     """A built-in or user profile by name; NetSpecError listing valid names otherwise."""
-    items = dict(BUILTIN_PROFILES)
+    items = dict(BUILTIN_LINK_PROFILES)
     if profiles_file:
-        items.update(load_profiles_file(profiles_file))
+        items.update(load_link_profiles(profiles_file))
     if name not in items:
         raise NetSpecError(f"unknown link profile '{name}' (valid: {', '.join(items)})")
     return items[name]

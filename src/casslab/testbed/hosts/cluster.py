@@ -23,11 +23,11 @@ from casslab.cassandra.config import jvm_command
 from casslab.cassandra.cql import CqlClient, gossip_views
 from casslab.cassandra.distribution import Distribution
 from casslab.core.errors import CgroupError, CqlError, NodeStartError, UsageError
-from casslab.hosts import limits
-from casslab.hosts.limits import NO_LIMITS, LimitPlan
-from casslab.hosts.provision import RemoteNode
-from casslab.hosts.ssh import Fleet
-from casslab.profiles.hardware import resolve_profile
+from casslab.hardware.profiles import resolve_profile
+from casslab.testbed.hosts import limits
+from casslab.testbed.hosts.limits import NO_LIMITS, LimitPlan
+from casslab.testbed.hosts.provision import RemoteNode
+from casslab.testbed.hosts.ssh import Fleet
 
 CQL_READY = "Starting listening for CQL clients"
 PID_FILE = "cassandra.pid"

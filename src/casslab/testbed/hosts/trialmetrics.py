@@ -1,11 +1,11 @@
 """Sampling nodes on real hosts: one remote sampler per host over SSH, its raw /proc
 readings turned into the local sampler's TrialMetrics.
 
-    sampling = await hostmetrics.start(fleet, started, interval_s=1.0)
+    sampling = await trialmetrics.start(fleet, started, interval_s=1.0)
     await asyncio.to_thread(run_the_load)        # the event loop keeps reading meanwhile
     metrics = await sampling.stop()
 
-The readings come from casslab.hosts.sampling and become samples through the same
+The readings come from casslab.testbed.hosts.sampling and become samples through the same
 functions the local sampler uses (metrics.sampler: parse_proc, node_sample, host_sample,
 ...), so a node's CPU, disk and RSS mean the same on a host as in the local lab. Times
 are the host's own clock from its first reading. Given a CQL client factory, Cassandra's
@@ -24,9 +24,6 @@ from dataclasses import dataclass, field
 
 from casslab.cassandra.cql import Cql
 from casslab.core.errors import CasslabError
-from casslab.hosts.cluster import Started
-from casslab.hosts.sampling import HostStream, RawReading, SamplerTarget, open_stream
-from casslab.hosts.ssh import Fleet
 from casslab.metrics.sampler import (
     CqlSide,
     HostCpu,
@@ -40,6 +37,9 @@ from casslab.metrics.sampler import (
     parse_proc,
 )
 from casslab.metrics.samples import HostLoadSample, HostSample, SstableSample, TrialMetrics
+from casslab.testbed.hosts.cluster import Started
+from casslab.testbed.hosts.sampling import HostStream, RawReading, SamplerTarget, open_stream
+from casslab.testbed.hosts.ssh import Fleet
 
 MIB = 1024 * 1024
 

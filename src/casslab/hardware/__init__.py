@@ -1,6 +1,6 @@
 """Hardware profiles and their enforcement with cgroups."""
 
-from casslab.profiles.hardware import (
+from casslab.hardware.profiles import (
     BUILTIN_PROFILES,
     LIVE_FIELDS,
     RESTART_FIELDS,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from casslab.core.errors import CgroupError
-from casslab.profiles.hardware import MIB, HardwareProfile
+from casslab.hardware.profiles import MIB, HardwareProfile
 
 CFS_PERIOD_US = 100_000
 V1_CONTROLLERS = ("cpu", "cpuacct", "memory", "blkio")

@@ -1,5 +1,5 @@
-"""The results repository: the questions report, analysis, tune and plan ask of a
-campaign's results database, answered as dataclasses. With db.py (the writer) and
+"""The store's read side, a campaign's records: the questions report, analysis, tune
+and plan ask of a campaign's results database, answered as dataclasses. With db.py (the writer) and
 schema.py, the only code that knows the SQL schema.
 
 `TrialRow.kept` is THE rule for which trials count: finished ('done'), not a warm-up,

@@ -26,7 +26,7 @@ from typing import Any
 from casslab.core import specio
 from casslab.core.errors import ProfileError, UsageError
 from casslab.core.units import parse_rate_bit_s
-from casslab.profiles.credits import T2_CREDITS
+from casslab.hardware.credits import T2_CREDITS
 
 MIB = 1024 * 1024
 
@@ -47,7 +47,7 @@ class HardwareProfile:
     disk_read_mb_s / disk_write_mb_s: bandwidth limit in MB/s (10^6 bytes/s); a
       profile file may also write `disk_read: 40MB/s` (or `320Mbit`, `38MiB/s`, ...).
     isolated: give the node a cgroup even without limits (accounting, `container`).
-    burst: a burstable instance type (casslab.profiles.credits: t2.micro, ...): cpu_cores
+    burst: a burstable instance type (casslab.hardware.credits: t2.micro, ...): cpu_cores
       is then the quota while the node has CPU credits, and the lab's credit controller
       drops it to the baseline share when they run out. None: a fixed quota.
     """
@@ -96,7 +96,7 @@ BUILTIN_PROFILES: dict[str, HardwareProfile] = {
             "t2.micro", 1.0, 1024, None, 128.0, 128.0,
             source="AWS t2.micro: 1 vCPU (burst; 10 % baseline), 1 GiB; EBS gp2 volumes up "
             "to 170 GiB deliver up to 128 MB/s (AWS EC2/EBS docs; seed 001); CPU credits: "
-            "casslab.profiles.credits",
+            "casslab.hardware.credits",
             burst="t2.micro",
         ),
         HardwareProfile(

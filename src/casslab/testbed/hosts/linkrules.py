@@ -27,11 +27,11 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from casslab.hosts.inventory import Host, Inventory
 from casslab.net.errors import NetSpecError
-from casslab.net.profiles import LinkConditions
+from casslab.net.linkprofiles import LinkConditions
 from casslab.net.rules import BFIFO_LIMIT, MARK_TAG, MAX_LINKS, daemon_document
 from casslab.net.spec import CLIENT, NetSpec, endpoints, media_rates
+from casslab.testbed.hosts.inventory import Host, Inventory
 
 CHAIN = "CASSLAB_NET"
 FIRST_CLASS = 0x10

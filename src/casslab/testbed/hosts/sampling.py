@@ -6,7 +6,7 @@ one when its stdin closes; each line holds the texts of /proc/stat, /proc/diskst
 /proc/loadavg, the data interface's /proc/net/dev line and, per node, its process's
 /proc/PID/stat, io and RSS line, the data directory's allocated bytes and its
 *-Data.db files per table directory. Turning them into samples is the metrics parsers'
-job (casslab.testbed.hostmetrics joins the two): this module only carries texts.
+job (casslab.testbed.hosts.trialmetrics joins the two): this module only carries texts.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from casslab.core.errors import CasslabError
-from casslab.hosts.inventory import Host
-from casslab.hosts.ssh import Fleet, HostError
+from casslab.testbed.hosts.inventory import Host
+from casslab.testbed.hosts.ssh import Fleet, HostError
 
 if TYPE_CHECKING:
     import asyncssh

@@ -16,13 +16,13 @@ from dataclasses import asdict, dataclass
 from pathlib import PurePosixPath
 
 from casslab.core.errors import CgroupError
-from casslab.profiles.cgroups import (
+from casslab.hardware.cgroups import (
     CgroupLayout,
     limit_files,
     parse_mountinfo,
     relative_dir,
 )
-from casslab.profiles.hardware import MIB, HardwareProfile
+from casslab.hardware.profiles import MIB, HardwareProfile
 
 NONE, SYSTEMD, CGROUP_V1, CGROUP_V2 = "none", "systemd", "cgroup-v1", "cgroup-v2"
 LIMITS_FILE = "limits.json"

@@ -5,7 +5,7 @@
         rows = await check_hosts(fleet, state)        # list[net.LinkCheck], one per link
         await clear_hosts(fleet, inventory)
 
-Which host pair gets what, and the rules each host installs: see hostrules.py. Every host
+Which host pair gets what, and the rules each host installs: see linkrules.py. Every host
 is set up at once. Each host keeps what it installed in `<install root>/net/` (state.json,
 the daemon's config, pid and log, the tc device), written before anything is installed,
 so `clear_hosts` removes it all after a crash of the controller too.
@@ -21,22 +21,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from casslab.hosts.inventory import Host, Inventory
-from casslab.hosts.ssh import Fleet, HostError
 from casslab.net import hostprobe
 from casslab.net.errors import NetSpecError
 from casslab.net.linkcheck import LinkCheck, percentile
-from casslab.net.profiles import LinkConditions
+from casslab.net.linkprofiles import LinkConditions
 from casslab.net.spec import NetSpec
-from casslab.testbed import hostrules
-from casslab.testbed.hostrules import HostLink
+from casslab.testbed.hosts import linkrules
+from casslab.testbed.hosts.inventory import Host, Inventory
+from casslab.testbed.hosts.linkrules import HostLink
+from casslab.testbed.hosts.ssh import Fleet, HostError
 
 NET_DIR = "net"
 QUEUE_NUM = 0
 PROBE_PORT = 47123
 PROBE_SCRIPT = "bin/casslab-hostprobe.py"
 READY_TIMEOUT_S = 10.0
-MODE_CHOICES = ("auto", *hostrules.MODES)
+MODE_CHOICES = ("auto", *linkrules.MODES)
 
 # Prints `tc` where the kernel has sch_netem (loaded, loadable, or built in), else `netem`.
 DETECT = ("if [ -d /sys/module/sch_netem ] || modprobe -q sch_netem 2>/dev/null || "
@@ -50,7 +50,7 @@ T = TypeVar("T")
 class HostNet:
     """What one host enforces on its data interface `device`: `mode` tc (its egress:
     htb + netem) or netem (its egress: rates only); `daemon_pid`: its casslab-netem, for
-    incoming links from senders in mode netem (hostrules.host_plan)."""
+    incoming links from senders in mode netem (linkrules.host_plan)."""
 
     host: str
     mode: str
@@ -85,14 +85,14 @@ async def _all(tasks: list[Awaitable[T]]) -> list[T]:
 
 
 def _hosts_of(inventory: Inventory) -> list[Host]:
-    names = hostrules.endpoint_names(inventory)
+    names = linkrules.endpoint_names(inventory)
     return [h for h in inventory.hosts if h.name in names]
 
 
 async def detect_mode(fleet: Fleet, host: Host) -> str:
     """`tc` where the host's kernel has sch_netem, else `netem` (casslab-netem)."""
     out = (await fleet.run_on(host, DETECT)).stdout.strip()
-    return out if out in hostrules.MODES else "netem"
+    return out if out in linkrules.MODES else "netem"
 
 
 async def apply_hosts(fleet: Fleet, inventory: Inventory, spec: NetSpec, *,
@@ -105,16 +105,16 @@ async def apply_hosts(fleet: Fleet, inventory: Inventory, spec: NetSpec, *,
     """
     if mode not in MODE_CHOICES:
         raise NetSpecError(f"mode: '{mode}' is not one of {', '.join(MODE_CHOICES)}")
-    links = hostrules.host_links(inventory, spec)
+    links = linkrules.host_links(inventory, spec)
     hosts = _hosts_of(inventory)
     seed = spec.seed if spec.seed is not None else 1
     await clear_hosts(fleet, inventory)
     modes = await _all([detect_mode(fleet, h) for h in hosts]) if mode == "auto" \
         else [mode] * len(hosts)
-    ports = hostrules.ssh_ports(inventory)
+    ports = linkrules.ssh_ports(inventory)
     try:
         by_name = {h.name: m for h, m in zip(hosts, modes, strict=True)}
-        applied = await _all([_apply_one(fleet, h, hostrules.host_plan(
+        applied = await _all([_apply_one(fleet, h, linkrules.host_plan(
             h, links, by_name, ports, seed=seed, queue_num=QUEUE_NUM), by_name[h.name],
             links, seed) for h in hosts])
     except BaseException:
@@ -141,7 +141,7 @@ def _write(path: str, text: str) -> str:
     return f"printf %s {shlex.quote(text)} > {shlex.quote(path)}"
 
 
-async def _apply_one(fleet: Fleet, host: Host, plan: hostrules.HostPlan, mode: str,
+async def _apply_one(fleet: Fleet, host: Host, plan: linkrules.HostPlan, mode: str,
                      links: list[HostLink], seed: int) -> HostNet:
     d = _net_dir(host)
     dev = host.data_interface
@@ -158,11 +158,11 @@ async def _apply_one(fleet: Fleet, host: Host, plan: hostrules.HostPlan, mode: s
         pid, realtime = await _start_daemon(fleet, host, plan.daemon)
         await fleet.run_on(host, f"printf %s {shlex.quote(plan.iptables)} | iptables-restore "
                                  f"--noflush && iptables -t mangle -I PREROUTING 1 -i "
-                                 f"{shlex.quote(dev)} -j {hostrules.CHAIN}")
+                                 f"{shlex.quote(dev)} -j {linkrules.CHAIN}")
     return HostNet(host.name, mode, dev, pid, realtime)
 
 
-async def _require(fleet: Fleet, host: Host, plan: hostrules.HostPlan, dev: str) -> None:
+async def _require(fleet: Fleet, host: Host, plan: linkrules.HostPlan, dev: str) -> None:
     """The data interface and the tools `plan` needs exist; else one line naming them."""
     tools = (["tc"] if plan.tc else []) + \
         (["iptables", "iptables-restore"] if plan.daemon else [])
@@ -221,10 +221,10 @@ def clear_script(host: Host) -> str:
         "i=$((i+1)); done",
         '    kill -9 "$P" 2>/dev/null; fi; rm -f "$D/netem.pid"; fi',
         "if command -v iptables >/dev/null; then",
-        f"  iptables -t mangle -S PREROUTING | grep -e '-j {hostrules.CHAIN}$' | "
+        f"  iptables -t mangle -S PREROUTING | grep -e '-j {linkrules.CHAIN}$' | "
         "sed 's/^-A/-D/' | while read -r rule; do iptables -t mangle $rule; done",
-        f"  iptables -t mangle -F {hostrules.CHAIN} 2>/dev/null",
-        f"  iptables -t mangle -X {hostrules.CHAIN} 2>/dev/null; fi",
+        f"  iptables -t mangle -F {linkrules.CHAIN} 2>/dev/null",
+        f"  iptables -t mangle -X {linkrules.CHAIN} 2>/dev/null; fi",
         'if [ -f "$D/tc-device" ]; then tc qdisc del dev "$(cat "$D/tc-device")" root '
         '2>/dev/null; rm -f "$D/tc-device"; fi',
         'rm -f "$D/state.json" "$D/netem.json"',

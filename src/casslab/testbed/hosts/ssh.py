@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from casslab.core.errors import CasslabError, require_extra
-from casslab.hosts.inventory import Host
+from casslab.testbed.hosts.inventory import Host
 
 if TYPE_CHECKING:
     import asyncssh

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from casslab.core.errors import ProfileError, UsageError
-from casslab.profiles.credits import (
+from casslab.hardware.credits import (
     T2_CREDITS,
     CreditBalance,
     NodeCredits,
@@ -20,7 +20,7 @@ from casslab.profiles.credits import (
     time_scale_from_env,
     write_balance_file,
 )
-from casslab.profiles.hardware import BUILTIN_PROFILES, load_profiles_file
+from casslab.hardware.profiles import BUILTIN_PROFILES, load_profiles_file
 
 MICRO = T2_CREDITS["t2.micro"]
 MEDIUM = T2_CREDITS["t2.medium"]

@@ -1,6 +1,6 @@
-"""A lab on real hosts: the campaign runner's `CampaignLab` over SSH (issue 20).
+"""A lab on real hosts: the `Testbed` (casslab.testbed.base) over SSH (issue 20).
 
-The inventory (casslab.hosts.inventory) names the hosts: group `nodes` runs Cassandra,
+The inventory (casslab.testbed.hosts.inventory) names the hosts: group `nodes` runs Cassandra,
 group `clients` runs casslab-load. `up` provisions every host with casslab's playbook,
 starts every node at once over SSH and waits as the local lab does (CQL up, then every
 node sees every other NORMAL); `down` stops them and wipes their data. The load clients
@@ -23,28 +23,33 @@ import threading
 from collections.abc import Callable, Coroutine, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+import casslab
 from casslab import net
 from casslab.cassandra.config import parse_overrides
 from casslab.cassandra.cql import NATIVE_PORT, CqlClient, gossip_table, status_code
 from casslab.cassandra.distribution import Distribution, resolve
-from casslab.core.errors import CasslabError, CqlError, UsageError
-from casslab.hosts import cluster, provision, sshrun
-from casslab.hosts import inventory as inv
-from casslab.hosts.inventory import Host, Inventory
-from casslab.hosts.provision import RemoteNode
-from casslab.hosts.record import RECORD, HostsRecord, hosts_dir, write_record
-from casslab.hosts.ssh import Fleet
+from casslab.core.errors import CasslabError, CqlError, LabStateError, UsageError
+from casslab.hardware.profiles import resolve_profile
 from casslab.lab import LabOptions
-from casslab.lab.cluster import NodeStatus
+from casslab.lab.cluster import NodeStatus, Progress
 from casslab.lab.state import DEFAULT_RUNTIME
 from casslab.load import LoadResult, LoadSpec
 from casslab.load.multi import ClientPlace, check_count, local_places, run_clients
 from casslab.metrics.samples import TrialMetrics
-from casslab.profiles.hardware import resolve_profile
-from casslab.testbed import hostmetrics, hostnet
-from casslab.testbed.campaignlab import TrialSampler
+from casslab.net.spec import NetSpec, parse_link_option
+from casslab.testbed.base import Built, LinkRow, LinkTable, TrialSampler
+from casslab.testbed.hosts import cluster, links, provision, sshrun, trialmetrics
+from casslab.testbed.hosts import inventory as inv
+from casslab.testbed.hosts.inventory import Host, Inventory
+from casslab.testbed.hosts.linkrules import checked_for_hosts, translate_link_option
+from casslab.testbed.hosts.provision import RemoteNode
+from casslab.testbed.hosts.record import RECORD, HostsRecord, hosts_dir, write_record
+from casslab.testbed.hosts.ssh import Fleet
+
+if TYPE_CHECKING:
+    from casslab.net.linkcheck import LinkCheck
 
 T = TypeVar("T")
 # Cassandra's heap rule on a host whose memory casslab could not read.
@@ -53,7 +58,7 @@ FALLBACK_MEMORY_MIB = 2048
 
 def default_bin_dir() -> Path:
     """Where casslab-load and casslab-netem were built (pushed to every host)."""
-    return Path(__file__).resolve().parents[3] / "target" / "release"
+    return Path(casslab.__file__).resolve().parents[2] / "target" / "release"
 
 
 def ssh_argv(host: Host) -> list[str]:
@@ -66,7 +71,7 @@ def ssh_argv(host: Host) -> list[str]:
     return [*argv, f"{host.user}@{host.address}"]
 
 
-def user_profile(workload: str) -> Path | None:
+def stress_profile(workload: str) -> Path | None:
     """The controller's cassandra-stress user profile a workload names (None for a
     built-in workload); UsageError when the file is missing."""
     if not workload.endswith((".yaml", ".yml")):
@@ -77,7 +82,7 @@ def user_profile(workload: str) -> Path | None:
     return path
 
 
-def remote_profile(host: Host, profile: Path) -> str:
+def remote_stress_profile(host: Host, profile: Path) -> str:
     """Where a client host keeps its copy of a user profile: named by content, so two
     profiles of one name in different folders never overwrite each other."""
     digest = hashlib.sha256(profile.read_bytes()).hexdigest()[:12]
@@ -102,12 +107,15 @@ class _Loop:
         self.loop.close()
 
 
-class HostsLab:
-    """A campaign's lab on the hosts of an inventory (see the module docstring)."""
+class HostsTestbed:
+    """A lab on the hosts of an inventory (see the module docstring)."""
 
     def __init__(self, name: str, inventory_path: Path, *, home: Path, cache: Path,
-                 bin_dir: Path | None = None, profiles_file: Path | None = None) -> None:
+                 bin_dir: Path | None = None, profiles_file: Path | None = None,
+                 known_hosts: Path | None = None) -> None:
+        """known_hosts: the hosts' keys (default: the inventory's, else ~/.ssh's)."""
         self.name = name
+        self.inventory_given = inventory_path  # as the user wrote it, for messages
         self.inventory_path = inventory_path.resolve()
         self.inventory: Inventory = inv.load(self.inventory_path, profiles_file)
         self.home = home
@@ -116,6 +124,7 @@ class HostsLab:
         self.directory = hosts_dir(home) / name
         self.nodes: list[RemoteNode] = provision.remote_nodes(self.inventory)
         self.profiles_file = profiles_file
+        self.known_hosts = known_hosts
         self._loop: _Loop | None = None
         self._fleet: Fleet | None = None
         self._started: list[cluster.Started] | None = None
@@ -130,7 +139,8 @@ class HostsLab:
         if self._loop is None:
             self._loop = _Loop()
         if self._fleet is None:
-            known = next((h.known_hosts for h in self._hosts() if h.known_hosts), None)
+            known = self.known_hosts or next(
+                (h.known_hosts for h in self._hosts() if h.known_hosts), None)
             fleet = Fleet(self._hosts(), known_hosts=known)
             self._loop.call(fleet.__aenter__())
             self._fleet = fleet
@@ -146,13 +156,23 @@ class HostsLab:
             self._loop.close()
             self._loop = None
 
-    # ---- CampaignLab ------------------------------------------------------------------
+    # ---- Testbed ----------------------------------------------------------------------
 
     def exists(self) -> bool:
         return (self.directory / RECORD).exists()
 
-    def up(self, options: LabOptions) -> None:
+    def fixed_nodes(self) -> int | None:
+        return len(self.nodes)
+
+    def up(self, options: LabOptions, progress: Progress | None = None) -> Built:
+        if self.exists():  # as a local lab refuses to start over its running nodes
+            raise LabStateError(f"lab '{self.name}' is up on hosts "
+                                f"({', '.join(n.host.name for n in self.nodes)}): take it "
+                                f"down first (casslab lab down --name {self.name})")
         self._check(options)
+        if progress is not None:
+            progress(f"provisioning {len(self.inventory.hosts)} hosts and starting "
+                     f"{len(self.nodes)} nodes")
         dist = resolve(options.cassandra_version, self.cache)
         staging = self.directory / "staging"
         staging.mkdir(parents=True, exist_ok=True)
@@ -178,6 +198,8 @@ class HostsLab:
             with contextlib.suppress(CasslabError):
                 self.down()
             raise
+        return Built(f"up on hosts: {len(self.nodes)} nodes "
+                     f"({', '.join(n.host.name for n in self.nodes)}), Cassandra {dist.version}")
 
     def _check(self, options: LabOptions) -> None:
         count = len(self.nodes)
@@ -213,12 +235,14 @@ class HostsLab:
             self.name, str(self.inventory_path), dist.version, [n.host.name for n in self.nodes],
             str(self.profiles_file.resolve()) if self.profiles_file else None))
 
-    def down(self) -> None:
+    def down(self, *, wipe: bool = True) -> str:
         """Stop every node, wipe its data and logs (the install root's jars stay for the
-        next run), forget the lab."""
+        next run), forget the lab. Always wiped (`wipe` is not read): the next `up`
+        provisions afresh."""
+        names = ", ".join(n.host.name for n in self.nodes)
         try:
             try:
-                self._call(lambda f: hostnet.clear_hosts(f, self.inventory))
+                self._call(lambda f: links.clear_hosts(f, self.inventory))
             finally:
                 self._call(lambda f: cluster.stop(f, self.nodes))
                 self._started = None
@@ -226,6 +250,7 @@ class HostsLab:
         finally:
             self.close()
         shutil.rmtree(self.directory, ignore_errors=True)
+        return f"down on its hosts ({names}) and wiped"
 
     async def _wipe(self, fleet: Fleet) -> None:
         async def one(n: RemoteNode) -> None:
@@ -270,10 +295,10 @@ class HostsLab:
         """The campaign's link table between the hosts (node1..N in inventory order, the
         client hosts as `client`), shaped on each host's data interface over SSH."""
         if mapping is None:
-            self._call(lambda f: hostnet.clear_hosts(f, self.inventory))
+            self._call(lambda f: links.clear_hosts(f, self.inventory))
             return
         spec = net.NetSpec.from_mapping(dict(mapping), "network")
-        self._call(lambda f: hostnet.apply_hosts(f, self.inventory, spec))
+        self._call(lambda f: links.apply_hosts(f, self.inventory, spec))
 
     def cql(self) -> CqlClient:
         return CqlClient(list(self.addresses()), netns=None)
@@ -307,20 +332,20 @@ class HostsLab:
         check_count(clients, "workload.clients")
         used = [hosts[i % len(hosts)] for i in range(clients)]
         distinct = list({h.name: h for h in used}.values())
-        profile = user_profile(workload)
+        profile = stress_profile(workload)
 
         async def prepare(fleet: Fleet) -> None:
             await asyncio.gather(*(fleet.run_on(h, "mkdir -p " + shlex.quote(
                 str(Path(h.install_root) / "run"))) for h in distinct))
             if profile is not None:  # each host's copy has its own install root
-                await asyncio.gather(*(fleet.push(profile, remote_profile(h, profile),
+                await asyncio.gather(*(fleet.push(profile, remote_stress_profile(h, profile),
                                                   hosts=[h]) for h in distinct))
 
         self._call(prepare)
         return [ClientPlace(f"client{i + 1}", (*sshrun.prefix(ssh_argv(h)), *guard),
                             str(Path(h.install_root) / "bin" / "casslab-load"),
                             str(Path(h.install_root) / "run"), self._fetcher(h),
-                            {str(profile): remote_profile(h, profile)} if profile else {})
+                            {str(profile): remote_stress_profile(h, profile)} if profile else {})
                 for i, h in enumerate(used)]
 
     def _fetcher(self, host: Host) -> Callable[[str, Path], None]:
@@ -354,7 +379,11 @@ class HostsLab:
             self._started = self._call(read)
         return self._started
 
-    def log(self, ref: str, lines: int | None) -> str:
+    def log_file(self, ref: str) -> Path | None:
+        """The log is on the node's host (read with log_text)."""
+        return None
+
+    def log_text(self, ref: str, lines: int | None) -> str:
         """A node's system.log (its last `lines`, all with None); ref: node1 or a host."""
         node = next((n for n in self.nodes if ref in (n.layout.name, n.host.name,
                                                      n.layout.name.removeprefix("node"))),
@@ -364,22 +393,70 @@ class HostsLab:
             raise UsageError(f"node {ref!r} is not in lab '{self.name}' (valid: {valid})")
         return self._call(lambda f: cluster.node_log(f, node, lines))
 
+    # ---- `casslab net` ---------------------------------------------------------------
+
+    def where(self) -> str:
+        return f"hosts of {self.inventory_given}"
+
+    def parse_link(self, option: str) -> tuple[str, dict[str, Any]]:
+        # Links may name hosts (pi1-pi2): the name stays as given until `checked`.
+        return (option.partition(":")[0].strip(),
+                parse_link_option(translate_link_option(option, self.inventory), None)[1])
+
+    def checked(self, request: NetSpec) -> NetSpec:
+        request = checked_for_hosts(request, self.inventory)  # a --spec may name hosts too
+        request.check()
+        return request
+
+    def apply_links(self, request: NetSpec, *, replace: bool,
+                    link_options: list[str]) -> LinkTable:
+        """Always from clean links (`replace` is not read): each host's rules are
+        replaced as a whole."""
+        state = self._call(lambda f: links.apply_hosts(f, self.inventory, request))
+        return self._table(state)
+
+    def _table(self, state: links.HostsNetState) -> LinkTable:
+        modes = ", ".join(f"{h.host}: {h.mode} on {h.device}" for h in state.hosts.values())
+        return LinkTable(f"{self.where()}: link conditions",
+                         [LinkRow(k.label, f"{k.src.address} -> {k.dst.address}", k.conditions)
+                          for k in state.links],
+                         notes=[f"enforced by {modes}"], warnings=list(state.warnings))
+
+    def show_links(self) -> LinkTable | None:
+        state = self._call(lambda f: links.load_hosts(f, self.inventory))
+        return None if state is None else self._table(state)
+
+    def check_links(self, *, only: list[str] | None, pings: int, loss_packets: int,
+                    bandwidth: bool, bandwidth_s: float) -> list[LinkCheck]:
+        """Round trip and loss per direction, `pings` per link; one-way delay and
+        bandwidth are not measured between hosts."""
+        if only:
+            raise UsageError("--link: not with --inventory (every link between the hosts "
+                             "is checked)")
+        state = self._call(lambda f: links.load_hosts(f, self.inventory))
+        if state is None:
+            raise LabStateError(f"no link conditions on the {self.where()}")
+        return self._call(lambda f: links.check_hosts(f, state, pings=pings))
+
+    def clear_links(self) -> None:
+        self._call(lambda f: links.clear_hosts(f, self.inventory))
+
 
 class _HostsSampler:
-    """The hosts' remote samplers (casslab.testbed.hostmetrics) as a TrialSampler: they
+    """The hosts' remote samplers (casslab.testbed.hosts.trialmetrics) as a TrialSampler: they
     run on the lab's event loop while the trial's load runs in the caller's thread."""
 
-    def __init__(self, lab: HostsLab, interval_s: float,
+    def __init__(self, lab: HostsTestbed, interval_s: float,
                  cql: Callable[[], AbstractContextManager[Any]] | None) -> None:
         self.lab = lab
         self.interval_s = interval_s
         self.cql = cql
-        self._sampling: hostmetrics.HostSampling | None = None
+        self._sampling: trialmetrics.HostSampling | None = None
 
     def start(self) -> None:
         started = self.lab.started()
         self._sampling = self.lab._call(
-            lambda f: hostmetrics.start(f, started, self.interval_s, cql=self.cql))
+            lambda f: trialmetrics.start(f, started, self.interval_s, cql=self.cql))
 
     def stop(self) -> TrialMetrics:
         if self._sampling is None:

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from casslab.core.errors import ProfileError
-from casslab.profiles import (
+from casslab.hardware import (
     BUILTIN_PROFILES,
     cassandra_default_heap_mib,
     load_profiles_file,
@@ -125,7 +125,7 @@ def test_profile_file_not_utf8(tmp_path: Path) -> None:
 
 
 def test_fields_set_over_a_profile_keep_its_name_and_other_fields() -> None:
-    from casslab.profiles import describe, with_fields
+    from casslab.hardware import describe, with_fields
 
     p = with_fields(BUILTIN_PROFILES["rpi2"], {"memory_mib": 2048, "cpu_cores": 1})
     assert (p.name, p.memory_mib, p.cpu_cores, p.disk_read_mb_s) == ("rpi2", 2048, 1.0, 18.0)
@@ -135,7 +135,7 @@ def test_fields_set_over_a_profile_keep_its_name_and_other_fields() -> None:
 
 
 def test_a_field_that_is_not_a_profile_field_is_refused() -> None:
-    from casslab.profiles import with_fields
+    from casslab.hardware import with_fields
 
     with pytest.raises(ProfileError, match=r"'memory' is not a field .*valid: memory_mib"):
         with_fields(BUILTIN_PROFILES["rpi2"], {"memory": 1})
