@@ -12,6 +12,7 @@ import pytest
 
 from casslab.experiment.factors import registry
 from casslab.experiment.factors.cell import Defaults, cell_of
+from casslab.net.spec import NetSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src" / "casslab"
@@ -98,9 +99,10 @@ def test_a_cells_levels_land_in_its_typed_fields() -> None:
     assert cell.lab.fields == {"memory_mib": 2048, "cpu_cores": 0.5}
     assert cell.limits == {"cpu_cores": 0.5}
     assert cell.lab.overrides == {"a": 1, "concurrent_reads": 8}
-    assert cell.net == {"links": {"client-node1": {"delay_ms": 2},
-                                  "client-node2": {"delay_ms": 2},
-                                  "node1-node2": {"delay_ms": 7.5}}}
+    assert cell.net == NetSpec.from_mapping({"links": {"client-node1": {"delay_ms": 2},
+                                                       "client-node2": {"delay_ms": 2},
+                                                       "node1-node2": {"delay_ms": 7.5}}},
+                                            "network")
     assert cell.load["cl-read"] == cell.load["cl-write"] == "ONE"
     assert cell.load["ops-per-s"] == 10 and cell.load["records"] == 100
     assert [t.option for t, _ in cell.tables] == ["comment"]

@@ -36,7 +36,7 @@ from casslab.experiment.design import (
     rewarm_needed,
     search_key,
 )
-from casslab.experiment.factors.cell import Cell
+from casslab.experiment.factors.cell import Cell, net_text
 from casslab.experiment.factors.registry import RATE, TUNER_FACTOR
 from casslab.experiment.recovery import Recovery, Restart
 from casslab.experiment.search import PeakResult, PeakSearch, Step, resolve_relative, summarize
@@ -49,6 +49,7 @@ from casslab.load import LoadResult, LoadSpec
 from casslab.load.multi import START_MARGIN_S
 from casslab.load.options import SchemaOptions, family_of
 from casslab.metrics.samples import TrialMetrics
+from casslab.net.spec import NetSpec
 from casslab.store.db import Store
 from casslab.testbed import Testbed, open_testbed
 
@@ -142,7 +143,7 @@ class CampaignRunner:
                                  max_restarts=spec.lab.max_restarts)
         self.peaks: dict[str, PeakResult] = {}
         self._current: dict[str, Any] | None = None  # params the lab is set up for
-        self._net: dict[str, Any] | None = None  # link conditions applied now
+        self._net: NetSpec | None = None  # link conditions applied now
         self._limits: dict[str, float | int] = {}  # live profile fields applied now
         self._prepared = False
         self._guard_counts = [0, 0]  # design.guard: reruns, kept trials still disturbed
@@ -440,7 +441,7 @@ class CampaignRunner:
         if uses_network(self.spec):
             want = cell.net
             if want != self._net:
-                self.emit(Event("lab", f"network: {want or 'no emulation'}", done, total))
+                self.emit(Event("lab", f"network: {net_text(want)}", done, total))
                 self.lab.set_links(want)
                 self._net = want
         return reset

@@ -104,8 +104,8 @@ def _no_files(opts: LoadOptions) -> None:
                              "it into the Job yourself)")
 
 
-def _links(mapping: dict[str, Any] | None, nodes: int) -> dict[Link, LinkConditions]:
-    if mapping is None:
+def _links(spec: NetSpec | None, nodes: int) -> dict[Link, LinkConditions]:
+    if spec is None:
         return {}
-    table = NetSpec.from_mapping(mapping, "network").resolve(nodes)
+    table = spec.resolve(nodes)
     return {link: cond for link, cond in table.items() if not cond.is_clean}

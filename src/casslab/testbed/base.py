@@ -9,7 +9,7 @@ one place that asks "local lab or hosts?"; the campaign runner, `casslab lab` an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,8 +103,8 @@ class Testbed(Protocol):
     def update_limits(self, fields: dict[str, float | int]) -> bool:
         """Change profile limits live; False when a rebuild is needed."""
 
-    def set_links(self, mapping: Mapping[str, Any] | None) -> None:
-        """Make the link conditions exactly `mapping` (a NetSpec mapping; None: none)."""
+    def set_links(self, spec: NetSpec | None) -> None:
+        """Make the link conditions exactly `spec` (None: none)."""
 
     def cql(self) -> CqlClient:
         """A CQL client on the running nodes (a context manager)."""

@@ -4,7 +4,7 @@ containers) with its network emulation, behind the `Testbed` seam (casslab.testb
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -73,12 +73,12 @@ class LocalTestbed:
     def update_limits(self, fields: dict[str, float | int]) -> bool:
         return self.lab.update_limits(fields)
 
-    def set_links(self, mapping: Mapping[str, Any] | None) -> None:
+    def set_links(self, spec: net.NetSpec | None) -> None:
         state = self.lab.state()
-        if mapping is None:
+        if spec is None:
             net.clear(Path(state.directory), net_target(state).netns)
             return
-        apply_net(state, net.NetSpec.from_mapping(dict(mapping), "network"))
+        apply_net(state, spec)
 
     def cql(self) -> CqlClient:
         return self.lab.cql()

@@ -10,7 +10,7 @@ from its fields, never from the factor names.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from casslab.experiment import profilefactors
@@ -19,6 +19,7 @@ from casslab.experiment.factors.network import NetLevels, wanted
 from casslab.experiment.levels import is_relative
 from casslab.experiment.tableopts import Target
 from casslab.load.options import LoadOptions, canonical, family_of, from_mapping
+from casslab.net.spec import NetSpec
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,8 @@ class LabSetup:
 @dataclass(frozen=True)
 class Cell:
     """One cell of a campaign. params: its levels by factor name (the stored form, and
-    its key); limits: the profile fields a running lab takes live; net: link conditions
-    as a NetSpec mapping (None: no emulation); load: casslab-load's flags -> values
+    its key); limits: the profile fields a running lab takes live; net: link conditions,
+    parsed once here (None: no emulation); load: casslab-load's flags -> values
     (records, workload.options, then the factors; levels relative to a peak are left
     out until resolved); compaction: the level of factor compaction (None: not varied);
     tables: (target, level) of the table factors; relative: levels relative to a peak,
@@ -65,7 +66,7 @@ class Cell:
     params: Mapping[str, Any]
     lab: LabSetup
     limits: Mapping[str, float | int]
-    net: dict[str, Any] | None
+    net: NetSpec | None
     workload: str
     load: Mapping[str, Any]
     compaction: str | None
@@ -83,6 +84,18 @@ class Cell:
         return cell_of({**self.params, **levels}, self.defaults)
 
 
+def _net_spec(mapping: dict[str, Any] | None) -> NetSpec | None:
+    """The cell's link conditions parsed (NetSpecError names what is wrong)."""
+    return None if mapping is None else NetSpec.from_mapping(mapping, "network")
+
+
+def net_text(spec: NetSpec | None) -> str:
+    """One line of a cell's link conditions, for progress output."""
+    if spec is None:
+        return "no emulation"
+    return ", ".join(f"{k}={v}" for k, v in asdict(spec).items() if v not in (None, {}, ()))
+
+
 def cell_of(params: Mapping[str, Any], defaults: Defaults) -> Cell:
     """The typed cell of levels `params` (factor name -> level, as the plan has them)."""
     d = registry.draft(params)
@@ -96,7 +109,8 @@ def cell_of(params: Mapping[str, Any], defaults: Defaults) -> Cell:
                      node_profiles=profilefactors.cell_node_profiles(
                          dict(defaults.node_profiles), nodes)),
         limits=profilefactors.live_fields(d.fields),
-        net=wanted(defaults.network, NetLevels(d.network, d.scales, tuple(d.scoped)), nodes),
+        net=_net_spec(wanted(defaults.network, NetLevels(d.network, d.scales,
+                                                         tuple(d.scoped)), nodes)),
         workload=workload,
         load=load_flags(workload, defaults.records, defaults.options, params),
         compaction=d.compaction, tables=tuple(d.tables), tuner=d.tuner,

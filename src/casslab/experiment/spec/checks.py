@@ -21,7 +21,6 @@ from casslab.experiment.spec.model import (
     cell_defaults,
 )
 from casslab.load.options import OptionError, canonical, family_of
-from casslab.net import NetSpec
 from casslab.net.errors import NetSpecError
 
 MAX_OPTION_CELLS = 10_000  # combinations of option levels checked together at validate
@@ -135,11 +134,10 @@ def check_network(v: V, lab: LabSpec, workload: WorkloadSpec, factors: list[Fact
               for j, level in enumerate(f.levels)]
     for path, params in cases:
         for n in node_levels:
-            wanted = cell_of(params, replace(cell_defaults(lab, workload), nodes=n)).net
-            if wanted is None:
-                continue
             try:
-                NetSpec.from_mapping(wanted, "network").resolve(n)
+                wanted = cell_of(params, replace(cell_defaults(lab, workload), nodes=n)).net
+                if wanted is not None:
+                    wanted.resolve(n)
             except NetSpecError as exc:
                 nodes = f" (with {n} node{'s' if n > 1 else ''})" if len(node_levels) > 1 else ""
                 raise v.doc.error(path, f"{exc}{nodes}") from None

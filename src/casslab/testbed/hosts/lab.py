@@ -20,7 +20,7 @@ import hashlib
 import shlex
 import shutil
 import threading
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -291,13 +291,12 @@ class HostsTestbed:
     def update_limits(self, fields: dict[str, float | int]) -> bool:
         return not fields
 
-    def set_links(self, mapping: Mapping[str, Any] | None) -> None:
+    def set_links(self, spec: net.NetSpec | None) -> None:
         """The campaign's link table between the hosts (node1..N in inventory order, the
         client hosts as `client`), shaped on each host's data interface over SSH."""
-        if mapping is None:
+        if spec is None:
             self._call(lambda f: links.clear_hosts(f, self.inventory))
             return
-        spec = net.NetSpec.from_mapping(dict(mapping), "network")
         self._call(lambda f: links.apply_hosts(f, self.inventory, spec))
 
     def cql(self) -> CqlClient:
