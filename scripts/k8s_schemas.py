@@ -70,7 +70,8 @@ TARGETS = (
 def go(args: list[str], cwd: Path) -> str:
     done = subprocess.run(["go", *args], cwd=cwd, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        sys.exit(f"error: go {' '.join(args)} failed in {cwd}:\n{(done.stderr or done.stdout).strip()}")
+        said = (done.stderr or done.stdout).strip()
+        sys.exit(f"error: go {' '.join(args)} failed in {cwd}:\n{said}")
     return done.stdout
 
 

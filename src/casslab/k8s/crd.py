@@ -5,6 +5,10 @@ for a validator (jsonschema, Draft 7):
 - `nullable: true` lets `null` through: the type becomes [type, "null"];
 - `x-kubernetes-int-or-string: true` takes an integer or a string (controller-gen also
   writes the anyOf; one is added when a schema lacks it);
+- a Go json.RawMessage field, which controller-gen writes as `type: string, format: byte`
+  and the operator marks x-kubernetes-preserve-unknown-fields (cass-operator's
+  `spec.config`), takes any JSON value: the operator reads it as raw JSON and its own
+  samples (config/samples/) give it as an object, so type and format are dropped there;
 - `description` is documentation only and is dropped (it is most of the text);
 - the other `x-kubernetes-*` keys (preserve-unknown-fields, embedded-resource, list types,
   CEL validations) stay as they are: jsonschema ignores keys it does not know, and
@@ -14,9 +18,12 @@ The converted schema is committed with its provenance (scripts/k8s_schemas.py wr
 `make k8s-schemas`); `digest` is the sha256 that file records of its own schema.
 
 `strict` is casslab's own layer, applied when validating and never written back: a CRD
-prunes fields its schema does not name (the API server drops them silently), so a
-misspelt field would vanish on a cluster; casslab refuses it instead, everywhere the
-published schema names its fields and does not say to keep unknown ones.
+prunes fields its schema does not name (the API server drops them silently) or, where it
+says x-kubernetes-preserve-unknown-fields, keeps them for an operator that ignores them
+(cass-operator's whole `spec` is so marked); either way a misspelt field would do nothing
+on a cluster. casslab refuses it instead, in every object whose fields the published
+schema lists; an object it lists no fields of (cass-operator's `spec.config`, raw
+cassandra.yaml keys) stays open.
 """
 
 from __future__ import annotations
@@ -49,11 +56,18 @@ def openapi_to_jsonschema(schema: dict[str, Any]) -> dict[str, Any]:
             out[key] = _sub(value)
         else:
             out[key] = copy.deepcopy(value)
+    if _raw_json(schema):
+        del out["type"], out["format"]
     if schema.get("nullable") is True and isinstance(out.get("type"), str):
         out["type"] = [out["type"], "null"]
     if schema.get(INT_OR_STRING) is True and "anyOf" not in out:
         out["anyOf"] = [{"type": "integer"}, {"type": "string"}]
     return out
+
+
+def _raw_json(schema: dict[str, Any]) -> bool:
+    return (schema.get(PRESERVE) is True and schema.get("type") == "string"
+            and schema.get("format") == "byte")
 
 
 def _sub(value: Any) -> Any:
@@ -72,9 +86,9 @@ def digest(schema: dict[str, Any]) -> str:
 
 def strict(schema: dict[str, Any]) -> dict[str, Any]:
     """A copy of `schema` that refuses fields it does not name: every object schema with
-    `properties` and no `additionalProperties`, unless it keeps unknown fields
-    (x-kubernetes-preserve-unknown-fields) — an embedded resource also takes apiVersion,
-    kind and metadata."""
+    `properties` and no `additionalProperties` gets additionalProperties false, whether or
+    not it keeps unknown fields (see the module's doc); an embedded resource also takes
+    apiVersion, kind and metadata."""
     out: dict[str, Any] = {}
     for key, value in schema.items():
         if key in _NAMED_SCHEMAS and isinstance(value, dict):
@@ -83,7 +97,7 @@ def strict(schema: dict[str, Any]) -> dict[str, Any]:
             out[key] = _strict_sub(value)
         else:
             out[key] = copy.deepcopy(value)
-    if "properties" in out and "additionalProperties" not in out and not out.get(PRESERVE):
+    if "properties" in out and "additionalProperties" not in out:
         if out.get(EMBEDDED):
             out["properties"] = {**{f: {} for f in EMBEDDED_FIELDS}, **out["properties"]}
         out["additionalProperties"] = False
