@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import yaml
 
 from casslab.k8s.crd import digest, openapi_to_jsonschema
@@ -50,6 +51,7 @@ class Target:
     """One schema file: which CRD version of which module, written where."""
 
     out: str
+    kind: str
     module: str
     version: str
     crd_version: str
@@ -60,10 +62,12 @@ class Target:
 
 
 TARGETS = (
-    Target("cassandradatacenter-v1beta1.json", CASS_OPERATOR, CASS_OPERATOR_VERSION, "v1beta1",
+    Target("cassandradatacenter-v1beta1.json", "CassandraDatacenter", CASS_OPERATOR,
+           CASS_OPERATOR_VERSION, "v1beta1",
            "config/crd/bases/cassandra.datastax.com_cassandradatacenters.yaml"),
-    Target("networkchaos-v1alpha1.json", CHAOS_MESH_API, CHAOS_MESH_API_VERSION, "v1alpha1",
-           "chaos-mesh.org_networkchaos.yaml", types_path="v1alpha1/networkchaos_types.go"),
+    Target("networkchaos-v1alpha1.json", "NetworkChaos", CHAOS_MESH_API,
+           CHAOS_MESH_API_VERSION, "v1alpha1", "chaos-mesh.org_networkchaos.yaml",
+           types_path="v1alpha1/networkchaos_types.go"),
 )
 
 
@@ -110,6 +114,25 @@ def crd_schema(crd_file: Path, version: str) -> dict[str, Any]:
     sys.exit(f"error: {crd_file.name} has no version {version}")
 
 
+def check_samples(schema: dict[str, Any], moddir: Path, t: Target) -> None:
+    """The module's own sample objects of this kind (config/samples/) must pass the
+    converted schema: a check of the conversion against what the operator documents."""
+    samples = sorted((moddir / "config" / "samples").glob("*.yaml"))
+    checked = 0
+    validator = jsonschema.Draft7Validator(schema)
+    for path in samples:
+        for doc in yaml.safe_load_all(path.read_text()):
+            if not isinstance(doc, dict) or not str(doc.get("apiVersion", "")).endswith(
+                    "/" + t.crd_version) or doc.get("kind") != t.kind:
+                continue
+            errors = list(validator.iter_errors(doc))
+            if errors:
+                sys.exit(f"error: {path.name} ({t.kind}) fails the converted schema: "
+                         f"{errors[0].message}")
+            checked += 1
+    print(f"{t.out}: {checked} sample object(s) of the module pass")
+
+
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -131,6 +154,7 @@ def build(t: Target, scratch: Path) -> dict[str, Any]:
                                     f"{CONTROLLER_GEN_CRD} paths={t.module}/v1alpha1")
     schema = openapi_to_jsonschema(crd_schema(crd_file, t.crd_version))
     schema["$schema"] = "http://json-schema.org/draft-07/schema#"
+    check_samples(schema, moddir, t)
     provenance["schema_sha256"] = digest(schema)
     return {"provenance": provenance, "schema": schema}
 
