@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -59,6 +60,8 @@ class Target:
     crd_path: str
     # The Go types the CRD is generated from (None: the CRD is published as such).
     types_path: str | None = None
+    # The Go struct of `spec` whose `webhook:` tags name the admission checks (None: none).
+    spec_struct: str | None = None
 
 
 TARGETS = (
@@ -67,7 +70,7 @@ TARGETS = (
            "config/crd/bases/cassandra.datastax.com_cassandradatacenters.yaml"),
     Target("networkchaos-v1alpha1.json", "NetworkChaos", CHAOS_MESH_API,
            CHAOS_MESH_API_VERSION, "v1alpha1", "chaos-mesh.org_networkchaos.yaml",
-           types_path="v1alpha1/networkchaos_types.go"),
+           types_path="v1alpha1/networkchaos_types.go", spec_struct="NetworkChaosSpec"),
 )
 
 
@@ -133,6 +136,47 @@ def check_samples(schema: dict[str, Any], moddir: Path, t: Target) -> None:
     print(f"{t.out}: {checked} sample object(s) of the module pass")
 
 
+# One field of a Go struct: `Name Type `tags`` or an embedded `Type `tags``.
+_FIELD = re.compile(r"^\s*(?:(\w+)\s+)?([*\[\]\w.]+)\s+`([^`]*)`")
+_STRUCT = re.compile(r"^type (\w+) struct \{$(.*?)^\}$", re.MULTILINE | re.DOTALL)
+
+
+def go_structs(package: Path) -> dict[str, list[tuple[str, str, dict[str, str]]]]:
+    """Struct name -> its fields (json name or "" inline, Go type, tags) of a package's
+    non-test .go files."""
+    out: dict[str, list[tuple[str, str, dict[str, str]]]] = {}
+    for path in sorted(package.glob("*.go")):
+        if path.name.endswith("_test.go"):
+            continue
+        for name, body in _STRUCT.findall(path.read_text()):
+            fields = []
+            for line in body.splitlines():
+                m = _FIELD.match(line)
+                if m:
+                    tags = dict(re.findall(r'(\w+):"([^"]*)"', m.group(3)))
+                    fields.append((tags.get("json", "").split(",")[0], m.group(2), tags))
+            out[name] = fields
+    return out
+
+
+def webhook_fields(structs: dict[str, list[tuple[str, str, dict[str, str]]]], root: str,
+                   prefix: str = "spec") -> dict[str, str]:
+    """Dotted JSON path -> `webhook:` tag of every tagged field under struct `root`
+    (inline structs flattened, `[]` after a list)."""
+    out: dict[str, str] = {}
+    for json_name, gotype, tags in structs.get(root, []):
+        base = gotype.lstrip("*")
+        listed = base.startswith("[]")
+        base = base.lstrip("[]*")
+        path = prefix if json_name == "" else f"{prefix}.{json_name}{'[]' if listed else ''}"
+        tag = tags.get("webhook", "").split(",")[0]
+        if tag:
+            out[path] = tag
+        if base in structs:
+            out.update(webhook_fields(structs, base, path))
+    return out
+
+
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -156,7 +200,14 @@ def build(t: Target, scratch: Path) -> dict[str, Any]:
     schema["$schema"] = "http://json-schema.org/draft-07/schema#"
     check_samples(schema, moddir, t)
     provenance["schema_sha256"] = digest(schema)
-    return {"provenance": provenance, "schema": schema}
+    doc: dict[str, Any] = {"provenance": provenance, "schema": schema}
+    if t.spec_struct is not None:
+        package = moddir / Path(t.types_path or "").parent
+        doc["webhook"] = {
+            "source": f"`webhook:` struct tags under {t.spec_struct} in "
+                      f"{package.name}/*.go of {t.module}@{t.version}",
+            "fields": webhook_fields(go_structs(package), t.spec_struct)}
+    return doc
 
 
 def main() -> None:
