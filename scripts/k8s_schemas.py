@@ -216,7 +216,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=SCHEMAS, help="where to write the files")
     args = parser.parse_args()
     if shutil.which("go") is None:
-        sys.exit("error: make k8s-schemas needs `go` (1.22 or later, for controller-gen "
+        sys.exit("error: make k8s-schemas needs `go` (1.23 or later, for controller-gen "
                  f"{CONTROLLER_GEN_VERSION}) on PATH and the Go module proxy")
     with tempfile.TemporaryDirectory(prefix="casslab-k8s-schemas-") as tmp:
         for t in TARGETS:
