@@ -12,7 +12,7 @@ APT_PACKAGES := iproute2 iptables ethtool procps util-linux openjdk-17-jdk-headl
 # Only `make bench-vm` needs these (issue 21 is blocked here: no hardware KVM).
 VM_PACKAGES := qemu-system-x86 qemu-utils
 
-.PHONY: help setup apt venv rust jars rootfs lint check test test-unit test-cli test-integration bench-tests demo bench bench-vm bench-tune bench-tune-learned reproduce clean
+.PHONY: help setup apt venv rust jars rootfs lint check test test-unit test-cli test-integration bench-tests demo bench bench-vm bench-tune bench-tune-learned reproduce k8s-schemas clean
 
 help:
 	@echo "make demo   set up, then run the demo on a local 3-node lab"
@@ -25,6 +25,7 @@ help:
 	@echo "make bench-tune  static vs tuned compaction, side by side, seed 003 scenario (~70 min)"
 	@echo "make bench-tune-learned  the same with rules learned here first (~2 h)"
 	@echo "make reproduce [STUDY=002] [SCALE=paper|smoke]  the studies' reproductions (hours)"
+	@echo "make k8s-schemas  regenerate the CRD schemas of casslab k8s render (needs Go's module proxy)"
 	@echo "make setup  only install: apt packages, Python venv, Rust builds, Cassandra jars, LXC root filesystems"
 
 setup: apt venv rust jars rootfs
@@ -162,6 +163,11 @@ bench-tune-learned: setup
 # Every spec of each study (examples/<study>-*/), then its report; resumable.
 reproduce: setup
 	$(PY) scripts/reproduce.py $(if $(STUDY),--study $(STUDY)) $(if $(SCALE),--scale $(SCALE))
+
+# The CRD schemas `casslab k8s render` validates against, from the operators' Go modules at
+# the versions pinned in the script; not part of setup or test (the files are committed).
+k8s-schemas: venv
+	$(PY) scripts/k8s_schemas.py
 
 clean:
 	rm -rf $(VENV) $(STAMPS) target
