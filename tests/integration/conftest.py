@@ -20,10 +20,11 @@ its own, nodes started again if it stopped them):
 
 Every test in this directory is marked `integration` (`pytestmark`), so `make check`
 (`-m "not integration"`) never starts a lab; a module without the mark is refused at
-collection. `make test` runs them on two workers (`--dist loadgroup`: a module, and all
-hosts modules, on one worker; each worker has its own CASSLAB_HOME, so its `lab1`/`lab3`
-are its own), except the modules marked `timing` (they measure delays or rates that a
-second test on the same two cores would disturb), which run afterwards one at a time.
+collection. `make test` runs them on two workers (`--dist loadfile`: a module's tests on
+one worker; each worker has its own CASSLAB_HOME, so its `lab1`/`lab3` are its own),
+except the modules marked `timing` (they measure delays or rates that a second test on
+the same two cores would disturb) and the tests that use the stand-in hosts (marked
+`stand_in_hosts` here), which run afterwards one at a time.
 """
 
 from __future__ import annotations
@@ -55,23 +56,23 @@ STAND_IN_HOSTS = 5
 HERE = Path(__file__).parent
 
 
-def xdist_group_of(module: str) -> str:
-    """The worker group of a test module when `make test` runs two at a time: a module's
-    tests stay on one worker (they share its module fixtures), and every hosts module on
-    the same one (the stand-in hosts are made once per worker, on one bridge and subnet
-    that a second set of stand-ins would collide with)."""
-    return HOSTS_GROUP if module.startswith(("test_hosts_", "test_sshhosts")) else module
-
-
-HOSTS_GROUP = "stand-in-hosts"
 # The groups that take longest (BENCHMARKS.md: the 20 slowest tests), longest first.
-_LONG_FIRST = {"test_readme_walk": 3, HOSTS_GROUP: 2, "test_examples_smoke": 1}
+_LONG_FIRST = {"test_readme_walk": 2, "test_examples_smoke": 1}
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """A test of a hosts module (test_hosts_*, test_sshhosts: each makes or shares
+    stand-in hosts) or one that uses the shared stand-in hosts is marked `stand_in_hosts`:
+    `make test` runs those alone, after the rest (two pytest workers would each make
+    stand-in hosts on the same machine-wide addresses and routes)."""
+    if item.path.stem.startswith(("test_hosts_", "test_sshhosts")) or \
+            "stand_in_hosts" in getattr(item, "fixturenames", ()):
+        item.add_marker(pytest.mark.stand_in_hosts)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Refuse an integration test without the `integration` mark: it would run in
-    `make check`, which must never need a lab. Put each in its module's worker group."""
+    `make check`, which must never need a lab."""
     mine = [item for item in items if item.path.is_relative_to(HERE)]
     unmarked = sorted({str(item.path.relative_to(HERE)) for item in mine
                        if item.get_closest_marker("integration") is None})
@@ -79,11 +80,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         raise pytest.UsageError(
             "tests/integration modules need `pytestmark = pytest.mark.integration`: "
             + ", ".join(unmarked))
-    for item in mine:
-        item.add_marker(pytest.mark.xdist_group(xdist_group_of(item.path.stem)))
-    # Longest groups first (xdist hands groups out in collection order): a long one
+    # Longest modules first (xdist hands modules out in collection order): a long one
     # started last would run on alone at the end while the other worker idles.
-    items.sort(key=lambda item: _LONG_FIRST.get(xdist_group_of(item.path.stem), 0)
+    items.sort(key=lambda item: _LONG_FIRST.get(item.path.stem, 0)
                if item.path.is_relative_to(HERE) else 0, reverse=True)
 
 
