@@ -289,9 +289,6 @@ SEVERAL_LINES = [
       "SOMETIMES"),
     c("load-bad-duration", "casslab-load ycsb --workload a --duration forever", USAGE,
       "forever"),
-    c("load-insert-range-beyond-records", "casslab-load ycsb --workload a --records 100 "
-      "--insert-start 60 --insert-count 50", USAGE,
-      "--insert-start 60 + --insert-count 50 is more than --records 100"),
     c("netem-unknown-flag", "casslab-netem --bogus", USAGE, "--bogus"),
     c("netem-missing-config", "casslab-netem check-config --config {tmp}/none.json", RUNTIME,
       "none.json"),

@@ -339,8 +339,10 @@ def _insert_range(last: Mapping[str, Prop]) -> dict[str, Any]:
         raise PropertyError(f"{count_p.where}: insertstart={start} + insertcount={count} is "
                             f"more than recordcount={records} (the load inserts key numbers "
                             "insertstart..insertstart+insertcount-1 of the recordcount keys)")
-    # The count casslab-load takes by default (the rest of the records) is left out.
-    return out | ({"insert-count": count} if count not in (None, records - start) else {})
+    # The whole key range needs no option; a part is kept even where it is casslab-load's
+    # default (the rest of the records), which casslab's own --records would move.
+    whole = count is None or (start == 0 and count == records)
+    return out if whole else out | {"insert-count": count}
 
 
 def _integer(p: Prop, lo: int) -> int:
