@@ -587,7 +587,14 @@ mod insert_range_tests {
 
     #[test]
     fn a_sliced_load_inserts_exactly_its_key_numbers_split_over_k_clients() {
-        let cmd = ycsb(&["--records", "1000", "--insert-start", "250", "--insert-count", "500"]);
+        let cmd = ycsb(&[
+            "--records",
+            "1000",
+            "--insert-start",
+            "250",
+            "--insert-count",
+            "500",
+        ]);
         assert_eq!(
             InsertRange::of(&cmd).unwrap(),
             InsertRange {
@@ -605,13 +612,23 @@ mod insert_range_tests {
         let rest = ycsb(&["--records", "1000", "--insert-start", "900"]);
         assert_eq!(loaded(&rest, 1)[0], (900..1000).collect::<Vec<_>>());
         // Neither: the whole key space, as before these options.
-        assert_eq!(loaded(&ycsb(&["--records", "10"]), 1)[0], (0..10).collect::<Vec<_>>());
+        assert_eq!(
+            loaded(&ycsb(&["--records", "10"]), 1)[0],
+            (0..10).collect::<Vec<_>>()
+        );
     }
 
     #[test]
     fn two_halves_write_the_keys_of_one_whole_load_and_no_other() {
         let first = ycsb(&["--records", "1000", "--insert-count", "500"]);
-        let second = ycsb(&["--records", "1000", "--insert-start", "500", "--insert-count", "500"]);
+        let second = ycsb(&[
+            "--records",
+            "1000",
+            "--insert-start",
+            "500",
+            "--insert-count",
+            "500",
+        ]);
         let a = names(loaded(&first, 1).concat());
         let b = names(loaded(&second, 2).concat());
         assert_eq!(a.len() + b.len(), 1000);
@@ -625,20 +642,42 @@ mod insert_range_tests {
 
     #[test]
     fn a_range_outside_the_records_is_refused_in_one_line_naming_both() {
-        let over = ycsb(&["--records", "1000", "--insert-start", "600", "--insert-count", "500"]);
+        let over = ycsb(&[
+            "--records",
+            "1000",
+            "--insert-start",
+            "600",
+            "--insert-count",
+            "500",
+        ]);
         let e = InsertRange::of(&over).unwrap_err().to_string();
         assert!(
             e.contains("--insert-start 600 + --insert-count 500 is more than --records 1000"),
             "{e}"
         );
         assert!(!e.contains('\n') && e.starts_with("invalid option --insert-count"));
-        let wraps = ycsb(&["--insert-start", &u64::MAX.to_string(), "--insert-count", "2"]);
+        let wraps = ycsb(&[
+            "--insert-start",
+            &u64::MAX.to_string(),
+            "--insert-count",
+            "2",
+        ]);
         assert!(InsertRange::of(&wraps).is_err());
         let past = ycsb(&["--records", "1000", "--insert-start", "1000"]);
         let e = InsertRange::of(&past).unwrap_err().to_string();
-        assert!(e.contains("--insert-start: 1000 is not below --records 1000"), "{e}");
+        assert!(
+            e.contains("--insert-start: 1000 is not below --records 1000"),
+            "{e}"
+        );
         // The exact fit is fine, and a count of 0 never parses.
-        let fit = ycsb(&["--records", "1000", "--insert-start", "600", "--insert-count", "400"]);
+        let fit = ycsb(&[
+            "--records",
+            "1000",
+            "--insert-start",
+            "600",
+            "--insert-count",
+            "400",
+        ]);
         assert!(InsertRange::of(&fit).is_ok());
         let zero = ["casslab-load", "ycsb", "-w", "a", "--insert-count", "0"];
         assert!(Cli::try_parse_from(zero).is_err());
@@ -646,7 +685,14 @@ mod insert_range_tests {
 
     #[test]
     fn run_phase_choices_draw_from_the_load_range_as_ycsb_but_latest_from_all() {
-        let cmd = ycsb(&["--records", "1000", "--insert-start", "250", "--insert-count", "500"]);
+        let cmd = ycsb(&[
+            "--records",
+            "1000",
+            "--insert-start",
+            "250",
+            "--insert-count",
+            "500",
+        ]);
         let range = InsertRange::of(&cmd).unwrap();
         let last = 999; // every record inserted
         for dist in [KeyDist::Uniform, KeyDist::Hotspot, KeyDist::Zipfian] {
@@ -658,7 +704,10 @@ mod insert_range_tests {
             // zipfian: YCSB's inclusive upper end insertstart + insertcount (+ new keys).
             let top = if dist == KeyDist::Zipfian { 750 } else { 749 };
             assert!(lo >= 250 && hi <= top, "{dist:?}: {lo}..={hi}");
-            assert!(lo < 260 && hi > 740, "{dist:?} covers the range: {lo}..={hi}");
+            assert!(
+                lo < 260 && hi > 740,
+                "{dist:?} covers the range: {lo}..={hi}"
+            );
         }
         let latest = chooser(&cmd, range, KeyDist::Latest, 0);
         let draws: Vec<u64> = (0..20_000)
