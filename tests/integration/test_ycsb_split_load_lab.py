@@ -1,7 +1,8 @@
 """A YCSB load split across client machines on a real 1-node lab: two `casslab run ycsb`
 loads given halves of the key numbers by insertstart/insertcount, run at the same time as
 two machines would, write every record once and no other, and a run phase over the whole
-key space afterwards finds every key it reads."""
+key space afterwards finds every key it reads. With --clients K, the K clients split the
+range they are given."""
 
 from __future__ import annotations
 
@@ -34,9 +35,9 @@ def _ycsb_key(keynum: int) -> str:
     return f"user{abs(h - (1 << 64) if h >= 1 << 63 else h)}"
 
 
-def _command(*props: str, phase: str) -> list[str]:
+def _command(*props: str, phase: str, keyspace: str = KEYSPACE) -> list[str]:
     args = [CASSLAB, "run", "ycsb", "-P", str(REPO / "workloads" / "workloadc"),
-            "-p", f"recordcount={RECORDS}", "-p", f"cassandra.keyspace={KEYSPACE}",
+            "-p", f"recordcount={RECORDS}", "-p", f"cassandra.keyspace={keyspace}",
             "-p", "threadcount=4"]
     for p in props:
         args += ["-p", p]
@@ -76,3 +77,16 @@ def test_two_half_loads_write_every_record_once_and_a_run_finds_them(lab1: Lab) 
     read = _summary(run.stdout)["by_op"]["read"]
     assert (read["ops"], read["not_found"], read["errors"]) == (2000, 0, 0)
 
+
+
+def test_clients_of_one_run_split_the_insert_range_they_are_given(lab1: Lab) -> None:
+    keyspace = f"{KEYSPACE}_clients"
+    res = subprocess.run([*_command("insertstart=250", "insertcount=500", phase="load",
+                                    keyspace=keyspace), "--clients", "2"],
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert _summary(res.stdout)["by_op"]["insert"]["ops"] == 500
+    with lab1.cql() as cql:
+        rows = cql.execute(f"SELECT y_id FROM {keyspace}.usertable", timeout_s=30).rows
+    assert len(rows) == 500
+    assert {r[0] for r in rows} == {_ycsb_key(k) for k in range(250, 750)}
