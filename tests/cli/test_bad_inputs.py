@@ -136,6 +136,12 @@ TRACEBACKS = [
       "recordcont"),
     c("ycsb-file-unknown-property", "casslab run ycsb -P {tmp}/w --hosts 127.0.0.1", USAGE,
       "w:2: unknown YCSB property 'bogusprop'", {"w": "recordcount=10\nbogusprop=1\n"}),
+    c("ycsb-insert-range-beyond-records", "casslab run ycsb -p recordcount=100 -p "
+      "insertstart=60 -p insertcount=50 --hosts 127.0.0.1", USAGE,
+      "insertstart=60 + insertcount=50 is more than recordcount=100"),
+    c("run-insert-range-beyond-records", "casslab run ycsb-a --records 100 -p insertstart=60 "
+      "-p insertcount=50 --hosts 127.0.0.1", USAGE,
+      "--insert-count: insert-start 60 + insert-count 50 is more than records 100"),
     c("stress-malformed-option", "casslab stress write n=10 -rate thread=5 -node 127.0.0.1",
       USAGE, "-rate thread=5"),
     c("stress-unknown-option", "casslab stress write -frobnicate x=1 -node 127.0.0.1",

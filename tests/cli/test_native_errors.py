@@ -145,6 +145,10 @@ LOAD_RANGES = [
     (["ycsb", "-w", "a", "--tick", "2s"], "must be a duration >= 1ms and <= 1s"),
     (["ycsb", "-w", "a", "--interval", "1ms"], "must be a duration >= 10ms"),
     (["ycsb", "-w", "a", "--unreachable-after", "0s"], "must be a duration > 0"),
+    (["ycsb", "-w", "a", "--insert-start", "-1"], "--insert-start <INSERT_START>': must be an "
+     "integer >= 0"),
+    (["ycsb", "-w", "a", "--insert-count", "0"], "--insert-count <INSERT_COUNT>': must be an "
+     "integer >= 1"),
 ]
 
 
@@ -165,7 +169,9 @@ def test_load_option_values_checked_in_the_workload_also_come_before_connecting(
     profile.write_text("keyspace: k\ntable: t\n")
     for args, expected in (
             (["iot", "--compaction", "twcs:0:DAYS"], "--compaction: window size \"0\""),
-            (["user", "--profile", str(profile), "--pop", "exp(1..10)"], "exp(1..10)")):
+            (["user", "--profile", str(profile), "--pop", "exp(1..10)"], "exp(1..10)"),
+            (["ycsb", "-w", "a", "--records", "10", "--insert-start", "5", "--insert-count",
+              "6"], "--insert-start 5 + --insert-count 6 is more than --records 10")):
         res = native(LOAD, *args, "--hosts", "127.0.0.1:1", "--timeout", "1s")
         assert res.returncode == 2, res.stderr
         line = only_line(res)

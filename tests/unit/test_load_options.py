@@ -295,3 +295,24 @@ def test_error_retries_go_out_as_casslab_loads_flag_and_refuse_a_negative() -> N
     assert argv[argv.index("--error-retries") + 1] == "3"
     with pytest.raises(UsageError, match="error-retries"):
         LoadSpec.of("stress-write", {"error-retries": -1})
+
+
+def test_an_insert_range_must_lie_within_the_records() -> None:
+    o = from_mapping("ycsb-a", {"records": 1000, "insert-start": 600, "insert-count": 400})
+    assert o.to_argv() == ["--records", "1000", "--insert-start", "600", "--insert-count", "400"]
+    assert _error("ycsb-a", {"records": 1000, "insert-start": 600, "insert-count": 401}) == (
+        "options.insert-count: insert-start 600 + insert-count 401 is more than records 1000 "
+        "(the load inserts key numbers insert-start..insert-start+insert-count-1 of the "
+        "records)")
+    # Without records: casslab-load's default (1000), read from its description.
+    assert _error("ycsb-a", {"insert-start": 1000}).startswith(
+        "options.insert-start: 1000 is not below records 1000")
+    assert _error("ycsb-a", {"insert-count": 0}).startswith(
+        "options.insert-count: 0 must be an integer >= 1")
+    assert _error("ycsb-a", {"insert-start": -1}).startswith(
+        "options.insert-start: -1 must be an integer >= 0")
+
+
+def test_an_insert_range_shapes_the_data_so_the_load_phase_keeps_it() -> None:
+    o = YcsbOptions(insert_start=500, insert_count=500, ops=10, distribution="uniform")
+    assert o.for_load_phase() == YcsbOptions(insert_start=500, insert_count=500)

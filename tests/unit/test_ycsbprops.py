@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from casslab.core.errors import UsageError
 from casslab.load import LoadSpec
 from casslab.load.runner import build_command, find_binary
 from casslab.load.ycsbprops import (
@@ -147,12 +148,55 @@ def test_minscanlength_1_is_what_casslab_load_does_and_others_are_refused() -> N
         from_sources([WORKLOADS / "workloade"], ["minscanlength=5"])
 
 
-def test_insertcount_of_the_whole_range_is_honoured_and_a_part_is_refused() -> None:
+def test_insertcount_of_the_whole_range_needs_no_option() -> None:
     w = from_sources([WORKLOADS / "workloada"], ["recordcount=5000", "insertcount=5000"])
     assert w.warnings == () and w.options == {"records": 5000}
-    with pytest.raises(PropertyError, match=r"-p: insertcount=2500: casslab-load loads the "
-                       r"whole key range \(recordcount=5000\).*--clients K"):
-        from_sources([WORKLOADS / "workloada"], ["recordcount=5000", "insertcount=2500"])
+
+
+def test_insertstart_and_insertcount_split_a_load_into_casslab_loads_insert_range() -> None:
+    # Two machines of a YCSB split load: each inserts its half of the 1000 key numbers.
+    first = from_sources([WORKLOADS / "workloada"],
+                         ["recordcount=1000", "insertstart=0", "insertcount=500"])
+    second = from_sources([WORKLOADS / "workloada"],
+                          ["recordcount=1000", "insertstart=500", "insertcount=500"])
+    assert first.warnings == second.warnings == ()
+    # recordcount=1000 is casslab-load's own --records: left out, as any default.
+    assert first.options == {"insert-count": 500}
+    assert second.options == {"insert-start": 500, "insert-count": 500}
+    argv = _argv(second.workload, second.options | {"phase": "load"})
+    assert argv[argv.index("--insert-start") + 1] == "500"
+    assert "--insert-count" in _argv(first.workload, first.options)
+    # Without recordcount among the properties the count goes through as given; the
+    # options check it against --records (casslab's own --records wins over properties).
+    w = from_sources([], ["insertstart=10", "insertcount=20"], base="ycsb-c")
+    assert w.options == {"insert-start": 10, "insert-count": 20}
+    # An empty value is YCSB's unset.
+    assert from_sources([], ["insertstart=", "insertcount="], base="ycsb-c").options == {}
+
+
+@pytest.mark.parametrize(("props", "message"), [
+    (["recordcount=1000", "insertstart=600", "insertcount=500"],
+     r"^-p: insertstart=600 \+ insertcount=500 is more than recordcount=1000 \(the load "
+     r"inserts key numbers insertstart\.\.insertstart\+insertcount-1"),
+    (["recordcount=1000", "insertstart=1000"],
+     r"^-p: insertstart=1000 is not below recordcount=1000"),
+    (["insertstart=-1"], r"^-p: insertstart=-1: must be an integer >= 0$"),
+    (["insertcount=0"], r"^-p: insertcount=0: must be an integer >= 1$"),
+    (["insertcount=half"], r"^-p: insertcount=half: must be an integer >= 1$"),
+])
+def test_an_insert_range_outside_the_records_is_refused_in_one_line(props: list[str],
+                                                                    message: str) -> None:
+    with pytest.raises(PropertyError, match=message) as exc:
+        from_sources([WORKLOADS / "workloada"], props)
+    assert "\n" not in str(exc.value)
+
+
+def test_casslab_options_refuse_an_insert_range_beyond_records() -> None:
+    w = from_sources([], ["insertstart=600", "insertcount=500"], base="ycsb-a")
+    with pytest.raises(UsageError, match=r"^--insert-count: insert-start 600 \+ insert-count "
+                       r"500 is more than records 1000 "):
+        LoadSpec.of(w.workload, w.options, where="")
+    assert LoadSpec.of(w.workload, w.options | {"records": 1100}, where="")
 
 
 def test_operationcount_0_with_maxexecutiontime_runs_for_the_time_not_zero_operations() -> None:

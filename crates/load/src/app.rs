@@ -364,11 +364,13 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
     };
     match &cli.command {
         Command::Ycsb(c) => {
+            // Checked before connecting: a range outside --records is the user's mistake.
+            let load_keys = ycsb::InsertRange::of(c)?;
             let shape = Shape {
                 names: ycsb::names(),
                 default_mix: ycsb::mix_for(c.workload),
                 load_op: ycsb::INSERT,
-                load_count: c.records,
+                load_count: load_keys.count,
                 default_ops: 1000,
             };
             check_client_drop(&c.run, c.schema.drop)?;

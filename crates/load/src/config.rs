@@ -341,9 +341,11 @@ pub struct RunArgs {
     /// do. --ops, --rate, --warmup ops, the stages' ops and rates, and the load
     /// phase's records are the totals of the K clients; each does its share, so
     /// together they do exactly the one-client run. Per family: the load phase
-    /// writes an interleaved slice of the records (ycsb keys, stress population
+    /// writes an interleaved slice of the records (ycsb keys, or of the
+    /// --insert-start/--insert-count keys, stress population
     /// seeds, iot device-series, user partitions), disjoint from the others';
-    /// reads and updates of the run phase draw from the whole population; inserts
+    /// reads and updates of the run phase draw from the whole population (ycsb:
+    /// the one --insert-start/--insert-count give, as for one client); inserts
     /// of the run phase (ycsb d, e, i) take new keys records+I, records+I+K, ...;
     /// stress `seq(...)` populations follow the cycles, so a K-client `stress
     /// write` writes each key once. --drop is refused: drop once before the
@@ -412,9 +414,22 @@ pub struct YcsbCommand {
     /// Core workload.
     #[arg(long, short = 'w', value_enum)]
     pub workload: YcsbWorkload,
-    /// Records loaded (YCSB recordcount).
+    /// Records loaded (YCSB recordcount): the key numbers 0..N-1.
     #[arg(long, default_value_t = 1000, allow_negative_numbers = true, range = int::<u64>(1, MAX))]
     pub records: u64,
+    /// First key number the load phase inserts (YCSB insertstart), so that several
+    /// machines can each load a part of the --records keys: with --insert-count C this
+    /// client inserts key numbers S..S+C-1. As YCSB's CoreWorkload, the run phase's
+    /// uniform, zipfian and hotspot choices then draw from S..S+C-1 too (zipfian: up to
+    /// S+C plus the expected new keys), latest from every key; run-phase inserts take
+    /// new keys from --records on.
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, range = int::<u64>(0, MAX))]
+    pub insert_start: u64,
+    /// Keys the load phase inserts from --insert-start (YCSB insertcount; default: the
+    /// rest of --records). --insert-start + --insert-count must not exceed --records.
+    /// With --client I/K the K clients split these keys as they split a whole load.
+    #[arg(long, allow_negative_numbers = true, range = int::<u64>(1, MAX))]
+    pub insert_count: Option<u64>,
     /// Override the workload's request distribution.
     #[arg(long, value_enum)]
     pub distribution: Option<KeyDist>,

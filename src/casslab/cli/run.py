@@ -66,7 +66,8 @@ def run(
     = None,
     properties: Annotated[list[str] | None, typer.Option(
         "-p", help="YCSB property key=value, over -P files (e.g. -p recordcount=100000); "
-        "repeatable.")] = None,
+        "repeatable. -p insertstart=S -p insertcount=C loads key numbers S..S+C-1 only "
+        "(a load split across machines, as YCSB).")] = None,
 ) -> None:
     """Run a workload with casslab-load and print a summary (extra casslab-load options
     go after `--`).

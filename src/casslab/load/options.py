@@ -96,6 +96,7 @@ class Rule:
     high: End | None = None
     conflicts_with: tuple[str, ...] = ()
     requires: tuple[str, ...] = ()
+    default: tuple[str, ...] = ()  # casslab-load's default value(s), as text
 
     @classmethod
     def of(cls, raw: Mapping[str, Any]) -> Rule:
@@ -113,7 +114,8 @@ class Rule:
             choices=tuple(c["name"] for c in choices),
             aliases=tuple((a, c["name"]) for c in choices for a in c["aliases"]),
             ignore_case=bool(raw["ignore_case"]), low=low, high=high,
-            conflicts_with=tuple(raw["conflicts_with"]), requires=tuple(raw["requires"]))
+            conflicts_with=tuple(raw["conflicts_with"]), requires=tuple(raw["requires"]),
+            default=tuple(str(d) for d in raw.get("default") or ()))
 
 
 @dataclass(frozen=True)
@@ -571,11 +573,12 @@ class LoadOptions:
             given[flag] = str(key)
         _check_together(rules, given, where)
         options = cls(**values)
-        options._check_values(where, given)
+        options._check_values(where, given, rules)
         return options
 
-    def _check_values(self, where: str, given: Mapping[str, str]) -> None:
-        """The one rule between two values that clap cannot state (RunPlan::validate)."""
+    def _check_values(self, where: str, given: Mapping[str, str],
+                      rules: Mapping[str, Rule]) -> None:
+        """The rules between values that clap cannot state (RunPlan::validate)."""
         lo, hi = self.converge_min, self.converge_max
         if lo is not None and hi is not None and lo > hi:
             key = given.get("converge-min", "converge-min")
@@ -639,6 +642,33 @@ class YcsbOptions(SchemaOptions):
     zipfian_constant: float | None = _opt("zipfian-constant", argv=_float_arg)
     hotspot_data_fraction: float | None = _opt("hotspot-data-fraction", argv=_float_arg)
     hotspot_opn_fraction: float | None = _opt("hotspot-opn-fraction", argv=_float_arg)
+    # The load inserts key numbers insert-start..insert-start+insert-count-1 of `records`
+    # (YCSB insertstart/insertcount: a load split across client machines); the run
+    # phase draws from them too, so not run_only.
+    insert_start: int | None = _opt("insert-start")
+    insert_count: int | None = _opt("insert-count")
+
+    def _check_values(self, where: str, given: Mapping[str, str],
+                      rules: Mapping[str, Rule]) -> None:
+        """Also ycsb::InsertRange::of: the inserted keys lie within the records."""
+        super()._check_values(where, given, rules)
+        if self.insert_start is None and self.insert_count is None:
+            return
+        records = self.records if self.records is not None else int(rules["records"].default[0])
+        start = self.insert_start or 0
+        if self.insert_count is None:
+            if start >= records:
+                key = given.get("insert-start", "insert-start")
+                raise OptionError(_name(where, key, "insert-start"), f"{start} is not below "
+                                  f"records {records} (the load inserts key numbers "
+                                  "insert-start..records-1)", key)
+            return
+        if start + self.insert_count > records:
+            key = given.get("insert-count", "insert-count")
+            raise OptionError(_name(where, key, "insert-count"), f"insert-start {start} + "
+                              f"insert-count {self.insert_count} is more than records "
+                              f"{records} (the load inserts key numbers insert-start.."
+                              "insert-start+insert-count-1 of the records)", key)
 
 
 @dataclass(frozen=True)

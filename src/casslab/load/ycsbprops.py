@@ -61,7 +61,6 @@ FIXED_VALUES = {
     "insertorder": ("hashed", "keys are user + FNV hash of the key number"),
     "scanlengthdistribution": ("uniform", "scans are uniform in 1..maxscanlength"),
     "minscanlength": ("1", "scans are uniform in 1..maxscanlength"),
-    "insertstart": ("0", "one client inserts the whole key range"),
     "table": ("usertable", "the table is ycsb.usertable (keyspace: --keyspace)"),
     "dotransactions": ("true", "the phase is casslab's --phase"),
 }
@@ -83,8 +82,8 @@ MAPPED = (*PROPORTIONS, "workload", "recordcount", "operationcount", "requestdis
           "zipfianconstant", "fieldcount", "fieldlength", "maxscanlength",
           "hotspotdatafraction", "hotspotopnfraction", "threadcount", "target",
           "status.interval", "maxexecutiontime", "hdrhistogram.fileoutput",
-          "hdrhistogram.output.path", *CONSISTENCY, KEYSPACE, "insertcount",
-          "hdrhistogram.percentiles", "measurement.interval")
+          "hdrhistogram.output.path", *CONSISTENCY, KEYSPACE, "insertstart",
+          "insertcount", "hdrhistogram.percentiles", "measurement.interval")
 KNOWN = (*MAPPED, *FIXED_VALUES, *IGNORED)
 # Default values of ignored properties that need no warning.
 QUIET_DEFAULTS = {"measurementtype": "hdrhistogram"}
@@ -298,7 +297,7 @@ def _run_options(last: Mapping[str, Prop]) -> dict[str, Any]:
     if KEYSPACE in last:
         out["keyspace"] = last[KEYSPACE].value
     out |= _measurement_options(last)
-    _check_insertcount(last)
+    out |= _insert_range(last)
     if "status.interval" in last:
         out["interval"] = f"{_integer(last['status.interval'], 1)}s"
     if "hdrhistogram.fileoutput" in last:
@@ -315,19 +314,35 @@ def _run_options(last: Mapping[str, Prop]) -> dict[str, Any]:
     return out
 
 
-def _check_insertcount(last: Mapping[str, Prop]) -> None:
-    """insertcount (with insertstart, how YCSB users split a load across clients) is
-    honoured when it is the whole key range, the only range casslab-load loads; any other
-    count is refused: split a load with casslab's --clients K instead."""
-    if "insertcount" not in last or not last["insertcount"].value:
-        return
-    p = last["insertcount"]
-    records = _integer(last["recordcount"], 1) if "recordcount" in last else \
-        CASSLAB_DEFAULTS["records"]
-    if _integer(p, 1) != records:
-        raise PropertyError(f"{p.where}: insertcount={p.value}: casslab-load loads the whole "
-                            f"key range (recordcount={records}); to split a load across "
-                            "clients use --clients K (each client inserts its share)")
+def _insert_range(last: Mapping[str, Prop]) -> dict[str, Any]:
+    """insertstart / insertcount (how YCSB users split a load across client machines) as
+    --insert-start / --insert-count: the load inserts key numbers insertstart ..
+    insertstart+insertcount-1 of the recordcount keys, and the run phase's uniform,
+    zipfian and hotspot choices draw from them (CoreWorkload.init). Without insertcount,
+    CoreWorkload's default, recordcount - insertstart (YCSB's Client would insert
+    recordcount keys from insertstart, past the key space). An empty value is YCSB's
+    unset. Checked against recordcount when the properties give it; casslab's own
+    --records is checked with the options (YcsbOptions)."""
+    start_p = last.get("insertstart") or Prop("insertstart", "", "default")
+    count_p = last.get("insertcount") or Prop("insertcount", "", "default")
+    start = _integer(start_p, 0) if start_p.value else 0
+    count = _integer(count_p, 1) if count_p.value else None
+    out: dict[str, Any] = {"insert-start": start} if start else {}
+    if "recordcount" not in last:
+        return out | ({"insert-count": count} if count is not None else {})
+    records = _integer(last["recordcount"], 1)
+    if count is None and start >= records:
+        raise PropertyError(f"{start_p.where}: insertstart={start} is not below "
+                            f"recordcount={records} (the load inserts key numbers "
+                            "insertstart..recordcount-1)")
+    if count is not None and start + count > records:
+        raise PropertyError(f"{count_p.where}: insertstart={start} + insertcount={count} is "
+                            f"more than recordcount={records} (the load inserts key numbers "
+                            "insertstart..insertstart+insertcount-1 of the recordcount keys)")
+    # The whole key range needs no option; a part is kept even where it is casslab-load's
+    # default (the rest of the records), which casslab's own --records would move.
+    whole = count is None or (start == 0 and count == records)
+    return out if whole else out | {"insert-count": count}
 
 
 def _integer(p: Prop, lo: int) -> int:

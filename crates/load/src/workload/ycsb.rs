@@ -7,12 +7,15 @@
 //! in 1..=max_scan_length, read-modify-write = read then update (recorded as
 //! one `rmw` op, and its read and update also as parts, as YCSB reports them). Request distributions as YCSB: scrambled zipfian over
 //! records + expected new keys (with rejection of keys not inserted yet),
-//! latest, uniform, hotspot.
+//! latest, uniform, hotspot. `--insert-start S --insert-count C` (YCSB's
+//! insertstart/insertcount) load key numbers S..S+C-1 only and bound the
+//! uniform, zipfian and hotspot choices of the run phase to them, as
+//! `CoreWorkload.init` builds its key chooser.
 
 use super::{ttl_clause, ttl_set, ByTtl, Cls};
 use crate::config::{Cl, KeyDist, YcsbCommand, YcsbWorkload};
 use crate::db::{self, read_outcome, write_outcome, RetryCounters};
-use crate::error::Result;
+use crate::error::{LoadError, Result};
 use crate::exec::{ClientSlice, OpCtx, Phase, Workload};
 use crate::generator::{
     fnvhash64, hash3, write_key, BytePool, Hotspot, Latest, Rng, ScrambledZipfian,
@@ -62,11 +65,95 @@ pub fn distribution_for(w: YcsbWorkload) -> KeyDist {
     }
 }
 
+/// YCSB's key of key number `keynum` (insertorder=hashed): `"user"` followed by
+/// the FNV-1a 64 hash of the number, written into `buf`.
+fn key_name(buf: &mut [u8; 32], keynum: u64) -> &str {
+    write_key(buf, "user", fnvhash64(keynum as i64) as u64)
+}
+
+/// The key numbers a load phase inserts, `start..start + count` of the
+/// `--records` key space (YCSB's insertstart and insertcount): cycle `c` of the
+/// load stage, counted over all `--client` slices, inserts key `start + c`, so
+/// K clients given the same range split it as they split a whole load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InsertRange {
+    pub start: u64,
+    pub count: u64,
+}
+
+impl InsertRange {
+    /// The range `cmd` asks for; refuses one that does not fit in `--records`
+    /// (YCSB's CoreWorkload refuses `recordcount < insertstart + insertcount`).
+    /// Without `--insert-count`, the rest of the records (CoreWorkload's default).
+    pub fn of(cmd: &YcsbCommand) -> Result<Self> {
+        let (start, records) = (cmd.insert_start, cmd.records);
+        let Some(count) = cmd.insert_count else {
+            if start >= records {
+                return Err(LoadError::option(
+                    "--insert-start",
+                    format!(
+                        "{start} is not below --records {records}: the load inserts key \
+                         numbers --insert-start..--records-1"
+                    ),
+                ));
+            }
+            return Ok(InsertRange {
+                start,
+                count: records - start,
+            });
+        };
+        match start.checked_add(count) {
+            Some(end) if end <= records => Ok(InsertRange { start, count }),
+            _ => Err(LoadError::option(
+                "--insert-count",
+                format!(
+                    "--insert-start {start} + --insert-count {count} is more than --records \
+                     {records}: the load inserts key numbers --insert-start..--insert-start + \
+                     --insert-count - 1 of the --records keys"
+                ),
+            )),
+        }
+    }
+
+    /// The key number cycle `cycle` of the load stage inserts.
+    #[inline]
+    pub fn keynum(&self, cycle: u64) -> u64 {
+        self.start + cycle
+    }
+
+    /// The last key number the load inserts.
+    fn last(&self) -> u64 {
+        self.start + self.count - 1
+    }
+}
+
 enum Chooser {
     Uniform { lb: u64, ub: u64 },
     Zipf(ScrambledZipfian),
     Hotspot(Hotspot),
     Latest(Mutex<Latest>),
+}
+
+impl Chooser {
+    /// YCSB's `nextKeynum`: draw until the key is at most `last`, the highest key
+    /// inserted (after 100 draws, a uniform one of 0..=last).
+    fn next_keynum(&self, rng: &mut Rng, last: u64) -> u64 {
+        for _ in 0..100 {
+            let k = match self {
+                Chooser::Uniform { lb, ub } => lb + rng.below(ub - lb + 1),
+                Chooser::Zipf(z) => z.sample(rng.next_f64()),
+                Chooser::Hotspot(h) => h.sample(rng),
+                Chooser::Latest(l) => {
+                    let u = rng.next_f64();
+                    return l.lock().unwrap_or_else(|p| p.into_inner()).sample(last, u);
+                }
+            };
+            if k <= last {
+                return k;
+            }
+        }
+        rng.below(last + 1)
+    }
 }
 
 struct Writes {
@@ -124,6 +211,8 @@ pub struct Ycsb {
     scan: PreparedStatement,
     writes: ByTtl<Writes>,
     chooser: Chooser,
+    /// The key numbers of the load phase.
+    load_keys: InsertRange,
     insert_next: AtomicU64,
     /// Run-phase inserts of this client are every `insert_stride`-th new key.
     insert_stride: u64,
@@ -136,26 +225,29 @@ pub struct Ycsb {
     retries: RetryCounters,
 }
 
-/// Key chooser for a distribution, as YCSB's CoreWorkload builds it.
-fn chooser(cmd: &YcsbCommand, dist: KeyDist, expected_ops: u64) -> Chooser {
+/// Key chooser for a distribution, as YCSB's CoreWorkload builds it: uniform,
+/// zipfian and hotspot over the load's keys `range` (zipfian up to one past it
+/// plus the expected new keys, YCSB's inclusive `insertstart + insertcount +
+/// expectednewkeys`), latest over every record.
+fn chooser(cmd: &YcsbCommand, range: InsertRange, dist: KeyDist, expected_ops: u64) -> Chooser {
     let records = cmd.records.max(1);
     match dist {
         KeyDist::Uniform => Chooser::Uniform {
-            lb: 0,
-            ub: records - 1,
+            lb: range.start,
+            ub: range.last(),
         },
         KeyDist::Zipfian => {
             let insert_prop = mix_for(cmd.workload)[INSERT];
             let expected_new = (expected_ops as f64 * insert_prop * 2.0) as u64;
             Chooser::Zipf(ScrambledZipfian::new(
-                0,
-                records + expected_new,
+                range.start,
+                range.start + range.count + expected_new,
                 cmd.zipfian_constant,
             ))
         }
         KeyDist::Hotspot => Chooser::Hotspot(Hotspot::new(
-            0,
-            records - 1,
+            range.start,
+            range.last(),
             cmd.hotspot_data_fraction,
             cmd.hotspot_opn_fraction,
         )),
@@ -251,13 +343,15 @@ impl Ycsb {
         }
         let dist = cmd.distribution.unwrap_or(distribution_for(cmd.workload));
         let client = cmd.run.client.unwrap_or(ClientSlice::ALONE);
+        let load_keys = InsertRange::of(cmd)?;
         Ok(Ycsb {
             session,
             names,
             read,
             scan,
             writes,
-            chooser: chooser(cmd, dist, expected_ops),
+            chooser: chooser(cmd, load_keys, dist, expected_ops),
+            load_keys,
             insert_next: AtomicU64::new(cmd.records + client.index),
             acked: AckCounter::new(cmd.records + client.index, client.count),
             insert_stride: client.count,
@@ -272,22 +366,7 @@ impl Ycsb {
 
     /// YCSB's `nextKeynum`: draw until the key has been inserted.
     fn next_keynum(&self, rng: &mut Rng) -> u64 {
-        let last = self.acked.limit();
-        for _ in 0..100 {
-            let k = match &self.chooser {
-                Chooser::Uniform { lb, ub } => lb + rng.below(ub - lb + 1),
-                Chooser::Zipf(z) => z.sample(rng.next_f64()),
-                Chooser::Hotspot(h) => h.sample(rng),
-                Chooser::Latest(l) => {
-                    let u = rng.next_f64();
-                    return l.lock().unwrap_or_else(|p| p.into_inner()).sample(last, u);
-                }
-            };
-            if k <= last {
-                return k;
-            }
-        }
-        rng.below(last + 1)
+        self.chooser.next_keynum(rng, self.acked.limit())
     }
 
     fn field(&self, keynum: u64, f: usize) -> &str {
@@ -297,7 +376,7 @@ impl Ycsb {
 
     async fn insert(&self, keynum: u64, ttl: Option<i32>) -> Outcome {
         let mut kb = [0u8; 32];
-        let key = write_key(&mut kb, "user", fnvhash64(keynum as i64) as u64);
+        let key = key_name(&mut kb, keynum);
         let mut vals: [&str; MAX_FIELDS + 1] = [""; MAX_FIELDS + 1];
         vals[0] = key;
         for (f, v) in vals[1..=self.field_count].iter_mut().enumerate() {
@@ -360,7 +439,7 @@ impl Ycsb {
         match op {
             INSERT => {
                 let keynum = if ctx.phase == Phase::Load {
-                    cycle
+                    self.load_keys.keynum(cycle)
                 } else {
                     self.insert_next
                         .fetch_add(self.insert_stride, Ordering::Relaxed)
@@ -376,7 +455,7 @@ impl Ycsb {
             READ | UPDATE | RMW => {
                 let keynum = self.next_keynum(&mut rng);
                 let mut kb = [0u8; 32];
-                let key = write_key(&mut kb, "user", fnvhash64(keynum as i64) as u64);
+                let key = key_name(&mut kb, keynum);
                 if op == UPDATE {
                     return self.update(key, &mut rng, ctx.ttl_s).await;
                 }
@@ -409,7 +488,7 @@ impl Ycsb {
                 let keynum = self.next_keynum(&mut rng);
                 let len = 1 + rng.below(self.max_scan) as i32;
                 let mut kb = [0u8; 32];
-                let key = write_key(&mut kb, "user", fnvhash64(keynum as i64) as u64);
+                let key = key_name(&mut kb, keynum);
                 read_outcome(self.session.execute_unpaged(&self.scan, (key, len)).await)
             }
         }
@@ -463,5 +542,177 @@ mod tests {
             assert!((s - 1.0).abs() < 1e-9, "{w:?}");
             assert_eq!(mix_for(w).len(), names().len());
         }
+    }
+}
+
+#[cfg(test)]
+mod insert_range_tests {
+    use super::*;
+    use crate::config::{Cli, Command};
+    use clap::Parser;
+    use std::collections::BTreeSet;
+
+    fn ycsb(args: &[&str]) -> YcsbCommand {
+        let mut v = vec!["casslab-load", "ycsb", "-w", "a"];
+        v.extend_from_slice(args);
+        match Cli::try_parse_from(v).unwrap().command {
+            Command::Ycsb(c) => c,
+            _ => unreachable!(),
+        }
+    }
+
+    /// The key numbers the K clients of `--client I/K` insert, as the runner hands
+    /// out the load stage's cycles (base 0, this client's share of the count).
+    fn loaded(cmd: &YcsbCommand, clients: u64) -> Vec<Vec<u64>> {
+        let range = InsertRange::of(cmd).unwrap();
+        (0..clients)
+            .map(|index| {
+                let slice = ClientSlice {
+                    index,
+                    count: clients,
+                };
+                (0..slice.share(range.count))
+                    .map(|i| range.keynum(slice.cycle(0, i)))
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn names(keys: impl IntoIterator<Item = u64>) -> BTreeSet<String> {
+        let mut kb = [0u8; 32];
+        keys.into_iter()
+            .map(|k| key_name(&mut kb, k).to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_sliced_load_inserts_exactly_its_key_numbers_split_over_k_clients() {
+        let cmd = ycsb(&[
+            "--records",
+            "1000",
+            "--insert-start",
+            "250",
+            "--insert-count",
+            "500",
+        ]);
+        assert_eq!(
+            InsertRange::of(&cmd).unwrap(),
+            InsertRange {
+                start: 250,
+                count: 500
+            }
+        );
+        for k in [1, 2, 3, 7] {
+            let per_client = loaded(&cmd, k);
+            let mut all: Vec<u64> = per_client.concat();
+            all.sort_unstable();
+            assert_eq!(all, (250..750).collect::<Vec<_>>(), "{k} clients");
+        }
+        // Without a count: the rest of the records (CoreWorkload's default).
+        let rest = ycsb(&["--records", "1000", "--insert-start", "900"]);
+        assert_eq!(loaded(&rest, 1)[0], (900..1000).collect::<Vec<_>>());
+        // Neither: the whole key space, as before these options.
+        assert_eq!(
+            loaded(&ycsb(&["--records", "10"]), 1)[0],
+            (0..10).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn two_halves_write_the_keys_of_one_whole_load_and_no_other() {
+        let first = ycsb(&["--records", "1000", "--insert-count", "500"]);
+        let second = ycsb(&[
+            "--records",
+            "1000",
+            "--insert-start",
+            "500",
+            "--insert-count",
+            "500",
+        ]);
+        let a = names(loaded(&first, 1).concat());
+        let b = names(loaded(&second, 2).concat());
+        assert_eq!(a.len() + b.len(), 1000);
+        assert!(a.is_disjoint(&b));
+        let whole = names(loaded(&ycsb(&["--records", "1000"]), 1).concat());
+        assert_eq!(a.union(&b).cloned().collect::<BTreeSet<_>>(), whole);
+        // YCSB's own key of key number 0: "user" + FNV-1a 64 of 0, as a signed long.
+        let mut kb = [0u8; 32];
+        assert_eq!(key_name(&mut kb, 0), "user6284781860667377211");
+    }
+
+    #[test]
+    fn a_range_outside_the_records_is_refused_in_one_line_naming_both() {
+        let over = ycsb(&[
+            "--records",
+            "1000",
+            "--insert-start",
+            "600",
+            "--insert-count",
+            "500",
+        ]);
+        let e = InsertRange::of(&over).unwrap_err().to_string();
+        assert!(
+            e.contains("--insert-start 600 + --insert-count 500 is more than --records 1000"),
+            "{e}"
+        );
+        assert!(!e.contains('\n') && e.starts_with("invalid option --insert-count"));
+        let wraps = ycsb(&[
+            "--insert-start",
+            &u64::MAX.to_string(),
+            "--insert-count",
+            "2",
+        ]);
+        assert!(InsertRange::of(&wraps).is_err());
+        let past = ycsb(&["--records", "1000", "--insert-start", "1000"]);
+        let e = InsertRange::of(&past).unwrap_err().to_string();
+        assert!(
+            e.contains("--insert-start: 1000 is not below --records 1000"),
+            "{e}"
+        );
+        // The exact fit is fine, and a count of 0 never parses.
+        let fit = ycsb(&[
+            "--records",
+            "1000",
+            "--insert-start",
+            "600",
+            "--insert-count",
+            "400",
+        ]);
+        assert!(InsertRange::of(&fit).is_ok());
+        let zero = ["casslab-load", "ycsb", "-w", "a", "--insert-count", "0"];
+        assert!(Cli::try_parse_from(zero).is_err());
+    }
+
+    #[test]
+    fn run_phase_choices_draw_from_the_load_range_as_ycsb_but_latest_from_all() {
+        let cmd = ycsb(&[
+            "--records",
+            "1000",
+            "--insert-start",
+            "250",
+            "--insert-count",
+            "500",
+        ]);
+        let range = InsertRange::of(&cmd).unwrap();
+        let last = 999; // every record inserted
+        for dist in [KeyDist::Uniform, KeyDist::Hotspot, KeyDist::Zipfian] {
+            let c = chooser(&cmd, range, dist, 0);
+            let draws: Vec<u64> = (0..20_000)
+                .map(|i| c.next_keynum(&mut Rng::new(3, i), last))
+                .collect();
+            let (lo, hi) = (*draws.iter().min().unwrap(), *draws.iter().max().unwrap());
+            // zipfian: YCSB's inclusive upper end insertstart + insertcount (+ new keys).
+            let top = if dist == KeyDist::Zipfian { 750 } else { 749 };
+            assert!(lo >= 250 && hi <= top, "{dist:?}: {lo}..={hi}");
+            assert!(
+                lo < 260 && hi > 740,
+                "{dist:?} covers the range: {lo}..={hi}"
+            );
+        }
+        let latest = chooser(&cmd, range, KeyDist::Latest, 0);
+        let draws: Vec<u64> = (0..20_000)
+            .map(|i| latest.next_keynum(&mut Rng::new(3, i), last))
+            .collect();
+        assert!(draws.iter().any(|&k| k >= 750) && draws.iter().any(|&k| k < 250));
     }
 }
