@@ -89,3 +89,30 @@ def test_noise_estimates_from_trials() -> None:
     assert paired_sigma([0.1, -0.1]) == pytest.approx(0.1)
     assert cv_of(log_sd(0.07)) == pytest.approx(0.07)
     assert within_trial_cv([9.0, 11.0]) == pytest.approx(math.sqrt(2) / 10)
+
+
+def test_detect_keeps_an_undetectable_verdict_going_until_its_bound_is_small_enough(
+        tmp_path: Path) -> None:
+    """design.detect: "smaller than this lab can detect" ends the campaign only once its
+    bound is within +- detect; without it, at once."""
+    campaign(tmp_path, noise=0.05)
+    loose = parse_spec(SPEC)
+    first = next(n for n in range(3, 13) if until_verdicts(loose, tmp_path)(n).stop)
+    _, aa = round_verdicts(loose, tmp_path, first)
+    assert aa.verdict == "smaller than this lab can detect"
+    bound_pct = (math.exp(aa.bound) - 1) * 100
+    tight = parse_spec(SPEC.replace("until: verdicts}",
+                                    f"until: verdicts, detect: {bound_pct / 2:.1f}%}}"))
+    assert tight.design.detect == pytest.approx(bound_pct / 200, abs=1e-3)
+    assert not until_verdicts(tight, tmp_path)(first).stop, "its bound is wider than detect"
+    wide = parse_spec(SPEC.replace("until: verdicts}",
+                                   f"until: verdicts, detect: {min(bound_pct * 1.2, 99):.1f}%}}"))
+    assert until_verdicts(wide, tmp_path)(first).stop
+
+
+def test_detect_needs_until_verdicts() -> None:
+    from casslab.experiment.spec import SpecError
+
+    with pytest.raises(SpecError, match=r"design.detect: is for `until: verdicts`"):
+        parse_spec(SPEC.replace("trials: {min: 3, max: 12}, until: verdicts",
+                                "trials: 3, detect: 10%"))

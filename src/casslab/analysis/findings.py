@@ -656,9 +656,16 @@ def judge_rows(ref: Reference, rows: Sequence[TrialRow], factors: list[dict[str,
                  planned_rounds=planned_rounds, budget_spent=budget_spent)
 
 
-def all_decisive(verdicts: Sequence[Verdict]) -> bool:
-    """`design.until: verdicts`: stop adding rounds once this is True."""
-    return all(v.decisive for v in verdicts)
+def all_decisive(verdicts: Sequence[Verdict], detect: float | None = None) -> bool:
+    """`design.until: verdicts`: stop adding rounds once this is True. With `detect`
+    (design.detect, a fraction) a "smaller than this lab can detect" verdict of a ratio
+    counts only once its bound is within +- detect: before, more rounds would shrink it."""
+    return all(v.decisive and not _bound_too_wide(v, detect) for v in verdicts)
+
+
+def _bound_too_wide(v: Verdict, detect: float | None) -> bool:
+    return (detect is not None and v.verdict == UNDETECTABLE and v.effect.scale == LOG_RATIO
+            and not abs(to_pct(abs(v.bound))) <= 100 * detect)
 
 
 def smallest_effect_pct(verdicts: Sequence[Verdict], response: str) -> float:

@@ -46,7 +46,7 @@ def until_verdicts(spec: CampaignSpec, results_dir: Path) -> ShouldStop:
 
     def rule(completed: int) -> StopDecision:
         verdicts = round_verdicts(spec, results_dir, completed)
-        done = all_decisive(verdicts)
+        done = all_decisive(verdicts, spec.design.detect)
         return StopDecision(done, "every finding decisive" if done else "",
                             tuple(verdict_line(v) for v in verdicts))
 

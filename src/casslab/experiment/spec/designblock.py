@@ -15,7 +15,7 @@ from casslab.experiment.spec.model import DesignSpec, Guard
 RESETS = ("none", "truncate", "recreate", "rebuild")
 
 DESIGN_KEYS = ("trials", "warmup_trials", "lab_warmup_trials", "randomize", "seed", "reset",
-               "order", "until", "budget", "noise_cv", "guard")
+               "order", "until", "budget", "detect", "noise_cv", "guard")
 ORDERS = ("random", "blocked", "interleaved")
 UNTILS = ("trials", "verdicts")
 TRIALS_RANGE_KEYS = ("min", "max")
@@ -47,10 +47,17 @@ def parse_design(v: V, raw: Any, reference: Reference) -> DesignSpec:
             raise v.doc.error(("design", "budget"), "is for `until: verdicts` (a campaign of "
                               "fixed trials runs them all)")
         budget = _duration(v, m["budget"], ("design", "budget"))
+    detect = None
+    if "detect" in m:
+        if until != "verdicts":
+            raise v.doc.error(("design", "detect"), "is for `until: verdicts` (the bound a "
+                              "'smaller than this lab can detect' verdict must reach before "
+                              "it ends the campaign)")
+        detect = _cv(v, m["detect"], ("design", "detect"), "a relative size")
     noise = None if "noise_cv" not in m else _cv(v, m["noise_cv"], ("design", "noise_cv"))
     guard = _guard(v, m.get("guard"))
     return DesignSpec(lo, warm, order == "random", seed, reset, lab_warm, order, hi, until,
-                      budget, noise, guard)
+                      budget, noise, guard, detect)
 
 
 def _trials(v: V, raw: Any, until: str) -> tuple[int, int]:
@@ -99,8 +106,9 @@ def _duration(v: V, raw: Any, path: Path_) -> float:
     return out
 
 
-def _cv(v: V, raw: Any, path: Path_) -> float:
-    """A coefficient of variation: a fraction in (0, 1) or a percentage `5%`."""
+def _cv(v: V, raw: Any, path: Path_, what: str = "a coefficient of variation") -> float:
+    """A coefficient of variation (or a relative size, design.detect): a fraction in
+    (0, 1) or a percentage `5%`."""
     if isinstance(raw, str) and raw.strip().endswith("%"):
         try:
             out = float(raw.strip()[:-1]) / 100
@@ -111,8 +119,8 @@ def _cv(v: V, raw: Any, path: Path_) -> float:
     else:
         out = math.nan
     if not 0 < out < 1:
-        raise v.doc.error(path, f"{raw!r} is not a coefficient of variation (valid: a "
-                          "fraction > 0 and < 1, e.g. 0.05, or a percentage, e.g. 5%)")
+        raise v.doc.error(path, f"{raw!r} is not {what} (valid: a fraction > 0 and < 1, "
+                          "e.g. 0.05, or a percentage, e.g. 5%)")
     return out
 
 

@@ -108,6 +108,9 @@ class DesignSpec:
     budget_s: float | None = None  # wall time after which no new round starts
     noise_cv: float | None = None  # a trial's coefficient of variation, for power
     guard: Guard | None = None
+    # until: verdicts: a "smaller than this lab can detect" verdict of a ratio ends the
+    # campaign only once its bound is within +- this fraction (None: at once)
+    detect: float | None = None
 
     def __post_init__(self) -> None:
         if self.trials_max == 0:
