@@ -31,6 +31,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 PRESERVE = "x-kubernetes-preserve-unknown-fields"
@@ -44,18 +45,33 @@ _NAMED_SCHEMAS = ("properties", "patternProperties", "definitions", "$defs")
 _SUBSCHEMAS = ("items", "additionalProperties", "not", "allOf", "anyOf", "oneOf")
 
 
-def openapi_to_jsonschema(schema: dict[str, Any]) -> dict[str, Any]:
-    """A CRD version's openAPIV3Schema as JSON Schema (Draft 7), descriptions dropped."""
+def _map_subschemas(schema: dict[str, Any], fn: Callable[[dict[str, Any]], dict[str, Any]],
+                    drop: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A copy of `schema` with `fn` applied to each of its direct subschemas (under
+    _NAMED_SCHEMAS and _SUBSCHEMAS) and the keys `drop` left out."""
+    def sub(value: Any) -> Any:
+        if isinstance(value, dict):
+            return fn(value)
+        if isinstance(value, list):
+            return [sub(v) for v in value]
+        return value  # additionalProperties: true / false
+
     out: dict[str, Any] = {}
     for key, value in schema.items():
-        if key == "description" or key == "nullable":
+        if key in drop:
             continue
         if key in _NAMED_SCHEMAS and isinstance(value, dict):
-            out[key] = {name: openapi_to_jsonschema(sub) for name, sub in value.items()}
+            out[key] = {name: fn(s) for name, s in value.items()}
         elif key in _SUBSCHEMAS:
-            out[key] = _sub(value)
+            out[key] = sub(value)
         else:
             out[key] = copy.deepcopy(value)
+    return out
+
+
+def openapi_to_jsonschema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A CRD version's openAPIV3Schema as JSON Schema (Draft 7), descriptions dropped."""
+    out = _map_subschemas(schema, openapi_to_jsonschema, drop=("description", "nullable"))
     if _raw_json(schema):
         del out["type"], out["format"]
     if schema.get("nullable") is True and isinstance(out.get("type"), str):
@@ -70,14 +86,6 @@ def _raw_json(schema: dict[str, Any]) -> bool:
             and schema.get("format") == "byte")
 
 
-def _sub(value: Any) -> Any:
-    if isinstance(value, dict):
-        return openapi_to_jsonschema(value)
-    if isinstance(value, list):
-        return [_sub(v) for v in value]
-    return value  # additionalProperties: true / false
-
-
 def digest(schema: dict[str, Any]) -> str:
     """sha256 of the schema's canonical JSON (sorted keys, no spaces)."""
     text = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -89,24 +97,9 @@ def strict(schema: dict[str, Any]) -> dict[str, Any]:
     `properties` and no `additionalProperties` gets additionalProperties false, whether or
     not it keeps unknown fields (see the module's doc); an embedded resource also takes
     apiVersion, kind and metadata."""
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key in _NAMED_SCHEMAS and isinstance(value, dict):
-            out[key] = {name: strict(sub) for name, sub in value.items()}
-        elif key in _SUBSCHEMAS:
-            out[key] = _strict_sub(value)
-        else:
-            out[key] = copy.deepcopy(value)
+    out = _map_subschemas(schema, strict)
     if "properties" in out and "additionalProperties" not in out:
         if out.get(EMBEDDED):
             out["properties"] = {**{f: {} for f in EMBEDDED_FIELDS}, **out["properties"]}
         out["additionalProperties"] = False
     return out
-
-
-def _strict_sub(value: Any) -> Any:
-    if isinstance(value, dict):
-        return strict(value)
-    if isinstance(value, list):
-        return [_strict_sub(v) for v in value]
-    return value
