@@ -167,3 +167,20 @@ def test_002_without_both_sweeps_says_why_f2_and_f4_are_missing(tmp_path: Path) 
     text = write_doc("002", camps, _doc(tmp_path))[0].read_text()
     assert ("F2 and F4 need both sweeps (3-endpoint-percent, 4-edge-percent); ran: "
             "002-edge-3-endpoint-percent") in _block(text, "verdicts")
+
+
+def test_another_scale_writes_its_own_blocks_and_leaves_the_here_ones(tmp_path: Path) -> None:
+    """`--scale paper` fills `verdicts-paper` etc.: one doc keeps both sizes' tables."""
+    docs = _doc(tmp_path)
+    here = campaigns("002", EXAMPLES, tmp_path / "results", "here")
+    fabricate_002(here[2].results)
+    write_doc("002", here, docs)
+    paper = campaigns("002", EXAMPLES, tmp_path / "results", "paper")
+    fabricate_002(paper[2].results)
+    text = write_doc("002", paper, docs, "paper")[0].read_text()
+    here_verdicts, paper_verdicts = _block(text, "verdicts"), _block(text, "verdicts-paper")
+    assert "`002-edge-3-endpoint-percent` |" in here_verdicts
+    assert "`002-edge-3-endpoint-percent-paper` |" in paper_verdicts
+    assert "-paper`" not in here_verdicts
+    for name in ("values", "figures", "delay-model"):
+        assert begin_marker(f"{name}-paper") in text and begin_marker(name) in text

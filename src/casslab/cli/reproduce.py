@@ -30,8 +30,8 @@ def reproduce(
     = False,
 ) -> None:
     """Run every spec of a study (examples/<study>-*/, resumable), then write the doc's
-    generated blocks (verdicts, paper values, figures) from the results databases; the
-    verdicts are the reports' own, one engine.
+    generated blocks (verdicts, paper values, figures; `verdicts-paper` etc. for another
+    scale) from the results databases; the verdicts are the reports' own, one engine.
 
     Examples: casslab reproduce 002 --scale smoke
               casslab reproduce 002 --no-run --results results/reproduce
@@ -56,6 +56,6 @@ def reproduce(
             out.print(f"{c.spec}: done in {(time.monotonic() - t0) / 60:.1f} min",
                       soft_wrap=True, highlight=False)
     with errors_to_exit():
-        doc, pngs = write_doc(study, camps, docs)
+        doc, pngs = write_doc(study, camps, docs, scale)
     out.print(f"wrote {doc} and {len(pngs)} figures in {docs / 'img'}", soft_wrap=True,
               highlight=False)

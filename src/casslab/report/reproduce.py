@@ -205,16 +205,26 @@ def report_of(campaign: Campaign) -> Report | None:
     return build_report(campaign.results)
 
 
-def write_doc(study: str, camps: Sequence[Campaign], docs: Path) -> tuple[Path, list[Path]]:
-    """Rewrite docs/<study>.md's generated blocks and save the reports' figures as
-    docs/img/<study>-*.png; returns the doc and the figures written. The doc must exist
-    (its prose is the study's); every report is built before anything is written."""
+def scaled_blocks(blocks: Mapping[str, str], scale: str) -> dict[str, str]:
+    """The blocks under the names of their scale: `verdicts` for the specs as written,
+    `verdicts-paper` for `--scale paper`, so one doc keeps each size's tables apart."""
+    return {(name if scale == "here" else f"{name}-{scale}"): text
+            for name, text in blocks.items()}
+
+
+def write_doc(study: str, camps: Sequence[Campaign], docs: Path,
+              scale: str = "here") -> tuple[Path, list[Path]]:
+    """Rewrite docs/<study>.md's generated blocks of this scale and save the reports'
+    figures as docs/img/<study>-*.png; returns the doc and the figures written. The doc
+    must exist (its prose is the study's); every report is built before anything is
+    written."""
     doc = docs / f"{study}.md"
     if not doc.is_file():
         raise ReproduceError(f"--docs: {doc} does not exist (the folder of the studies' "
                              "docs, <study>.md each)")
     reports = [(c, report_of(c)) for c in camps]
-    text = replace_blocks(doc.read_text(), render_blocks(study, reports, "img/"))
+    blocks = scaled_blocks(render_blocks(study, reports, "img/"), scale)
+    text = replace_blocks(doc.read_text(), blocks)
     img = docs / "img"
     pngs: list[tuple[Path, bytes]] = []
     for camp, rep in reports:
