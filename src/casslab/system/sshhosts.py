@@ -24,10 +24,13 @@ host's directory read-write, so the install root has the same path inside and ou
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,6 +52,9 @@ SYSTEMD_PACKAGES = ("systemd", "systemd-sysv", "dbus", "openssh-server", "python
                     "iproute2", "procps")
 SYSTEMD_FLAVOUR = "systemd"
 STOP_TIMEOUT_S = 30
+# Held from choosing a free subnet until this namespace has an address in it: two sets
+# started at once (two pytest workers, two users) would otherwise pick the same one.
+SUBNET_LOCK = Path("/run/lock/casslab-sshhosts.lock")
 
 
 @dataclass(frozen=True)
@@ -130,6 +136,17 @@ def check_name(name: str) -> str:
     if not name or len(name) > 10 or not all(c.isalnum() for c in name):
         raise UsageError(f"hosts name {name!r}: use 1-10 letters or digits")
     return name
+
+
+@contextlib.contextmanager
+def _subnet_lock() -> Iterator[None]:
+    SUBNET_LOCK.parent.mkdir(parents=True, exist_ok=True)
+    with SUBNET_LOCK.open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _free_subnet() -> int:
@@ -228,21 +245,9 @@ def start(name: str, count: int, directory: Path, *, timeout_s: float = 20.0,
 
 def _start(hosts: SshHosts, count: int, timeout_s: float,
            session_path: str | None, rootfs: Path | None) -> SshHosts:
-    third = _free_subnet()
-    subnet = f"{PREFIX}.{third}"
-    netns.add_empty(hosts.hub)
-    try:
-        run(["ip", "-n", hosts.hub, "link", "add", "br0", "type", "bridge"])
-        run(["ip", "-n", hosts.hub, "link", "set", "br0", "up"])
-        # This namespace's way in: a veth whose far end is a port of the bridge.
-        run(["ip", "link", "add", hosts.controller_if, "type", "veth", "peer", "name", "ctl",
-             "netns", hosts.hub])
-        run(["ip", "-n", hosts.hub, "link", "set", "ctl", "master", "br0"])
-        run(["ip", "-n", hosts.hub, "link", "set", "ctl", "up"])
-        run(["ip", "addr", "add", f"{subnet}.{CONTROLLER_HOST}/24", "dev", hosts.controller_if])
-        run(["ip", "link", "set", hosts.controller_if, "up"])
-    except CommandError as exc:
-        raise NetnsError(f"cannot create the stand-in hosts' bridge: {exc}") from exc
+    with _subnet_lock():
+        subnet = f"{PREFIX}.{_free_subnet()}"
+        _add_bridge(hosts, subnet)
     _keygen(hosts.key, f"casslab-{hosts.name}")
     authorized = hosts.directory / "authorized_keys"
     shutil.copyfile(hosts.key.with_name(hosts.key.name + ".pub"), authorized)
@@ -281,6 +286,22 @@ def _start(hosts: SshHosts, count: int, timeout_s: float,
     return SshHosts(name=hosts.name, hosts=tuple(made), key=hosts.key,
                     known_hosts=hosts.known_hosts, directory=hosts.directory, hub=hosts.hub,
                     controller_if=hosts.controller_if, systemd=hosts.systemd)
+
+
+def _add_bridge(hosts: SshHosts, subnet: str) -> None:
+    netns.add_empty(hosts.hub)
+    try:
+        run(["ip", "-n", hosts.hub, "link", "add", "br0", "type", "bridge"])
+        run(["ip", "-n", hosts.hub, "link", "set", "br0", "up"])
+        # This namespace's way in: a veth whose far end is a port of the bridge.
+        run(["ip", "link", "add", hosts.controller_if, "type", "veth", "peer", "name", "ctl",
+             "netns", hosts.hub])
+        run(["ip", "-n", hosts.hub, "link", "set", "ctl", "master", "br0"])
+        run(["ip", "-n", hosts.hub, "link", "set", "ctl", "up"])
+        run(["ip", "addr", "add", f"{subnet}.{CONTROLLER_HOST}/24", "dev", hosts.controller_if])
+        run(["ip", "link", "set", hosts.controller_if, "up"])
+    except CommandError as exc:
+        raise NetnsError(f"cannot create the stand-in hosts' bridge: {exc}") from exc
 
 
 def _enter(host_namespace: str) -> list[str]:
