@@ -81,6 +81,11 @@ def test_an_uncut_trial_keeps_its_runs_summary(tmp_path: Path) -> None:
 
 
 def test_the_explanation_says_where_a_cut_trials_figures_come_from() -> None:
-    assert "recorded intervals instead" in explain("p99_ms")
-    assert "whole run even for a trial cut" in explain("read.p99_ms")
-    assert "recorded intervals instead" not in explain("read.p99_ms")
+    assert "recorded intervals after it instead" in explain("p99_ms", cut_at_steady=True)
+    assert "whole run even though each trial was cut" in explain("read.p99_ms", True)
+    assert "recorded intervals after it" not in explain("read.p99_ms", True)
+
+
+def test_a_campaign_without_until_steady_is_not_told_about_cut_trials() -> None:
+    for name in ("p99_ms", "read.p99_ms"):
+        assert "steady start" not in explain(name)

@@ -253,8 +253,10 @@ _RESOURCE = {
 }
 
 
-def explain(name: str) -> str:
-    """One sentence: how response `name` is computed."""
+def explain(name: str, cut_at_steady: bool = False) -> str:
+    """One sentence: how response `name` is computed; cut_at_steady: the campaign's
+    trials were cut at their steady start (workload.warmup: until-steady), which changes
+    where a summary's numbers come from."""
     r = parse_response(name)
     if r.kind == "stage":
         how = ("its intervals' histograms merged (all the stage's operations)"
@@ -267,10 +269,11 @@ def explain(name: str) -> str:
         latency = r.metric.endswith("_ms")
         who = ("all operations" + (" (merged histograms)" if latency else "")
                if r.op == "ALL" else f"the {r.op} operations")
-        window = (" (a trial cut at its steady start, workload.warmup: until-steady: "
-                  "from the recorded intervals instead, their histograms merged)"
-                  if r.op == "ALL" else " (the whole run even for a trial cut at its steady "
-                  "start: one operation's intervals keep no histogram)")
+        window = "" if not cut_at_steady else (
+            " (each trial cut at its steady start, workload.warmup: until-steady: from the "
+            "recorded intervals after it instead, their histograms merged)" if r.op == "ALL"
+            else " (the whole run even though each trial was cut at its steady start: one "
+            "operation's intervals keep no histogram)")
         return (f"{name}: {r.metric} of {who} over the load's recorded run (warm-up stages "
                 f"excluded), from casslab-load's summary{window}.")
     over = ("the count at the window's end minus the count at its start" if

@@ -30,8 +30,10 @@ def reproduce(
     = False,
 ) -> None:
     """Run every spec of a study (examples/<study>-*/, resumable), then write the doc's
-    generated blocks (verdicts, paper values, figures; `verdicts-paper` etc. for another
-    scale) from the results databases; the verdicts are the reports' own, one engine.
+    generated blocks (verdicts, paper values, figures) from the results databases; the
+    verdicts are the reports' own, one engine.
+
+    Another scale writes its own blocks (`verdicts-paper`, ...) beside the here ones.
 
     Examples: casslab reproduce 002 --scale smoke
               casslab reproduce 002 --no-run --results results/reproduce

@@ -350,7 +350,8 @@ def render(c: Campaign, analyses: list[Analysis], rows: list[TrialRow],
         title = (f"Results {i + 1} of {len(analyses)}: {html.escape(a.title)}"
                  if len(analyses) > 1 else f"Results: {html.escape(a.title)}")
         parts.append(f"<h2 id='response-{i + 1}'>{title}</h2>")
-        section = render_response(a)
+        section = render_response(a, cut_at_steady=any(
+            r.kept and r.steady_class is not None for r in rows))
         # as in a paper: what the response is, its figures, then the tables behind them
         mine = [f for f in figures if f.response == a.response and f.id not in placed]
         parts += section[:2] + [render_figure(f) for f in mine] + section[2:]
@@ -550,11 +551,16 @@ def render_reproduction(repro: Reproduction, analyses: list[Analysis],
              "(Bonferroni); interleaved rounds give paired per-round log-ratios, and "
              "rounds added until decisive an anytime-valid confidence sequence. "
              "<b>holds</b>: the interval lies within the paper's size (ratio or slope +- "
-             "tolerance) or, with no size, excludes 0 the expected way; <b>direction holds, "
+             "tolerance; for `expect: no difference` with a tolerance, within +- it: an "
+             "equivalence test) or, with no size, excludes 0 the expected way (for no "
+             "difference without a tolerance: holds never, any difference the interval "
+             "shows fails it); <b>direction holds, "
              "size differs</b>: the expected side of 0, outside the paper's size; <b>does "
              "not hold</b>: the other side, or outside the size and not the expected way; "
              "<b>smaller than this lab can detect</b>: the whole interval within +- z, z "
-             "the effect these trials detect with 90 % power at the measured noise; "
+             "the effect these trials detect with 90 % power at the measured noise (with "
+             "`design.until: verdicts` and `design.detect: D`, this verdict ends the "
+             "campaign only once z is within D); "
              "<b>inconclusive</b>: anything else. Each verdict is implied by its interval "
              "covering the true effect, so the error rate is the intervals'.</p>"]
     if repro.values:
@@ -684,8 +690,9 @@ def with_toc(body: str) -> tuple[str, str]:
     return body, f"<nav id='toc'><h2>Contents</h2><ol>{''.join(items)}</ol></nav>"
 
 
-def render_response(a: Analysis) -> list[str]:
-    """One response's sections: what it is, cells, factors, scaling."""
+def render_response(a: Analysis, *, cut_at_steady: bool = False) -> list[str]:
+    """One response's sections: what it is, cells, factors, scaling. cut_at_steady: the
+    campaign's trials were cut at their steady start (workload.warmup: until-steady)."""
     k = a.counts
     parts = [f"<p class='note'>Response: <b>{html.escape(a.title)}</b>. Trials: {k['planned']} "
              f"planned, {k['kept']} kept, {k['warmup']} warm-up (dropped), {k['failed']} "
@@ -701,7 +708,8 @@ def render_response(a: Analysis) -> list[str]:
                                     a.factorial else "Factor tests pool the other factors "
                                     "(" + html.escape(a.factorial_note) + "). ") +
              "Pairwise p values are Holm-corrected per test family.</p>",
-             f"<p class='note'>How it is computed: {html.escape(explain(a.response))}</p>",
+             "<p class='note'>How it is computed: "
+             f"{html.escape(explain(a.response, cut_at_steady))}</p>",
              "<h3>Cells</h3>"]
     within = any(cs.within for cs in a.cells)
     parts.append(_table(
