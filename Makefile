@@ -90,17 +90,17 @@ lint: venv
 #   Its tests run on both cores (pytest-xdist): they are pure logic or one short command
 #   each, and every one has its own temporary directory and CASSLAB_HOME.
 # - test: everything (CI's .ci/run): check, the Rust tests, then every test marked
-#   `integration` (real labs): first two modules at a time (each worker has its own home
-#   and shared labs; a module stays on one worker: see tests/integration/conftest.py),
-#   then alone the ones marked `timing` (they measure delays and rates a neighbour would
-#   disturb) and `stand_in_hosts` (their addresses are machine-wide); under 20 minutes.
+#   `integration` (real labs): first two modules at a time (each worker has its own home,
+#   shared labs and stand-in hosts; a module stays on one worker, the stand-in hosts'
+#   modules go together: tests/scheduling.py), then alone the ones marked `timing` (they
+#   measure delays and rates a neighbour would disturb); under 20 minutes.
 # Every test that needs a lab is marked `integration` (tests/integration/conftest.py
 # refuses a module there without the mark), so the two selections cover every test.
 PYTEST := $(VENV)/bin/pytest -q -ra
 CHECK_JOBS ?= 2
 NO_LAB := -m "not integration"
 INTEGRATION_JOBS ?= 2
-ALONE := timing or stand_in_hosts
+ALONE := timing
 INTEGRATION := $(PYTEST) -n $(INTEGRATION_JOBS) --dist loadfile -m "integration and not ($(ALONE))" tests \
   && $(PYTEST) -m "integration and ($(ALONE))" tests
 

@@ -10,8 +10,27 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from typing import Any
+
+import pytest
+
+from scheduling import scope_of
 
 _MADE_HOME = "CASSLAB_TEST_HOME_MADE"
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadfile`, except that the stand-in hosts' modules are one unit
+    (tests/scheduling.py)."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class HostsTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return scope_of(nodeid)
+
+    return HostsTogether(config, log)
 
 
 def pytest_configure() -> None:

@@ -21,10 +21,11 @@ its own, nodes started again if it stopped them):
 Every test in this directory is marked `integration` (`pytestmark`), so `make check`
 (`-m "not integration"`) never starts a lab; a module without the mark is refused at
 collection. `make test` runs them on two workers (`--dist loadfile`: a module's tests on
-one worker; each worker has its own CASSLAB_HOME, so its `lab1`/`lab3` are its own),
-except the modules marked `timing` (they measure delays or rates that a second test on
-the same two cores would disturb) and the tests that use the stand-in hosts (marked
-`stand_in_hosts` here), which run afterwards one at a time.
+one worker, and the stand-in hosts' modules together on one, tests/scheduling.py; each
+worker has its own CASSLAB_HOME, so its `lab1`/`lab3` are its own, and its own stand-in
+hosts, in a subnet no other set holds), except the modules marked `timing` (they measure
+delays or rates that a second test on the same two cores would disturb), which run
+afterwards one at a time.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent))
 from casslab.core.paths import default_cache, default_home
 from casslab.lab import Lab, LabOptions
 from casslab.testbed import open_lab
+from scheduling import is_hosts_module
 
 from labtools import TlsFiles, hosts_name, leftovers, make_tls_files
 
@@ -56,18 +58,29 @@ STAND_IN_HOSTS = 5
 HERE = Path(__file__).parent
 
 
-# The groups that take longest (BENCHMARKS.md: the 20 slowest tests), longest first.
+# The groups that take longest (BENCHMARKS.md: the 20 slowest tests), longest first; the
+# stand-in hosts' modules go to one worker together (several minutes), so they lead.
 _LONG_FIRST = {"test_readme_walk": 2, "test_examples_smoke": 1}
+_HOSTS_FIRST = 3
+
+
+def _weight(item: pytest.Item) -> int:
+    if not item.path.is_relative_to(HERE):
+        return 0
+    return _HOSTS_FIRST if is_hosts_module(item.path.stem) else _LONG_FIRST.get(item.path.stem, 0)
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
     """A test of a hosts module (test_hosts_*, test_sshhosts: each makes or shares
-    stand-in hosts) or one that uses the shared stand-in hosts is marked `stand_in_hosts`:
-    `make test` runs those alone, after the rest (two pytest workers would each make
-    stand-in hosts on the same machine-wide addresses and routes)."""
-    if item.path.stem.startswith(("test_hosts_", "test_sshhosts")) or \
-            "stand_in_hosts" in getattr(item, "fixturenames", ()):
+    stand-in hosts) is marked `stand_in_hosts`; `make test` hands those modules to one
+    worker as one unit (tests/scheduling.py), so the worker's shared set serves them all.
+    A test elsewhere that uses the shared hosts is refused: the scheduler, which sees only
+    test ids, would split it from them."""
+    if is_hosts_module(item.path.stem):
         item.add_marker(pytest.mark.stand_in_hosts)
+    elif "stand_in_hosts" in getattr(item, "fixturenames", ()):
+        raise pytest.UsageError(f"{item.nodeid} uses the stand-in hosts: put it in a "
+                                "test_hosts_* module (tests/scheduling.py)")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -82,8 +95,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             + ", ".join(unmarked))
     # Longest modules first (xdist hands modules out in collection order): a long one
     # started last would run on alone at the end while the other worker idles.
-    items.sort(key=lambda item: _LONG_FIRST.get(item.path.stem, 0)
-               if item.path.is_relative_to(HERE) else 0, reverse=True)
+    items.sort(key=_weight, reverse=True)
 
 
 def make_lab(name: str) -> Lab:
