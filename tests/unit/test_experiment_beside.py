@@ -32,7 +32,8 @@ def test_off_builtin_and_rules_files_are_tuner_levels(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("levels", "parts"), [
     ("[off, seed004]", ["factors[0].levels[1] (factor tuner): 'seed004' is not a tuner level",
-                        "valid: off, seed003 or a rules file"]),
+                        "valid: off, seed003, seed003x<N> (its TTLs and windows N times "
+                        "shorter, N 2-60) or a rules file"]),
     ("[missing.yaml]", ["factors[0].levels[0] (factor tuner): rules file missing.yaml does "
                         "not exist", "valid: off, seed003"]),
     ("[3]", ["(factor tuner): 3 is not a tuner level"]),

@@ -29,6 +29,8 @@ struct Shape {
     load_op: usize,
     load_count: u64,
     default_ops: u64,
+    /// The workload has one table of its own whose TTL a stage may set (iot).
+    table_ttl: bool,
 }
 
 /// The run's concurrency: `--threads` clients spread over one task per
@@ -68,6 +70,7 @@ fn plan(run: &RunArgs, shape: &Shape, io_threads: usize) -> Result<RunPlan> {
             rate_ops_s: run.rate,
             mix: OpMix::only(shape.load_op, names.len()),
             ttl_s: run.ttl_s,
+            table_ttl_s: None,
             record: true,
         });
     }
@@ -85,6 +88,7 @@ fn plan(run: &RunArgs, shape: &Shape, io_threads: usize) -> Result<RunPlan> {
                 rate_ops_s: run.rate,
                 mix: mix.clone(),
                 ttl_s: run.ttl_s,
+                table_ttl_s: None,
                 record: false,
             });
         }
@@ -99,6 +103,7 @@ fn plan(run: &RunArgs, shape: &Shape, io_threads: usize) -> Result<RunPlan> {
                     rate_ops_s: run.rate,
                     mix: &mix,
                     ttl_s: run.ttl_s,
+                    table_ttl: shape.table_ttl,
                 };
                 stages.extend(parse_stages(&text, path, names, &defaults)?);
             }
@@ -116,6 +121,7 @@ fn plan(run: &RunArgs, shape: &Shape, io_threads: usize) -> Result<RunPlan> {
                 rate_ops_s: run.rate,
                 mix,
                 ttl_s: run.ttl_s,
+                table_ttl_s: None,
                 record: true,
             }),
         }
@@ -372,6 +378,7 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
                 load_op: ycsb::INSERT,
                 load_count: load_keys.count,
                 default_ops: 1000,
+                table_ttl: false,
             };
             check_client_drop(&c.run, c.schema.drop)?;
             let mut p = plan(&c.run, &shape, c.conn.io_threads)?;
@@ -399,6 +406,7 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
                 load_op: 0,
                 load_count: stress::population_size(c),
                 default_ops: stress::population_size(c),
+                table_ttl: false,
             };
             check_client_drop(&c.run, c.schema.drop)?;
             let mut p = plan(&c.run, &shape, c.conn.io_threads)?;
@@ -419,6 +427,7 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
                 load_op: 0,
                 load_count: c.devices * c.series,
                 default_ops: 10_000,
+                table_ttl: true,
             };
             check_client_drop(&c.run, c.schema.drop)?;
             let mut p = plan(&c.run, &shape, c.conn.io_threads)?;
@@ -448,6 +457,7 @@ pub async fn run(cli: Cli, abort: Arc<AtomicBool>) -> Result<EndReason> {
                 load_op: 0,
                 load_count: c.records.unwrap_or(1_000_000),
                 default_ops: 10_000,
+                table_ttl: false,
             };
             let mut p = plan(&c.run, &shape, c.conn.io_threads)?;
             // The runner enforces --timeout per operation (cheaper than the
@@ -501,6 +511,7 @@ mod tests {
             load_op: 2,
             load_count: 500,
             default_ops: 1000,
+            table_ttl: false,
         }
     }
 

@@ -290,7 +290,8 @@ pub struct RunArgs {
     /// (less CPU per op) but make the offered load burstier.
     #[arg(long, default_value = "1ms", allow_hyphen_values = true, range = dur(Closed(Duration::from_millis(1)), Closed(Duration::from_secs(1))))]
     pub tick: Dur,
-    /// YAML/JSON stages file (list of {name, duration|ops, rate, mix, ttl_s, record});
+    /// YAML/JSON stages file (list of {name, duration|ops, rate, mix, ttl_s, table_ttl_s
+    /// (iot: the table TTL, set as the stage begins), record});
     /// its stages say how long each runs, so not with --ops or --duration.
     #[arg(long, conflicts_with_all = ["ops", "duration"])]
     pub stages: Option<PathBuf>,

@@ -43,6 +43,10 @@ fn main() {
             eprintln!("casslab-load: the cluster stopped answering (no successful operation within --unreachable-after); run ended, summary so far printed");
             std::process::exit(3);
         }
+        Ok(EndReason::StageFailed) => {
+            // The stage's error is the line above; the summary covers the stages before.
+            std::process::exit(1);
+        }
         Err(e) => {
             eprintln!("error: {}", casslab_errline::one_line(&e));
             let usage = e

@@ -1,4 +1,4 @@
-"""The compaction tuner as a campaign factor: `tuner: [off, seed003, rules.yaml]`.
+"""The compaction tuner as a campaign factor: `tuner: [off, seed003, seed003x<N>, rules.yaml]`.
 
 For a trial whose level is not off, the campaign runner starts a Tuner in a thread right
 before the load and stops it when the load ends; its audit records are stored with the
@@ -20,7 +20,7 @@ from typing import Any
 from casslab.cassandra.cql import CqlClient
 from casslab.core.errors import CasslabError, UsageError
 from casslab.experiment.beside import BesideResult, TrialSite, tuner_levels
-from casslab.experiment.factors.parsers import TUNER_OFF, TUNER_VALID
+from casslab.experiment.factors.parsers import TUNER_OFF, TUNER_VALID, time_divisor
 from casslab.experiment.factors.registry import TUNER_FACTOR
 from casslab.experiment.spec import CampaignSpec
 from casslab.tune.audit import AuditLog
@@ -39,6 +39,9 @@ def level_rules(level: str) -> RulesTable:
     what is valid."""
     if level == "seed003":
         return seed003_rules()
+    divisor = time_divisor(level)
+    if divisor is not None:
+        return seed003_rules(time_scale=1 / divisor)
     try:
         return load_rules(Path(level))
     except CasslabError as exc:

@@ -54,6 +54,13 @@ pub trait Workload: Send + Sync + 'static {
         self.run_op(op, cycle, ctx)
     }
 
+    /// Called before a stage's first operation: a stage that changes the schema
+    /// (its `table_ttl_s`) does it here. An error ends the run (`stage_failed`).
+    fn stage_begins(&self, stage: &StagePlan) -> impl Future<Output = Result<()>> + Send {
+        let _ = stage;
+        async { Ok(()) }
+    }
+
     /// Driver retries so far per op id (cumulative).
     fn retries(&self) -> Vec<u64> {
         vec![0; self.op_names().len()]
@@ -169,6 +176,9 @@ pub struct StagePlan {
     pub mix: OpMix,
     /// TTL for writes.
     pub ttl_s: Option<i32>,
+    /// The table's default TTL, set (ALTER TABLE) when the stage begins; only a
+    /// workload with one table of its own has it (iot).
+    pub table_ttl_s: Option<i32>,
     /// False for warm-up: reported per interval but not in the summary.
     pub record: bool,
 }

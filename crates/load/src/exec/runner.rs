@@ -47,6 +47,8 @@ pub enum EndReason {
     Interrupted,
     /// No operation succeeded for `unreachable_after` while errors occurred.
     ClusterLost,
+    /// A stage's set-up (its schema change) failed; the error went to stderr.
+    StageFailed,
 }
 
 impl EndReason {
@@ -56,6 +58,7 @@ impl EndReason {
             EndReason::Completed => "completed",
             EndReason::Interrupted => "interrupted",
             EndReason::ClusterLost => "cluster_lost",
+            EndReason::StageFailed => "stage_failed",
         }
     }
 }
@@ -441,6 +444,12 @@ pub async fn run<W: Workload>(
         if abort.load(Ordering::Relaxed) {
             break;
         }
+        // Before the stage's clock starts: its schema change is not its load.
+        if let Err(e) = w.stage_begins(plan_stage).await {
+            eprintln!("error: stage {:?}: {}", plan_stage.name, e);
+            ended = EndReason::StageFailed;
+            break;
+        }
         let start = Instant::now();
         let st = Arc::new(StageRt {
             start,
@@ -615,6 +624,45 @@ mod tests {
         }
     }
 
+    /// Refuses the set-up of stages whose table TTL is set, as a failed ALTER would.
+    struct RefusesTableTtl(FakeServer);
+
+    impl Workload for RefusesTableTtl {
+        fn op_names(&self) -> &[String] {
+            self.0.op_names()
+        }
+        async fn run_op(&self, op: usize, cycle: u64, ctx: &OpCtx) -> Outcome {
+            self.0.run_op(op, cycle, ctx).await
+        }
+        async fn stage_begins(&self, stage: &StagePlan) -> crate::error::Result<()> {
+            match stage.table_ttl_s {
+                Some(_) => Err(crate::error::LoadError::Schema {
+                    cql: "ALTER TABLE".into(),
+                    reason: "refused".into(),
+                }),
+                None => Ok(()),
+            }
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failed_stage_set_up_ends_the_run_before_that_stage_runs() {
+        let w = Arc::new(RefusesTableTtl(FakeServer::new(u64::MAX, Duration::ZERO)));
+        let mut second = stage("second", Some(10), None, None, true);
+        second.table_ttl_s = Some(60);
+        let p = plan(
+            1,
+            1,
+            vec![stage("first", Some(10), None, None, true), second],
+        );
+        let r = run_to_end(w, &p).await;
+        assert_eq!(r.ended, EndReason::StageFailed);
+        assert_eq!(r.ended.name(), "stage_failed");
+        let names: Vec<&str> = r.stages.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["first"]);
+        assert_eq!(r.total.ops[0].count(), 10);
+    }
+
     /// Runs `p` to its end without interruption, discarding the interval lines.
     async fn run_to_end<W: Workload>(w: Arc<W>, p: &RunPlan) -> RunResult {
         let abort = Arc::new(AtomicBool::new(false));
@@ -644,6 +692,7 @@ mod tests {
             rate_ops_s: rate,
             mix: OpMix::from_weights(&[1.0, 0.0]).unwrap(),
             ttl_s: None,
+            table_ttl_s: None,
             record,
         }
     }

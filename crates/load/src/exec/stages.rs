@@ -15,6 +15,9 @@
 //!     ops: 50000             # as fast as possible
 //!     mix: "read=1"
 //!     ttl_s: 3600            # writes expire after an hour
+//!   - name: later
+//!     duration: 1m
+//!     table_ttl_s: 7200      # iot: ALTER TABLE ... default_time_to_live first
 //! ```
 //! A top-level list (without `stages:`) is accepted too.
 
@@ -42,6 +45,7 @@ struct StageSpec {
     rate: Option<f64>,
     mix: Option<MixSpec>,
     ttl_s: Option<i32>,
+    table_ttl_s: Option<i32>,
     record: Option<bool>,
 }
 
@@ -60,6 +64,8 @@ pub struct StageDefaults<'a> {
     pub mix: &'a OpMix,
     /// `--ttl-s`.
     pub ttl_s: Option<i32>,
+    /// Whether the workload's table TTL can be set per stage (`table_ttl_s`).
+    pub table_ttl: bool,
 }
 
 /// Parses stages text (YAML or JSON). `path` is only used in error messages.
@@ -119,12 +125,20 @@ pub fn parse_stages(
                         .map_err(|e| err(format!("stage {name:?}: {e}")))?
                 }
             };
-            if let Some(ttl) = s.ttl_s {
-                if !(0..=MAX_TTL_S).contains(&u64::try_from(ttl).unwrap_or(u64::MAX)) {
-                    return Err(err(format!(
-                        "stage {name:?}: ttl_s {ttl} must be an integer in 0..={MAX_TTL_S}"
-                    )));
+            for (key, ttl) in [("ttl_s", s.ttl_s), ("table_ttl_s", s.table_ttl_s)] {
+                if let Some(ttl) = ttl {
+                    if !(0..=MAX_TTL_S).contains(&u64::try_from(ttl).unwrap_or(u64::MAX)) {
+                        return Err(err(format!(
+                            "stage {name:?}: {key} {ttl} must be an integer in 0..={MAX_TTL_S}"
+                        )));
+                    }
                 }
+            }
+            if s.table_ttl_s.is_some() && !defaults.table_ttl {
+                return Err(err(format!(
+                    "stage {name:?}: table_ttl_s: only the iot workload has a table whose TTL \
+                     a stage sets (valid here: ttl_s, the writes' TTL)"
+                )));
             }
             if let Some(r) = s.rate {
                 if !(r.is_finite() && r > 0.0) {
@@ -139,6 +153,7 @@ pub fn parse_stages(
                 rate_ops_s: s.rate.or(defaults.rate_ops_s),
                 mix,
                 ttl_s: s.ttl_s.or(defaults.ttl_s),
+                table_ttl_s: s.table_ttl_s,
                 record: s.record.unwrap_or(true),
             })
         })
@@ -161,6 +176,7 @@ mod tests {
             rate_ops_s: None,
             mix: &mix,
             ttl_s: None,
+            table_ttl: false,
         };
         let e = parse_stages("[{duration: '30'}]", Path::new("s.yaml"), &names(), &d)
             .unwrap_err()
@@ -175,6 +191,7 @@ mod tests {
             rate_ops_s: Some(100.0),
             mix: &mix,
             ttl_s: None,
+            table_ttl: false,
         };
         let y = "stages:\n  - {name: warm, duration: 10s, record: false}\n  - {ops: 500, rate: 50, mix: {read: 3, update: 1}, ttl_s: 60}\n";
         let s = parse_stages(y, Path::new("s.yaml"), &names(), &d).unwrap();
@@ -201,12 +218,33 @@ mod tests {
     }
 
     #[test]
+    fn a_table_ttl_is_kept_for_a_workload_with_its_own_table() {
+        let mix = OpMix::from_weights(&[1.0, 1.0]).unwrap();
+        let d = StageDefaults {
+            rate_ops_s: None,
+            mix: &mix,
+            ttl_s: None,
+            table_ttl: true,
+        };
+        let s = parse_stages(
+            "[{ops: 5, table_ttl_s: 60}, {ops: 5}]",
+            Path::new("s.yaml"),
+            &names(),
+            &d,
+        )
+        .unwrap();
+        assert_eq!((s[0].table_ttl_s, s[0].ttl_s), (Some(60), None));
+        assert_eq!(s[1].table_ttl_s, None); // a later stage without it keeps the table as is
+    }
+
+    #[test]
     fn a_wrong_value_is_named_by_its_field() {
         let mix = OpMix::from_weights(&[1.0, 1.0]).unwrap();
         let d = StageDefaults {
             rate_ops_s: None,
             mix: &mix,
             ttl_s: None,
+            table_ttl: false,
         };
         let cases = [
             (
@@ -222,6 +260,14 @@ mod tests {
             (
                 "[{name: w, ops: 5, ttl_s: -1}]",
                 "stage \"w\": ttl_s -1 must be an integer in 0..=630720000",
+            ),
+            (
+                "[{name: w, ops: 5, table_ttl_s: -1}]",
+                "stage \"w\": table_ttl_s -1 must be an integer in 0..=630720000",
+            ),
+            (
+                "[{name: w, ops: 5, table_ttl_s: 60}]",
+                "stage \"w\": table_ttl_s: only the iot workload has a table",
             ),
         ];
         for (text, expected) in cases {

@@ -14,7 +14,7 @@ use super::{ttl_clause, ttl_set, ByTtl, Cls};
 use crate::config::{Cl, IotCommand, IotReads};
 use crate::db::{self, classify, read_outcome, rows_of, write_outcome, RetryCounters};
 use crate::error::{LoadError, Result};
-use crate::exec::{OpCtx, Phase, Workload};
+use crate::exec::{OpCtx, Phase, StagePlan, Workload};
 use crate::generator::{hash3, unit, Rng};
 use crate::stats::Outcome;
 use scylla::client::session::Session;
@@ -132,6 +132,12 @@ pub struct Iot {
     seed: u64,
     reads: IotReads,
     retries: RetryCounters,
+    keyspace: String,
+}
+
+/// The ALTER TABLE that gives the table a new default TTL (a stage's `table_ttl_s`).
+pub fn table_ttl_cql(ks: &str, ttl_s: i32) -> String {
+    format!("ALTER TABLE {ks}.{TABLE} WITH default_time_to_live = {ttl_s}")
 }
 
 /// The CQL of devdat, lesrow and avgdat for a form of the reads.
@@ -238,6 +244,7 @@ impl Iot {
             seed,
             reads: cmd.reads,
             retries,
+            keyspace: cmd.keyspace.clone(),
         })
     }
 
@@ -335,6 +342,15 @@ impl Workload for Iot {
                 Ok(_) => Outcome::Ok,
                 Err(e) => Outcome::Error(classify(&e), e.to_string()),
             },
+        }
+    }
+
+    async fn stage_begins(&self, stage: &StagePlan) -> Result<()> {
+        // Seed 003's stages change the table's TTL (the tuner reads it from the
+        // schema); writes without their own TTL then take the new one.
+        match stage.table_ttl_s {
+            Some(ttl) => db::ddl(&self.session, &table_ttl_cql(&self.keyspace, ttl)).await,
+            None => Ok(()),
         }
     }
 

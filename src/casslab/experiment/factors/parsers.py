@@ -5,6 +5,7 @@ name it needs."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,21 @@ NETWORK_SCOPES = ("all", "client", "nodes")
 
 TUNER_OFF = "off"
 TUNER_BUILTIN = ("seed003",)  # casslab.tune.rules.seed003_rules
+# seed003x<N>: the same rules with TTLs and windows N times shorter (tune rules
+# --time-scale 1/N; N up to 60, TWCS's 1-minute window), for scenarios run in
+# compressed time whose table TTLs are compressed alike.
+SEED003_SCALED = re.compile(r"^seed003x([1-9][0-9]?)$")
+MAX_TIME_DIVISOR = 60
 RULES_SUFFIXES = (".yaml", ".yml", ".json")
-TUNER_VALID = "off, seed003 or a rules file (.yaml, .yml, .json) as `casslab tune --rules` takes"
+TUNER_VALID = ("off, seed003, seed003x<N> (its TTLs and windows N times shorter, N 2-60) or "
+               "a rules file (.yaml, .yml, .json) as `casslab tune --rules` takes")
+
+
+def time_divisor(level: str) -> int | None:
+    """N of a built-in `seed003x<N>` level (2..60), else None."""
+    m = SEED003_SCALED.match(level)
+    n = int(m.group(1)) if m else 0
+    return n if 2 <= n <= MAX_TIME_DIVISOR else None
 
 
 def node_count(v: V, value: Any, path: Path_) -> int:
@@ -99,7 +113,8 @@ def tuner_level(value: Any, base_dir: Path | None) -> str:
     ValueError naming the level and the valid ones."""
     if value is False:  # YAML 1.1 reads a bare `off` as false
         return TUNER_OFF
-    if value == TUNER_OFF or value in TUNER_BUILTIN:
+    if value == TUNER_OFF or value in TUNER_BUILTIN or (
+            isinstance(value, str) and time_divisor(value) is not None):
         return str(value)
     if isinstance(value, str) and value.endswith(RULES_SUFFIXES):
         p = Path(value) if Path(value).is_absolute() else (base_dir or Path.cwd()) / value
