@@ -99,7 +99,7 @@ pub fn compaction_map(text: &str) -> Result<String> {
 fn table_options(cmd: &IotCommand) -> Result<Vec<String>> {
     let mut opts = Vec::new();
     if let Some(ttl) = cmd.table_ttl_s {
-        opts.push(format!("default_time_to_live = {ttl}"));
+        opts.push(ttl_option(ttl));
     }
     if let Some(c) = &cmd.compaction {
         opts.push(format!("compaction = {}", compaction_map(c)?));
@@ -135,9 +135,14 @@ pub struct Iot {
     keyspace: String,
 }
 
-/// The ALTER TABLE that gives the table a new default TTL (a stage's `table_ttl_s`).
-pub fn table_ttl_cql(ks: &str, ttl_s: i32) -> String {
-    format!("ALTER TABLE {ks}.{TABLE} WITH default_time_to_live = {ttl_s}")
+/// ALTER TABLE of the iot table with `options` (`name = value` each).
+fn alter_cql(ks: &str, options: &[String]) -> String {
+    format!("ALTER TABLE {ks}.{TABLE} WITH {}", options.join(" AND "))
+}
+
+/// The table option of a default TTL (--table-ttl-s, a stage's `table_ttl_s`).
+fn ttl_option(ttl_s: impl std::fmt::Display) -> String {
+    format!("default_time_to_live = {ttl_s}")
 }
 
 /// The CQL of devdat, lesrow and avgdat for a form of the reads.
@@ -184,11 +189,7 @@ impl Iot {
         )
         .await?;
         if !opts.is_empty() {
-            db::ddl(
-                session,
-                &format!("ALTER TABLE {ks}.{TABLE} WITH {}", opts.join(" AND ")),
-            )
-            .await?;
+            db::ddl(session, &alter_cql(ks, &opts)).await?;
         }
         Ok(())
     }
@@ -349,7 +350,13 @@ impl Workload for Iot {
         // Seed 003's stages change the table's TTL (the tuner reads it from the
         // schema); writes without their own TTL then take the new one.
         match stage.table_ttl_s {
-            Some(ttl) => db::ddl(&self.session, &table_ttl_cql(&self.keyspace, ttl)).await,
+            Some(ttl) => {
+                db::ddl(
+                    &self.session,
+                    &alter_cql(&self.keyspace, &[ttl_option(ttl)]),
+                )
+                .await
+            }
             None => Ok(()),
         }
     }
