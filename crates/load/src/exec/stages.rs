@@ -169,15 +169,20 @@ mod tests {
         vec!["read".into(), "update".into()]
     }
 
+    /// Command-line defaults of a two-operation workload: no TTL, mix `mix`.
+    fn defaults(mix: &OpMix, rate_ops_s: Option<f64>, table_ttl: bool) -> StageDefaults<'_> {
+        StageDefaults {
+            rate_ops_s,
+            mix,
+            ttl_s: None,
+            table_ttl,
+        }
+    }
+
     #[test]
     fn stage_durations_need_a_unit() {
         let mix = OpMix::from_weights(&[1.0, 1.0]).unwrap();
-        let d = StageDefaults {
-            rate_ops_s: None,
-            mix: &mix,
-            ttl_s: None,
-            table_ttl: false,
-        };
+        let d = defaults(&mix, None, false);
         let e = parse_stages("[{duration: '30'}]", Path::new("s.yaml"), &names(), &d)
             .unwrap_err()
             .to_string();
@@ -187,12 +192,7 @@ mod tests {
     #[test]
     fn yaml_and_json_stages() {
         let mix = OpMix::from_weights(&[1.0, 1.0]).unwrap();
-        let d = StageDefaults {
-            rate_ops_s: Some(100.0),
-            mix: &mix,
-            ttl_s: None,
-            table_ttl: false,
-        };
+        let d = defaults(&mix, Some(100.0), false);
         let y = "stages:\n  - {name: warm, duration: 10s, record: false}\n  - {ops: 500, rate: 50, mix: {read: 3, update: 1}, ttl_s: 60}\n";
         let s = parse_stages(y, Path::new("s.yaml"), &names(), &d).unwrap();
         assert_eq!(s.len(), 2);
@@ -220,12 +220,7 @@ mod tests {
     #[test]
     fn a_table_ttl_is_kept_for_a_workload_with_its_own_table() {
         let mix = OpMix::from_weights(&[1.0, 1.0]).unwrap();
-        let d = StageDefaults {
-            rate_ops_s: None,
-            mix: &mix,
-            ttl_s: None,
-            table_ttl: true,
-        };
+        let d = defaults(&mix, None, true);
         let s = parse_stages(
             "[{ops: 5, table_ttl_s: 60}, {ops: 5}]",
             Path::new("s.yaml"),
@@ -240,12 +235,7 @@ mod tests {
     #[test]
     fn a_wrong_value_is_named_by_its_field() {
         let mix = OpMix::from_weights(&[1.0, 1.0]).unwrap();
-        let d = StageDefaults {
-            rate_ops_s: None,
-            mix: &mix,
-            ttl_s: None,
-            table_ttl: false,
-        };
+        let d = defaults(&mix, None, false);
         let cases = [
             (
                 "stages:\n  - {ops: 5}\n  - {ops: -5}\n",

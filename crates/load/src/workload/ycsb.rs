@@ -561,6 +561,18 @@ mod insert_range_tests {
         }
     }
 
+    /// Key numbers 250..749 of 1,000 records.
+    fn sliced() -> YcsbCommand {
+        ycsb(&[
+            "--records",
+            "1000",
+            "--insert-start",
+            "250",
+            "--insert-count",
+            "500",
+        ])
+    }
+
     /// The key numbers the K clients of `--client I/K` insert, as the runner hands
     /// out the load stage's cycles (base 0, this client's share of the count).
     fn loaded(cmd: &YcsbCommand, clients: u64) -> Vec<Vec<u64>> {
@@ -587,14 +599,7 @@ mod insert_range_tests {
 
     #[test]
     fn a_sliced_load_inserts_exactly_its_key_numbers_split_over_k_clients() {
-        let cmd = ycsb(&[
-            "--records",
-            "1000",
-            "--insert-start",
-            "250",
-            "--insert-count",
-            "500",
-        ]);
+        let cmd = sliced();
         assert_eq!(
             InsertRange::of(&cmd).unwrap(),
             InsertRange {
@@ -685,14 +690,7 @@ mod insert_range_tests {
 
     #[test]
     fn run_phase_choices_draw_from_the_load_range_as_ycsb_but_latest_from_all() {
-        let cmd = ycsb(&[
-            "--records",
-            "1000",
-            "--insert-start",
-            "250",
-            "--insert-count",
-            "500",
-        ]);
+        let cmd = sliced();
         let range = InsertRange::of(&cmd).unwrap();
         let last = 999; // every record inserted
         for dist in [KeyDist::Uniform, KeyDist::Hotspot, KeyDist::Zipfian] {
