@@ -665,7 +665,7 @@ def all_decisive(verdicts: Sequence[Verdict], detect: float | None = None) -> bo
 
 def _bound_too_wide(v: Verdict, detect: float | None) -> bool:
     return (detect is not None and v.verdict == UNDETECTABLE and v.effect.scale == LOG_RATIO
-            and not abs(to_pct(abs(v.bound))) <= 100 * detect)
+            and not to_pct(abs(v.bound)) <= 100 * detect)
 
 
 def smallest_effect_pct(verdicts: Sequence[Verdict], response: str) -> float:

@@ -346,12 +346,12 @@ def render(c: Campaign, analyses: list[Analysis], rows: list[TrialRow],
                      "p95/p99/p99.9 the worst type's, not percentiles of all operations "
                      "(there are no histograms to recompute them).</p>")
     placed: set[str] = set()
+    cut_at_steady = any(r.kept and r.steady_class is not None for r in rows)
     for i, a in enumerate(analyses):
         title = (f"Results {i + 1} of {len(analyses)}: {html.escape(a.title)}"
                  if len(analyses) > 1 else f"Results: {html.escape(a.title)}")
         parts.append(f"<h2 id='response-{i + 1}'>{title}</h2>")
-        section = render_response(a, cut_at_steady=any(
-            r.kept and r.steady_class is not None for r in rows))
+        section = render_response(a, cut_at_steady=cut_at_steady)
         # as in a paper: what the response is, its figures, then the tables behind them
         mine = [f for f in figures if f.response == a.response and f.id not in placed]
         parts += section[:2] + [render_figure(f) for f in mine] + section[2:]
