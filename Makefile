@@ -64,8 +64,21 @@ $(STAMPS)/venv.stamp: pyproject.toml requirements.lock | $(STAMPS)
 	$(VENV)/bin/pip install -q --no-deps -e .
 	touch $@
 
+# Rust builds go to one target directory per machine, beside the jar cache: a fresh clone
+# then compiles only this workspace's three crates, not their ~200 dependencies again
+# (cargo keys a crate's artifacts by its package id, which for a path crate includes its
+# path, so two clones' crates do not overwrite each other; cargo locks the directory
+# while it builds). The binaries the Python side runs are copied into ./target/release
+# right after the build. mypy's cache is kept there too (it checks each module's hash).
+CASSLAB_CACHE ?= $(HOME)/.cache/casslab
+export CARGO_TARGET_DIR ?= $(CASSLAB_CACHE)/cargo-target
+export MYPY_CACHE_DIR ?= $(CASSLAB_CACHE)/mypy-cache
+RUST_BINS := casslab-load casslab-netem
+
 rust:
 	cargo build --release --workspace -j 2
+	mkdir -p target/release
+	cp -f $(addprefix $(CARGO_TARGET_DIR)/release/,$(RUST_BINS)) target/release/
 
 jars: venv
 	$(CASSLAB) fetch --cassandra-version $(CASSANDRA_VERSION)

@@ -33,7 +33,9 @@ from casslab.lab import Lab, LabOptions  # noqa: E402
 from casslab.testbed import open_lab  # noqa: E402
 
 LOAD = str(ROOT / "target" / "release" / "casslab-load")
-BARE = str(ROOT / "target" / "release" / "examples" / "bare_loop")
+# `make bench` builds into the machine-wide CARGO_TARGET_DIR (Makefile); by hand, ./target.
+BARE = str(Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release" / "examples"
+           / "bare_loop")
 NAME = "benchload"
 
 
