@@ -186,11 +186,8 @@ def metrics(
         server = exporter.serve(lab, serve)
     err.print(f"serving lab {name}'s metrics on http://{serve}/metrics (Ctrl-C stops)")
     try:
-        # Short sleeps: a Ctrl-C the kernel hands to the server's thread only sets a flag,
-        # which the main thread acts on when its sleep ends (one walk of the README, on a
-        # loaded machine, waited more than 2 minutes in a one-hour sleep).
         while True:
-            time.sleep(0.5)
+            time.sleep(3600)
     except KeyboardInterrupt:
         server.shutdown()
 
