@@ -175,6 +175,10 @@ def _spec_name(spec: Path) -> str:
     return name
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _run(step: rw.Step, cwd: Path) -> tuple[str | None, str]:
     """Run a step: (why it failed or None, its output for the failure message)."""
     argv = [CASSLAB, *step.args]
@@ -183,15 +187,27 @@ def _run(step: rw.Step, cwd: Path) -> tuple[str | None, str]:
     sink = open(cwd / step.stdout_to, "w") if step.stdout_to else None  # noqa: SIM115
     try:
         # Its own session: Ctrl-C reaches the whole process group (lab exec's child too).
+        # SIGINT back to its default in the child: a pytest started in the background by
+        # a shell without job control has SIGINT ignored, and Python keeps an inherited
+        # SIG_IGN, so the line would never see its Ctrl-C.
         proc = subprocess.Popen(argv, cwd=cwd, stdout=sink or subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+                                stderr=subprocess.PIPE, text=True, start_new_session=True,
+                                preexec_fn=_default_sigint)
         early = False
         try:
             proc.wait(timeout=rw.UNTIL_SIGNAL_S if step.until_signal else STEP_TIMEOUT_S)
             early = step.until_signal
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGINT if step.until_signal else signal.SIGKILL)
-        out, err = proc.communicate(timeout=120)
+        try:
+            out, err = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            # It outlived its Ctrl-C: kill it rather than leave it running (and holding
+            # its port) after the test, and fail the line.
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+            err = (err or "") + "\n(still running 120 s after SIGINT: killed)"
+            return "still running 120 s after SIGINT", f"$ {' '.join(argv)}\n{err[-3000:]}"
     finally:
         if sink is not None:
             sink.close()
