@@ -26,6 +26,9 @@ How a line is rewritten (`rewrite`), in this order
 5. Shorter: `--duration`, cassandra-stress `duration=` -> 2s; `--warmup T` -> 1s;
    `--interval T` -> 1s; `--ops`, `--records`, `-p recordcount=`/`operationcount=`,
    cassandra-stress `n=`, `-pop seq=1..N` and `--loss-packets` -> at most 500;
+   `net check` without them gets `--pings 50` and, on a lab, `--loss-packets 500
+   --bandwidth-seconds 1` (200, 2,000 and 2 s a link by default: 30 s for the README's
+   line on a lab with six conditioned links);
    `experiment run` without `--scale` -> `--scale smoke` (the spec's own short size);
    `tune learn` -> `--duration 2s --warmup 0s` (its trials, 45 s + 10 s by default);
    `stress` without `-rate` -> `-rate threads=4` (cassandra-stress's default steps the
@@ -47,7 +50,9 @@ How a line is rewritten (`rewrite`), in this order
 
 Order (`order`): lines that need no lab (in document order), the campaigns and what
 reads their results, the `lab up` lines, every line that uses the shared lab (document
-order), `lab down` last.
+order), then its `net` lines (document order: the conditions a `net set` line leaves, a
+4G link or 1 % loss, would otherwise slow every line after it, 25-30 s for one YCSB
+line), `lab down` last.
 
 A line fails (`judge`) on a non-zero exit, a traceback in its output, or a command or
 option that no longer exists (`static_problem`, checked for every line before any runs,
@@ -69,10 +74,12 @@ SHORT_WARMUP = "1s"
 SHORT_INTERVAL = "1s"
 MAX_COUNT = 500
 MAX_UP_NODES = 1
+CHECK_PINGS = 50
+CHECK_BANDWIDTH_S = "1"
 TRACEBACK = "Traceback (most recent call last)"
 
 # Phases of `order`, in the order they run.
-OFFLINE, CAMPAIGN, RESULTS, LAB_UP, ON_LAB, LAB_DOWN = range(6)
+OFFLINE, CAMPAIGN, RESULTS, LAB_UP, ON_LAB, LINKS, LAB_DOWN = range(7)
 
 
 @dataclass(frozen=True)
@@ -351,6 +358,15 @@ def _shorten(args: list[str], cmd: tuple[str, ...], notes: list[str]) -> None:
     if cmd == ("reproduce",) and "--no-run" not in args:
         args.append("--no-run")
         notes.append("--no-run")
+    if cmd == ("net", "check"):
+        counts = [("--pings", str(CHECK_PINGS))]
+        if "--inventory" not in args:  # between hosts: round trips and loss by --pings
+            counts += [("--loss-packets", str(MAX_COUNT)),
+                       ("--bandwidth-seconds", CHECK_BANDWIDTH_S)]
+        for flag, value in counts:
+            if _value_of(args, flag) is None:
+                args += [flag, value]
+                notes.append(f"{flag} {value}")
     if cmd == ("tune", "learn"):
         for flag, value in (("--duration", SHORT_DURATION), ("--warmup", "0s")):
             if not _set_value(args, (flag,), value):
@@ -383,6 +399,8 @@ def phase_of(cmd: tuple[str, ...], args: Sequence[str]) -> int:
         return CAMPAIGN
     if cmd in (("report",), ("compare",), ("experiment", "export")):
         return RESULTS
+    if cmd[:1] == ("net",) and cmd != ("net", "profiles"):
+        return LINKS
     offline = {("profiles",), ("schema",), ("plan",), ("fetch",), ("version",),
                ("experiment", "validate"), ("experiment", "plan"), ("k8s", "render"),
                ("tune", "rules"), ("net", "profiles"), ("lab", "list")}

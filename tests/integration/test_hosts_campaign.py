@@ -32,6 +32,8 @@ pytestmark = pytest.mark.integration
 LAB = "hcamp"
 PROFILE = Path(__file__).parents[2] / "crates" / "load" / "profiles" / "sensor-readings.yaml"
 DELAY_MS = 10
+# Enough for every percentile the test reads, split over two client hosts.
+OPS = 1000
 
 
 @pytest.fixture(scope="module")
@@ -56,11 +58,11 @@ def _write_campaign(hosts: SshHosts, tmp_path: Path) -> Path:
         "lab": {"backend": "hosts", "inventory": "hosts.yaml", "timeout_s": 400,
                 # 10 ms each way between the client hosts and every node
                 "network": {"client": {"delay_ms": DELAY_MS}}},
-        "workload": {"name": "stress-write", "records": 2000, "clients": 2,
+        "workload": {"name": "stress-write", "records": 500, "clients": 2,
                      "options": {"rf": 3, "in-flight": 8}},
         "factors": [{"name": "cl", "levels": ["one", "quorum"]}],
         "design": {"trials": 1},
-        "stop": {"ops": 3000, "timeout_s": 300},
+        "stop": {"ops": OPS, "timeout_s": 300},
         "metrics": {"interval_s": 1.0},
     }
     path = tmp_path / "campaign.yaml"
@@ -81,7 +83,7 @@ def test_a_campaign_runs_unchanged_on_hosts_and_leaves_nothing(
         trials = Results(store).trials()
         commands = [str(r[0]) for r in store.conn.execute(
             "SELECT command FROM trials ORDER BY seq").fetchall()]
-    assert [(t.status, t.ops) for t in trials] == [("done", 3000), ("done", 3000)]
+    assert [(t.status, t.ops) for t in trials] == [("done", OPS), ("done", OPS)]
     for t in trials:
         # Every request crosses the conditioned link both ways.
         assert t.p50_ms is not None and t.p50_ms >= 2 * DELAY_MS, t

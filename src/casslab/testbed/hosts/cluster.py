@@ -168,15 +168,18 @@ def wait_all_normal(nodes: list[RemoteNode], timeout_s: float) -> None:
 
 
 async def stop(fleet: Fleet, nodes: list[RemoteNode], grace_s: float = 30.0) -> None:
-    """Stop every node whose pid file names its own JVM: TERM, then KILL after `grace_s`.
-    Nodes already gone are left alone."""
+    """Stop every node whose pid file names its own JVM: TERM, then KILL after `grace_s`
+    (0: KILL at once, then wait until it is gone). Nodes already gone are left alone."""
     async def one(n: RemoteNode) -> None:
         pid_file = shlex.quote(str(Path(n.layout.directory) / PID_FILE))
         mine = is_node_test("$pid", n)
+        first = "TERM" if grace_s > 0 else "KILL"
+        # A KILLed JVM is gone within a moment; 10 s bounds the wait for its exit.
+        ticks = int(grace_s * 10) if grace_s > 0 else 100
         script = (f"pid=$(cat {pid_file} 2>/dev/null) || exit 0; {mine} || exit 0; "
-                  f"kill -TERM $pid; for i in $(seq {int(grace_s * 10)}); do "
+                  f"kill -{first} $pid; for i in $(seq {ticks}); do "
                   f"{mine} || exit 0; sleep 0.1; done; kill -KILL $pid")
-        await fleet.run_on(n.host, script, timeout_s=grace_s + 30)
+        await fleet.run_on(n.host, script, timeout_s=max(grace_s, 10.0) + 30)
         await unlimit(fleet, n)
 
     await asyncio.gather(*(one(n) for n in nodes))

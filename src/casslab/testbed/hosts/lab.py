@@ -244,7 +244,9 @@ class HostsTestbed:
             try:
                 self._call(lambda f: links.clear_hosts(f, self.inventory))
             finally:
-                self._call(lambda f: cluster.stop(f, self.nodes))
+                # Killed at once: on TERM each node drains and flushes its memtables,
+                # work the wipe below throws away (as a local lab's `down --wipe`).
+                self._call(lambda f: cluster.stop(f, self.nodes, grace_s=0.0))
                 self._started = None
             self._call(self._wipe)
         finally:

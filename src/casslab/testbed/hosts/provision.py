@@ -111,6 +111,10 @@ def provision(inventory_path: Path, inventory: Inventory, dist: Distribution, bi
            "ANSIBLE_CALLBACK_RESULT_FORMAT": "json", "ANSIBLE_CALLBACK_FORMAT_PRETTY": "False",
            "ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORCE_COLOR": "0",
            "ANSIBLE_RETRY_FILES_ENABLED": "False",
+           # Each module runs through the SSH session's stdin instead of a copied temp
+           # file: fewer round trips per task (a 5-host provisioning 31 -> 24 s here).
+           # It needs no `requiretty` for sudo, which casslab's root logins never use.
+           "ANSIBLE_PIPELINING": os.environ.get("ANSIBLE_PIPELINING", "True"),
            # Discovery can pick a shim that does not run (pyenv's, here); Debian's python3
            # is where Debian puts it, and `ansible_python_interpreter` still overrides.
            "ANSIBLE_PYTHON_INTERPRETER": "/usr/bin/python3",
