@@ -59,6 +59,17 @@ def test_smoke_gives_a_stop_rule_to_a_spec_without_one() -> None:
     assert s.stop.ops == 200
 
 
+def test_smoke_of_a_sequential_design_runs_one_round_without_its_stopping_rule() -> None:
+    """`until: verdicts`, its budget and the bound `detect` asks for all go: one trial a
+    cell decides nothing, and `detect` without `until` would be refused."""
+    s = parse_spec(SPEC.replace(
+        "design: {trials: 5, warmup_trials: 2}",
+        "design: {trials: {min: 3, max: 10}, until: verdicts, budget: 30m, detect: 20%}"),
+        scale="smoke")
+    assert s.design.trials == 1
+    assert (s.design.until, s.design.budget_s, s.design.detect) == ("trials", None, None)
+
+
 def test_an_unknown_scale_names_the_valid_ones() -> None:
     with pytest.raises(SpecError, match=r"spec:10: scales: no scale 'huge' in this spec "
                        r"\(valid: paper, smoke\)"):

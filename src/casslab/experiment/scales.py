@@ -196,8 +196,8 @@ def _smoke(root: dict[str, Any]) -> None:
     if isinstance(design, dict):
         design["trials"] = 1
         # One trial decides nothing: a smoke run of an `until: verdicts` design runs
-        # its one round and stops (no budget, no sequential decision).
-        for key in ("until", "budget"):
+        # its one round and stops (no budget, no sequential decision, no bound to reach).
+        for key in ("until", "budget", "detect"):
             design.pop(key, None)
         design["warmup_trials"] = 0
         design["lab_warmup_trials"] = 0
