@@ -32,7 +32,7 @@ def test_learn_sweeps_twcs_and_ucs_then_the_tuner_applies_the_learned_ucs_point(
 
     rules = tmp_path / "rules.yaml"
     r = casslab("tune", "learn", "--windows", "1m", "--ucs", "T4,L4", "--ttls", "120s",
-                "--read-shares", "0.1", "--duration", "8s", "--warmup", "2s", "--devices", "20",
+                "--read-shares", "0.1", "--duration", "4s", "--warmup", "1s", "--devices", "20",
                 "--lab", "it-learn", "--results", str(tmp_path / "res"), "-o", str(rules),
                 timeout_s=900)
     assert r.returncode == 0, r.stderr[-2000:]
