@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from repro_fixture import ROOT, fabricate
 
 from casslab.report.reproduce import begin_marker, campaigns, end_marker, write_doc
@@ -68,14 +69,21 @@ def container_runtime(p: dict[str, Any]) -> float:
         1.5 if p["threads"] == 450 else 1.0)
 
 
-def test_004s_interleaved_rounds_pair_its_arms(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("stem", "rounds", "method"), [
+    # A fixed number of rounds: a paired t interval.
+    ("3-read", 3, "paired t on per-round log-ratios (interleaved rounds)"),
+    # Rounds added until the verdicts are decisive: the anytime-valid sequence.
+    ("1-mixed", 8, "anytime-valid on per-round log-ratios"),
+])
+def test_004s_interleaved_rounds_pair_its_arms(tmp_path: Path, stem: str, rounds: int,
+                                               method: str) -> None:
     camps = [c for c in campaigns("004", EXAMPLES, tmp_path / "r", "here")
-             if c.spec.stem == "1-mixed"]
-    fabricate(camps[0].results, camps[0].spec, container_runtime, trials=8)
+             if c.spec.stem == stem]
+    fabricate(camps[0].results, camps[0].spec, container_runtime, trials=rounds)
     rows = _rows(write_doc("004", camps, _docs(tmp_path, "004"))[0].read_text(),
-                 "004-containers-1-mixed")
-    latency = next(r for r in rows if r.startswith("| mixed: bare metal has less latency"))
-    # 8 rounds, one log-ratio per round (both thread counts averaged in it); the spec adds
-    # rounds until its verdicts are decisive, so its interval is the anytime-valid one
-    assert "anytime-valid on per-round log-ratios" in latency
-    assert "**holds**" in latency and latency.endswith("| 8 / 8 |")
+                 f"004-containers-{stem}")
+    kind = stem.split("-")[1]
+    latency = next(r for r in rows if r.startswith(f"| {kind}: bare metal has less latency"))
+    # one log-ratio per round (both thread counts averaged in it)
+    assert method in latency
+    assert "**holds**" in latency and latency.endswith(f"| {rounds} / {rounds} |")
