@@ -175,11 +175,11 @@ async def stop(fleet: Fleet, nodes: list[RemoteNode], grace_s: float = 30.0) -> 
         mine = is_node_test("$pid", n)
         first = "TERM" if grace_s > 0 else "KILL"
         # A KILLed JVM is gone within a moment; 10 s bounds the wait for its exit.
-        ticks = int(grace_s * 10) if grace_s > 0 else 100
+        wait_s = grace_s if grace_s > 0 else 10.0
         script = (f"pid=$(cat {pid_file} 2>/dev/null) || exit 0; {mine} || exit 0; "
-                  f"kill -{first} $pid; for i in $(seq {ticks}); do "
+                  f"kill -{first} $pid; for i in $(seq {int(wait_s * 10)}); do "
                   f"{mine} || exit 0; sleep 0.1; done; kill -KILL $pid")
-        await fleet.run_on(n.host, script, timeout_s=max(grace_s, 10.0) + 30)
+        await fleet.run_on(n.host, script, timeout_s=wait_s + 30)
         await unlimit(fleet, n)
 
     await asyncio.gather(*(one(n) for n in nodes))
