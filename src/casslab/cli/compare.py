@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 
 from casslab.cli.common import errors_to_exit, out
+from casslab.store.records import Results
 
 # scipy and statsmodels come with the analysis: imported by the command only (start-up
 # time of every other command).
@@ -34,6 +35,9 @@ def compare_cmd(
 --cell-a nodes=1,network=ethernet-100,workload=ycsb-a \
 --cell-b nodes=2,network=ethernet-100,workload=ycsb-a
     """
+    with errors_to_exit():
+        for directory in (a, b):  # bad input fails before the imports below (~2 s)
+            Results.check(directory, campaign=False)
     from casslab.analysis.compare import ALPHA, compare, load_side
 
     with errors_to_exit():

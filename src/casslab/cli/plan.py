@@ -30,19 +30,23 @@ def plan(
 
     Example: casslab plan examples/plan-seed001.yaml --mode cost
     """
-    # The MILP's scipy/HiGHS imports cost ~0.4 s: only this command pays them.
-    from casslab.plan.report import make_plan, plan_tables, report_json, summary_line
-    from casslab.plan.spec import parse_duration_s
+    from casslab.plan.spec import load_plan_spec, parse_duration_s
 
     with errors_to_exit():
         limit_s = parse_duration_s(time_limit)
+        parsed = load_plan_spec(spec)
+        if mode is not None:
+            parsed = parsed.with_mode(mode)
+    # The MILP's scipy/HiGHS imports cost ~0.4 s (more on a busy machine): only a valid
+    # spec pays them.
+    from casslab.plan.report import plan_spec, plan_tables, report_json, summary_line
+
+    with errors_to_exit():
         if as_json:
-            rep = make_plan(spec, mode=mode, heuristic_only=heuristic_only,
-                            time_limit_s=limit_s)
+            rep = plan_spec(parsed, heuristic_only=heuristic_only, time_limit_s=limit_s)
         else:
             with err.status(f"planning {spec}"):
-                rep = make_plan(spec, mode=mode, heuristic_only=heuristic_only,
-                                time_limit_s=limit_s)
+                rep = plan_spec(parsed, heuristic_only=heuristic_only, time_limit_s=limit_s)
     primary = rep.milp or rep.heuristic
     if as_json:
         print(json.dumps(report_json(rep), indent=2))

@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from casslab.cli.common import errors_to_exit, out
+from casslab.store.records import Results
 
 if TYPE_CHECKING:
     from casslab.analysis.campaign import Analysis
@@ -24,7 +25,9 @@ def report(
 
     Example: casslab report results/rpi
     """
-    # scipy and matplotlib cost ~1 s to import: only this command pays it.
+    with errors_to_exit():
+        Results.check(results)  # bad input fails before the imports below
+    # scipy and matplotlib cost ~2 s to import: only this command pays it.
     from casslab.report.html import build_report
 
     with errors_to_exit():

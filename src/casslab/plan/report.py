@@ -1,7 +1,8 @@
 """Run the planner on a spec and describe its plans as plain data (tables and JSON).
 
-`make_plan` is the library entry point of `casslab plan`; the CLI only renders what
-`plan_tables` and `report_json` return.
+`make_plan` is the library entry point (a spec file in, plans out); `casslab plan` parses
+the spec first, so that a bad one fails before the solver's imports, then calls
+`plan_spec`, and only renders what `plan_tables` and `report_json` return.
 """
 
 from __future__ import annotations

@@ -49,8 +49,7 @@ from casslab.report.figures import (
     labelled_factors,
     to_csv,
 )
-from casslab.store.db import StoreError
-from casslab.store.records import Campaign, Results, TrialRow
+from casslab.store.records import Campaign, Results, TrialRow, no_campaign
 from casslab.store.schema import V1_MEAN_MAX
 
 REPORT_NAME = "report.html"
@@ -109,7 +108,7 @@ def build_report(directory: Path, out: Path | None = None) -> Report:
     with store:
         c = results.campaign()
         if c is None:
-            raise StoreError(f"{directory} has a results database but no campaign")
+            raise no_campaign(directory)
         rows = results.trials()
         per_second = results.per_second_throughput()
         cores = profile_cores(c.spec_yaml, rows)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from casslab.store.db import Store
+from casslab.store.db import Store, StoreError
 from casslab.store.responses import SUMMARY_METRICS
 
 # Responses a campaign can analyse: TrialRow fields holding the ALL row's numbers.
@@ -225,6 +225,10 @@ def full_length(items: Sequence[tuple[X, float | None]]) -> list[X]:
     return [x for x, iv in items if (iv or 0.0) >= 0.5 * full]
 
 
+def no_campaign(directory: Path) -> StoreError:
+    return StoreError(f"{directory} has a results database but no campaign")
+
+
 class Results:
     """Read-only questions to one campaign's results database."""
 
@@ -237,6 +241,17 @@ class Results:
         when there is no results database."""
         store = Store(directory, create=False)
         return store, cls(store)
+
+    @classmethod
+    def check(cls, directory: Path, *, campaign: bool = True) -> None:
+        """Raise the StoreError a reader of `directory` would (no directory, no or a
+        corrupt database, another schema; with `campaign`, no campaign), reading nothing
+        more. The report and compare commands call it before they import their analysis
+        libraries (~2 s), so that bad input fails at once."""
+        store, results = cls.open(directory)
+        with store:
+            if campaign and results.campaign() is None:
+                raise no_campaign(directory)
 
     def campaign(self) -> Campaign | None:
         r = self._conn.execute("SELECT * FROM campaigns ORDER BY id LIMIT 1").fetchone()
