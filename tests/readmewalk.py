@@ -50,10 +50,12 @@ How a line is rewritten (`rewrite`), in this order
 
 Order (`order`): lines that need no lab (in document order), the campaigns and what
 reads their results, the `lab up` lines, every line that uses the shared lab (document
-order), `lab down` last. (Running the `net` lines after the others, so that the
-conditions a `net set` line leaves do not slow the lines after it, was tried on
-2026-11-27: it put `tune --hosts ... --dry-run` on the Wi-Fi lab, where the Python
-driver once failed with "CRC mismatch on header"; left for an issue.)
+order), then its `net` lines (document order: the conditions a `net set` line leaves, a
+4G link or 1 % loss, would otherwise slow every line after it, 25-30 s for one YCSB
+line), `lab down` last. The lines before them then run on the Wi-Fi lab `lab up --net
+wifi` made, where on 2026-11-27 `tune --hosts ... --dry-run` once failed with the Python
+driver's "CRC mismatch on header": a driver bug on split reads of CQL v5 segments, which
+casslab's CQL worker now avoids by speaking v4 (casslab.cassandra.cql_worker).
 
 A line fails (`judge`) on a non-zero exit, a traceback in its output, or a command or
 option that no longer exists (`static_problem`, checked for every line before any runs,
@@ -80,7 +82,7 @@ CHECK_BANDWIDTH_S = "1"
 TRACEBACK = "Traceback (most recent call last)"
 
 # Phases of `order`, in the order they run.
-OFFLINE, CAMPAIGN, RESULTS, LAB_UP, ON_LAB, LAB_DOWN = range(6)
+OFFLINE, CAMPAIGN, RESULTS, LAB_UP, ON_LAB, LINKS, LAB_DOWN = range(7)
 
 
 @dataclass(frozen=True)
@@ -400,6 +402,8 @@ def phase_of(cmd: tuple[str, ...], args: Sequence[str]) -> int:
         return CAMPAIGN
     if cmd in (("report",), ("compare",), ("experiment", "export")):
         return RESULTS
+    if cmd[:1] == ("net",) and cmd != ("net", "profiles"):
+        return LINKS
     offline = {("profiles",), ("schema",), ("plan",), ("fetch",), ("version",),
                ("experiment", "validate"), ("experiment", "plan"), ("k8s", "render"),
                ("tune", "rules"), ("net", "profiles"), ("lab", "list")}

@@ -111,6 +111,20 @@ def test_a_link_check_without_counts_measures_fewer_packets(root: object) -> Non
     assert hosts.args == ("net", "check", "--inventory", "hosts.yaml", "--pings", "50")
 
 
+def test_link_lines_run_after_every_other_line_on_the_lab(root: object) -> None:
+    """A `net set` line leaves its conditions (a 4G link, 1 % loss) on the shared lab:
+    the lines that only use the lab run before any of them, in document order."""
+    set_, run, show, status = (_steps(line, root)[0] for line in (
+        "casslab net set --name edge --link client-to-node3:profile=4g",
+        "casslab run ycsb-a --name edge --ops 500",
+        "casslab net show --name edge",
+        "casslab lab status --name edge"))
+    down = _steps("casslab lab down --name edge --wipe", root)[0]
+    assert rw.order([down, set_, run, show, status]) == [run, status, set_, show, down]
+    profiles = _steps("casslab net profiles", root)[0]
+    assert profiles.phase == rw.OFFLINE
+
+
 def test_a_study_reproduction_writes_its_tables_without_running_the_study(root: object) -> None:
     [step] = _steps("casslab reproduce 002 --scale smoke", root)
     assert step.args == ("reproduce", "002", "--scale", "smoke", "--no-run")

@@ -20,6 +20,16 @@ import sys
 import uuid
 from typing import Any
 
+# CQL protocol v4, not the v5 the driver would negotiate with Cassandra 5. The Python
+# driver (cassandra-driver 3.30.1) drops the bytes of a v5 segment header that arrives
+# split, 1-5 of its 6 bytes in one read (_process_segment_buffer leaves the buffer at its
+# end, and the reset after it keeps only what lies beyond): the next read then fails with
+# "CRC mismatch on header" and the connection dies. A delayed or lossy link splits reads
+# where a LAN does not; a Wi-Fi lab did once (2026-11-27). v4 has no segment layer, and
+# nothing casslab sends through this worker needs v5. test_cql_worker.py keeps a
+# reproduction of the driver's behaviour: when a new driver passes it, v5 can come back.
+PROTOCOL_VERSION = 4
+
 
 def _plain(value: Any) -> Any:
     if value is None or isinstance(value, bool | int | float | str):
@@ -98,6 +108,7 @@ def main() -> int:
         execution_profiles={EXEC_PROFILE_DEFAULT: profile},
         connect_timeout=15,
         control_connection_timeout=15,
+        protocol_version=PROTOCOL_VERSION,
     )
     out = sys.stdout
     try:
