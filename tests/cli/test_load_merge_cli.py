@@ -57,3 +57,19 @@ def test_a_log_without_start_time_is_one_error_naming_it(tmp_path: Path) -> None
                        timeout=60)
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and str(bad) in r.stderr, r.stderr
+
+
+def test_a_reader_that_closes_the_pipe_early_ends_the_merge_quietly(tmp_path: Path) -> None:
+    """`casslab-load merge --intervals LOG | head -1`: the output (2.6 MB here) outgrows
+    the pipe, the reader leaves after one line; the merge ends with exit 0 and nothing on
+    stderr (println! panicked there, with a backtrace)."""
+    log = tmp_path / "long.hlog"
+    write_log(log, T0, [10] * 3000, 1000)
+    p = subprocess.Popen([find_binary(), "merge", str(log), "--intervals"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout is not None and p.stderr is not None
+    first = json.loads(p.stdout.readline())
+    p.stdout.close()
+    assert p.wait(timeout=60) == 0
+    assert p.stderr.read() == b""
+    assert "all" in first

@@ -63,11 +63,25 @@ fn parse_cli() -> config::Cli {
     casslab_errline::parse_or_exit()
 }
 
+/// Lines to stdout. A reader that closed the pipe early (`| head`) ends the output
+/// quietly, as for any Unix filter; `println!` panicked there with a backtrace.
+fn write_lines(lines: impl Iterator<Item = String>) -> std::io::Result<()> {
+    use std::io::{ErrorKind, Write};
+    let mut out = std::io::stdout().lock();
+    let written = lines
+        .map(|line| writeln!(out, "{line}"))
+        .find(Result::is_err)
+        .unwrap_or_else(|| out.flush());
+    match written {
+        Err(e) if e.kind() == ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
 fn real_main(cli: config::Cli, io_threads: usize) -> anyhow::Result<EndReason> {
     if let config::Command::Merge(m) = &cli.command {
-        for line in merge::run_lines(&m.logs, m.output.as_deref(), m.intervals)? {
-            println!("{line}");
-        }
+        let lines = merge::run_lines(&m.logs, m.output.as_deref(), m.intervals)?;
+        write_lines(lines.iter().map(ToString::to_string))?;
         return Ok(EndReason::Completed);
     }
     if let config::Command::Options(o) = &cli.command {
