@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 import shutil
+import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,8 +21,10 @@ from casslab.report.reproduce import (
     counts_line,
     end_marker,
     replace_blocks,
+    unfinished,
     write_doc,
 )
+from casslab.store.records import TrialRow
 
 EXAMPLES = ROOT / "examples"
 
@@ -184,3 +188,38 @@ def test_another_scale_writes_its_own_blocks_and_leaves_the_here_ones(tmp_path: 
     assert "-paper`" not in here_verdicts
     for name in ("values", "figures", "delay-model"):
         assert begin_marker(f"{name}-paper") in text and begin_marker(name) in text
+
+
+def _row(seq: int, status: str, rnd: int | None = None) -> TrialRow:
+    return TrialRow(trial_id=seq, seq=seq, trial_no=1, warmup=False, status=status,
+                    error=None, started_at=None, ended_at=None, ended_by=None, cell="c",
+                    cell_idx=0, params={}, cell_params={}, runtime_s=None, ops=None,
+                    ops_s=None, errors=None, mean_ms=None, p50_ms=None, p95_ms=None,
+                    p99_ms=None, p999_ms=None, max_ms=None, pct_source=None, round=rnd)
+
+
+def test_a_campaign_is_unfinished_when_trials_are_left_that_its_design_would_have_run() -> None:
+    done = [_row(1, "done", 1), _row(2, "done", 1)]
+    # a fixed design: every planned trial is part of it
+    assert unfinished(done, sequential=False) == ""
+    assert unfinished([*done, _row(3, "planned")], sequential=False) == \
+        "1 of 3 planned trials not run"
+    # until: verdicts stops between rounds: rounds never begun are not missing...
+    later = [_row(3, "planned", 2), _row(4, "planned", 2)]
+    assert unfinished([*done, *later], sequential=True) == ""
+    # ...but a round begun and not ended was cut short (Ctrl-C, a crash)
+    cut = [*done, _row(3, "done", 2), _row(4, "running", 2), _row(5, "planned", 2)]
+    assert unfinished(cut, sequential=True) == "round 2 begun, 2 of its trials not run"
+    assert unfinished([replace(r, status="done") for r in cut], sequential=True) == ""
+
+
+def test_the_doc_says_which_campaign_was_cut_short(tmp_path: Path) -> None:
+    camps = campaigns("002", EXAMPLES, tmp_path / "results", "here")
+    fabricate_002(camps[2].results)  # 3-endpoint-percent: until verdicts, in rounds
+    with sqlite3.connect(camps[2].results / "results.db") as db:
+        db.execute("UPDATE trials SET round = 1")
+        db.execute("UPDATE trials SET status = 'planned' WHERE seq = 5")
+    doc, _ = write_doc("002", camps, _doc(tmp_path))
+    verdicts = _block(doc.read_text(), "verdicts")
+    assert ("- `002-edge-3-endpoint-percent`: unfinished (round 1 begun, 1 of its trials "
+            "not run): its rows are those of the trials done") in verdicts

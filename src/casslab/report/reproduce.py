@@ -23,7 +23,8 @@ from pathlib import Path
 from casslab.analysis.findings import ValueRow, Verdict
 from casslab.core.errors import UsageError
 from casslab.report import edge
-from casslab.report.html import Report, build_report
+from casslab.report.html import Report, build_report, until_verdicts
+from casslab.store.records import Results, TrialRow
 
 STUDIES = ("000", "001", "002", "003", "004")
 SCALES = ("here", "paper", "smoke")  # here: the specs as written
@@ -123,11 +124,40 @@ def _missing(campaign: Campaign) -> str:
     return f"`{campaign.name}`: not run (no results database in {campaign.results})"
 
 
+def unfinished(rows: Sequence[TrialRow], sequential: bool) -> str:
+    """What a campaign's trials say is left of it ('' when it finished). A fixed design
+    finished when no planned trial is left; an `until: verdicts` one may stop before its
+    last rounds, so only a round begun and not ended says it was cut short."""
+    left = [r for r in rows if r.status in ("planned", "running")]
+    if not left:
+        return ""
+    if not sequential:
+        return f"{len(left)} of {len(rows)} planned trials not run"
+    begun = {r.round for r in rows if r.status not in ("planned", "running")}
+    cut = sorted(rnd for rnd in {r.round for r in left} & begun if rnd is not None)
+    if not cut:
+        return ""
+    in_round = sum(r.round == cut[0] for r in left)
+    return f"round {cut[0]} begun, {in_round} of its trials not run"
+
+
+def unfinished_note(study: str, campaign: Campaign) -> str:
+    """The line a doc gets for a campaign its database says was cut short ('' if not)."""
+    store, results = Results.open(campaign.results)
+    with store:
+        rows = results.trials()
+        c = results.campaign()
+    why = unfinished(rows, until_verdicts(c.spec_yaml)[0] if c else False)
+    return (f"`{campaign.name}`: unfinished ({why}): its rows are those of the trials done; "
+            f"`casslab reproduce {study}` resumes it") if why else ""
+
+
 def render_blocks(study: str, reports: Sequence[tuple[Campaign, Report | None]],
-                  img_prefix: str) -> dict[str, str]:
+                  img_prefix: str, notes: Sequence[str] = ()) -> dict[str, str]:
     """The doc's generated blocks (Markdown) from each campaign's report; a campaign
-    without results (None) is named as not run. `img_prefix`: how the doc refers to the
-    figures' folder (img/)."""
+    without results (None) is named as not run, and `notes` (e.g. an unfinished
+    campaign's) go below the tables. `img_prefix`: how the doc refers to the figures'
+    folder (img/)."""
     verdicts = ["| finding (source) | campaign | verdict | interval (method, family) | p | "
                 "p (Bonferroni) | effect [interval] (coverage) | n low / high |",
                 "|---|---|---|---|---|---|---|---|"]
@@ -135,7 +165,7 @@ def render_blocks(study: str, reports: Sequence[tuple[Campaign, Report | None]],
               "n | lab / paper |", "|---|---|---|---:|---|---|---:|---:|"]
     figures: list[str] = []
     counts: Counter[str] = Counter()
-    missing: list[str] = []
+    missing: list[str] = list(notes)
     for camp, rep in reports:
         if rep is None:
             missing.append(_missing(camp))
@@ -223,7 +253,8 @@ def write_doc(study: str, camps: Sequence[Campaign], docs: Path,
         raise ReproduceError(f"--docs: {doc} does not exist (the folder of the studies' "
                              "docs, <study>.md each)")
     reports = [(c, report_of(c)) for c in camps]
-    blocks = scaled_blocks(render_blocks(study, reports, "img/"), scale)
+    notes = [n for c, r in reports if r is not None and (n := unfinished_note(study, c))]
+    blocks = scaled_blocks(render_blocks(study, reports, "img/", notes), scale)
     text = replace_blocks(doc.read_text(), blocks)
     img = docs / "img"
     pngs: list[tuple[Path, bytes]] = []
