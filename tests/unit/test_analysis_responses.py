@@ -131,6 +131,14 @@ def test_cpu_of_the_profile_divides_by_its_cores(results: Results) -> None:
     assert got[1] == pytest.approx(100.0 / 0.6)
 
 
+def test_cpu_of_the_profile_without_cores_given_takes_the_stored_campaigns_profiles(
+        results: Results) -> None:
+    """Every reader gets the same values: the stopping rule of an until-verdicts campaign
+    passed no cores and divided by this machine's, the report by the profile's."""
+    got = trial_values(results, "node_cpu_profile_pct.node2", [1])
+    assert got[1] == pytest.approx(100.0 / 0.6)
+
+
 def test_operation_responses_come_from_their_summary_row(results: Results) -> None:
     assert trial_values(results, "read.mean_ms", [1]) == {1: 2.0}
     assert trial_values(results, "update.service_p99_ms", [1]) == {1: 1.5}

@@ -185,8 +185,9 @@ def merge_histograms(hists: Sequence[HdrHistogram]) -> HdrHistogram:
 def trial_values(results: Results, name: str, trial_ids: Sequence[int], *,
                  cores: Callable[[int], float] | None = None) -> dict[int, float]:
     """Response `name` of each trial (NaN when it has none). `cores(trial_id)`: the CPU
-    cores of the trial's node profile, for node_cpu_profile_pct (default: this machine's).
-    Raises ValueError for an invalid name."""
+    cores of the trial's node profile, for node_cpu_profile_pct (default: from the
+    campaign's stored spec and trials, `profile_cores`; a caller that has them at hand
+    passes them). Raises ValueError for an invalid name."""
     r = parse_response(name)
     if r.kind == "summary":
         got = results.summary_metric(r.op, r.metric)
@@ -202,8 +203,23 @@ def trial_values(results: Results, name: str, trial_ids: Sequence[int], *,
     if r.kind == "stage":
         return {t: stage_metric(results.stage_intervals(t, r.stage), r.metric)
                 for t in trial_ids}
+    if cores is None and r.metric == "node_cpu_profile_pct":
+        # Not this machine's cores: a campaign whose `profile` factor varies the quota
+        # (t2.micro 1 core, t2.medium 2) would compare raw CPU instead (issue 31: the
+        # stopping rule of 001's until-verdicts run judged +63 % where the report, with
+        # the profiles' cores, had -18 %).
+        cores = stored_profile_cores(results)
     machine = float(os.cpu_count() or 1)
     return {t: node_value(results, t, r, cores(t) if cores else machine) for t in trial_ids}
+
+
+def stored_profile_cores(results: Results) -> Callable[[int], float]:
+    """`profile_cores` of the campaign in `results` (this machine's cores without one)."""
+    campaign = results.campaign()
+    if campaign is None:
+        machine = float(os.cpu_count() or 1)
+        return lambda _trial_id: machine
+    return profile_cores(campaign.spec_yaml, results.trials())
 
 
 def profile_cores(spec_yaml: str, rows: Sequence[TrialRow]) -> Callable[[int], float]:
