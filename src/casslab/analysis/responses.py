@@ -214,12 +214,10 @@ def trial_values(results: Results, name: str, trial_ids: Sequence[int], *,
 
 
 def stored_profile_cores(results: Results) -> Callable[[int], float]:
-    """`profile_cores` of the campaign in `results` (this machine's cores without one)."""
+    """`profile_cores` of the campaign in `results` (without one: the 'host' profile's,
+    this machine's cores)."""
     campaign = results.campaign()
-    if campaign is None:
-        machine = float(os.cpu_count() or 1)
-        return lambda _trial_id: machine
-    return profile_cores(campaign.spec_yaml, results.trials())
+    return profile_cores(campaign.spec_yaml if campaign else "", results.trials())
 
 
 def profile_cores(spec_yaml: str, rows: Sequence[TrialRow]) -> Callable[[int], float]:

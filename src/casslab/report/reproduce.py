@@ -141,13 +141,13 @@ def unfinished(rows: Sequence[TrialRow], sequential: bool) -> str:
     return f"round {cut[0]} begun, {in_round} of its trials not run"
 
 
-def unfinished_note(study: str, campaign: Campaign) -> str:
-    """The line a doc gets for a campaign its database says was cut short ('' if not)."""
+def unfinished_note(study: str, campaign: Campaign, report: Report) -> str:
+    """The line a doc gets for a campaign its database says was cut short ('' if not);
+    `report`: the campaign's, whose stored spec says whether it adds rounds."""
     store, results = Results.open(campaign.results)
     with store:
         rows = results.trials()
-        c = results.campaign()
-    why = unfinished(rows, until_verdicts(c.spec_yaml)[0] if c else False)
+    why = unfinished(rows, until_verdicts(report.spec_yaml)[0])
     return (f"`{campaign.name}`: unfinished ({why}): its rows are those of the trials done; "
             f"`casslab reproduce {study}` resumes it") if why else ""
 
@@ -253,7 +253,7 @@ def write_doc(study: str, camps: Sequence[Campaign], docs: Path,
         raise ReproduceError(f"--docs: {doc} does not exist (the folder of the studies' "
                              "docs, <study>.md each)")
     reports = [(c, report_of(c)) for c in camps]
-    notes = [n for c, r in reports if r is not None and (n := unfinished_note(study, c))]
+    notes = [n for c, r in reports if r is not None and (n := unfinished_note(study, c, r))]
     blocks = scaled_blocks(render_blocks(study, reports, "img/", notes), scale)
     text = replace_blocks(doc.read_text(), blocks)
     img = docs / "img"
