@@ -423,3 +423,8 @@ def test_workload_clients_defaults_to_one_and_takes_up_to_64() -> None:
 def test_lab_max_restarts_defaults_to_3_and_0_turns_restarts_off() -> None:
     assert parse_spec("workload: ycsb-a\n").lab.max_restarts == 3
     assert parse_spec("workload: ycsb-a\nlab: {max_restarts: 0}\n").lab.max_restarts == 0
+
+
+def test_backend_hosts_refuses_kept_labs(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match=r"design\.labs: keep pauses local nodes"):
+        parse_spec(_hosts_spec(tmp_path, "", "design: {labs: keep}\n"), base_dir=tmp_path)

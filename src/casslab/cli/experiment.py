@@ -153,7 +153,7 @@ def plan(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
     for t in trials:
         table.add_row(str(t.seq), *((str(t.round),) if rounds else ()), str(t.block),
                       t.cell.key, str(t.trial_no), "yes" if t.warmup else "",
-                      "" if t.reset == "none" else t.reset, t.why)
+                      "" if t.reset == "none" else "resume" if t.resume else t.reset, t.why)
     lines, warnings = _detectable(s, pilot)
     out.print(table)
     out.print(summarize_plan(trials).line(), highlight=False)

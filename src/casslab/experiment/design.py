@@ -20,6 +20,9 @@ together (the lab is built once per lab configuration).
 - `design.lab_warmup_trials: N`: N more warm-ups once per lab, right after it is
   built, of the cell that runs first on it (before its own reset and warm-ups), so
   the first kept trials of a campaign do not run on a cold node.
+- `design.labs: keep`: the plan still says "rebuild" where a lab factor changes (the
+  runner resumes a kept lab there and recreates its keyspace instead), and a lab's
+  lab_warmup_trials come only after its first build: the JVM they warm is kept.
 With `design.order: random` (`randomize: true`) the order of labs, of blocks within a
 lab and of warm-ups and kept trials within a block is shuffled with `design.seed`; with
 `blocked` (the default) cells run in factor order (first factor slowest), grouped by lab.
@@ -38,7 +41,7 @@ import itertools
 import json
 import random
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from casslab.experiment.factors.parsers import TUNER_OFF
@@ -81,6 +84,9 @@ class PlannedTrial:
     block: int = 1
     why: str = ""
     round: int = 0  # interleaved designs: the round (from 1); 0 in other designs
+    # design.labs: keep: this "rebuild" goes back to a lab built before, which the
+    # runner resumes (its keyspace recreated) instead of building it again
+    resume: bool = False
 
 
 def cell_key(params: dict[str, Any]) -> str:
@@ -280,10 +286,15 @@ def plan(spec: CampaignSpec) -> list[PlannedTrial]:
     out: list[PlannedTrial] = []
     prev: dict[str, Any] | None = None
     block = 0  # a block starts at each reset (a rebuild, recreate or design.reset)
+    built: set[str] = set()  # design.labs: keep: the labs built so far
     for units in _run_blocks(spec, rng):
         for unit in units:
             params = unit.cell.params
-            if spec.design.lab_warmup_trials and \
+            lab = block_key(params, spec.factors)[0]
+            first_build = not (spec.design.keep_labs and lab in built)
+            if reset_needed(prev, params, spec.factors, "none") == "rebuild":
+                built.add(lab)
+            if spec.design.lab_warmup_trials and first_build and \
                     reset_needed(prev, params, spec.factors, "none") == "rebuild":
                 for i in range(spec.design.lab_warmup_trials):
                     counts[unit.cell.index] += 1
@@ -314,6 +325,21 @@ def plan(spec: CampaignSpec) -> list[PlannedTrial]:
                 out.append(PlannedTrial(len(out) + 1, unit.cell, counts[unit.cell.index], warm,
                                         reset, max(block, 1), why, unit.round))
                 prev = params
+    return _mark_resumes(out, spec) if spec.design.keep_labs else out
+
+
+def _mark_resumes(trials: list[PlannedTrial], spec: CampaignSpec) -> list[PlannedTrial]:
+    """design.labs: keep: a rebuild of a lab configuration built before is a resume."""
+    built: set[str] = set()
+    out = []
+    for t in trials:
+        if t.reset == "rebuild":
+            lab = block_key(t.cell.params, spec.factors)[0]
+            if lab in built:
+                t = replace(t, resume=True, why=t.why + "; design.labs: keep: the kept lab "
+                            "is resumed and its keyspace recreated")
+            built.add(lab)
+        out.append(t)
     return out
 
 
@@ -356,16 +382,24 @@ class PlanSummary:
 def summarize_plan(trials: list[PlannedTrial]) -> PlanSummary:
     """Counts of a plan: blocks, warm-ups, kept trials and resets by kind; with rounds,
     the resets of a later round (round 2: the first round also builds the first lab)."""
-    by_kind = Counter(t.reset for t in trials)
+    kinds = (*RESETS, RESUME)
+    by_kind = Counter(_reset_kind(t) for t in trials)
     rounds = max((t.round for t in trials), default=0)
     per: dict[str, int] | None = None
     if rounds:
-        later = Counter(t.reset for t in trials if t.round == min(2, rounds))
-        per = {k: later[k] for k in RESETS if k != "none" and later[k]}
+        later = Counter(_reset_kind(t) for t in trials if t.round == min(2, rounds))
+        per = {k: later[k] for k in kinds if k != "none" and later[k]}
     return PlanSummary(len({t.block for t in trials}), sum(t.warmup for t in trials),
                        sum(not t.warmup for t in trials),
-                       {k: by_kind[k] for k in RESETS if k != "none" and by_kind[k]},
+                       {k: by_kind[k] for k in kinds if k != "none" and by_kind[k]},
                        rounds, per)
+
+
+RESUME = "resume"  # design.labs: keep: a kept lab resumed (its keyspace recreated)
+
+
+def _reset_kind(t: PlannedTrial) -> str:
+    return RESUME if t.resume else t.reset
 
 
 def search_key(params: dict[str, Any], factors: tuple[Factor, ...]) -> str:

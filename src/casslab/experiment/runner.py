@@ -9,6 +9,7 @@ trial in progress (not kept), takes the lab down and keeps every finished trial.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import signal
 import time
@@ -30,6 +31,7 @@ from casslab.experiment.beside import (
 )
 from casslab.experiment.design import (
     PlannedTrial,
+    block_key,
     needs_search,
     plan,
     reset_before,
@@ -114,6 +116,34 @@ def timeout_guard(timeout_s: float, clients: int) -> list[str]:
     return ["timeout", "-s", "INT", "-k", "15", f"{limit:g}"]
 
 
+MAX_LAB_NAME = 20  # casslab.lab.state.NAME_RE
+
+
+def kept_lab_names(base: str, trials: list[PlannedTrial], spec: CampaignSpec
+                   ) -> dict[str, str]:
+    """design.labs: keep: a lab name per lab configuration, in the order the plan first
+    builds them: `base`, then `base-2`, `base-3`... (base shortened to fit)."""
+    keys: list[str] = []
+    for t in trials:
+        key = block_key(t.cell.params, spec.factors)[0]
+        if key not in keys:
+            keys.append(key)
+    names = {}
+    for i, key in enumerate(keys):
+        suffix = f"-{i + 1}" if i else ""
+        names[key] = base[:MAX_LAB_NAME - len(suffix)] + suffix
+    return names
+
+
+@dataclass
+class KeptLab:
+    """design.labs: keep: a lab and what the runner last applied to it."""
+
+    lab: Testbed
+    limits: dict[str, float | int] = field(default_factory=dict)
+    net: NetSpec | None = None
+
+
 class CampaignRunner:
     """Runs one spec into one results directory (see module docstring)."""
 
@@ -136,8 +166,15 @@ class CampaignRunner:
         self.results = results
         # The spec's inventory is set exactly when its backend is hosts.
         inventory = Path(spec.lab.inventory) if spec.lab.inventory is not None else None
-        self.lab: Testbed = open_testbed(lab_name or f"exp-{spec.digest[:10]}", home=home,
-                                         cache=cache, inventory=inventory)
+        self._open: Callable[[str], Testbed] = functools.partial(
+            open_testbed, home=home, cache=cache, inventory=inventory)
+        self.lab: Testbed = self._open(lab_name or f"exp-{spec.digest[:10]}")
+        # design.labs: keep: a lab per lab configuration, named in plan order (the first
+        # has the campaign's lab name), the ones not in use paused
+        self._lab_names = kept_lab_names(self.lab.name, plan(spec), spec) \
+            if spec.design.keep_labs else {}
+        self._kept: dict[str, KeptLab] = {}
+        self._lab_key: str | None = None  # the configuration self.lab has
         self.emit = on_event or (lambda _e: None)
         self.recovery = Recovery(self.lab, timeout_s=spec.lab.timeout_s,
                                  max_restarts=spec.lab.max_restarts)
@@ -265,6 +302,10 @@ class CampaignRunner:
             old = None
         try:
             self._down()
+            for name in self._lab_names.values():  # design.labs: keep: the paused ones
+                if name != self.lab.name:
+                    self.lab = self._open(name)
+                    self._down()
         finally:
             if old is not None:
                 signal.signal(signal.SIGINT, old)
@@ -329,6 +370,8 @@ class CampaignRunner:
             store.mark_running(trial_id, dict(cell.params), reset)
             store.mark_ended(trial_id, "failed", f"setup ({reset}): {exc}")
             self._current = None  # the lab is in an unknown state: rebuild next time
+            if self._lab_key is not None:  # design.labs: keep: not this one again
+                self._kept.pop(self._lab_key, None)
             self.emit(Event("trial-end", f"{label}: failed: {exc}", done, total, t.cell.key))
             return False
         store.mark_running(trial_id, {**cell.params, "seed": self._seed(t)}, reset)
@@ -426,8 +469,11 @@ class CampaignRunner:
                                 done, total))
                 reset = "rebuild"
         if reset == "rebuild":
-            self._down()
-            self._build(cell, done, total)
+            if self.spec.design.keep_labs:
+                reset = self._switch(cell, done, total)
+            else:
+                self._down()
+                self._build(cell, done, total)
             self._prepared = False
         elif reset == "truncate":
             self._truncate(cell)
@@ -445,6 +491,39 @@ class CampaignRunner:
                 self.lab.set_links(want)
                 self._net = want
         return reset
+
+    def _switch(self, cell: Cell, done: int, total: int) -> str:
+        """design.labs: keep: make the lab of `cell`'s configuration the one in use:
+        pause the one in use, then resume the kept lab (returns "recreate": its keyspace
+        is made again) or build it (returns "rebuild")."""
+        key = block_key(dict(cell.params), self.spec.factors)[0]
+        if self._lab_key not in (None, key) and self.lab.exists():
+            self._kept[self._lab_key] = KeptLab(self.lab, self._limits, self._net)
+            self.emit(Event("lab", f"pausing lab {self.lab.name}", done, total))
+            self.lab.pause()
+        kept = self._kept.get(key)
+        if kept is not None and kept.lab.exists():
+            self._use(key, kept)
+            self.emit(Event("lab", f"resuming lab {self.lab.name} (kept warm)", done, total))
+            self.lab.resume()
+            self._current = None
+            live = dict(cell.limits)
+            if live == self._limits or self.lab.update_limits(live):
+                self._limits = live
+                return "recreate"
+        else:
+            name = self._lab_names[key]
+            lab = self.lab if self.lab.name == name else self._open(name)
+            self._use(key, KeptLab(lab))
+        self._down()  # what a killed run left under this name
+        self._build(cell, done, total)
+        self._kept[key] = KeptLab(self.lab, self._limits, self._net)
+        return "rebuild"
+
+    def _use(self, key: str, kept: KeptLab) -> None:
+        self.lab, self._lab_key = kept.lab, key
+        self._limits, self._net = dict(kept.limits), kept.net
+        self.recovery.lab = kept.lab
 
     def _build(self, cell: Cell, done: int, total: int) -> None:
         lab = cell.lab

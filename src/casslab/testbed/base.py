@@ -98,6 +98,13 @@ class Testbed(Protocol):
     def close(self) -> None:
         """Let go of connections (the lab keeps running)."""
 
+    def pause(self) -> None:
+        """Stop the nodes' processes where they are (design.labs: keep): no CPU used,
+        their warm state kept. UsageError where the backend cannot (hosts)."""
+
+    def resume(self) -> None:
+        """Undo pause and wait until CQL answers on every node."""
+
     # ---- a campaign's trials ---------------------------------------------------------
 
     def update_limits(self, fields: dict[str, float | int]) -> bool:

@@ -70,6 +70,12 @@ class LocalTestbed:
     def close(self) -> None:
         """Nothing held open: the lab's state is on disk."""
 
+    def pause(self) -> None:
+        self.lab.pause()
+
+    def resume(self) -> None:
+        self.lab.resume()
+
     def update_limits(self, fields: dict[str, float | int]) -> bool:
         return self.lab.update_limits(fields)
 

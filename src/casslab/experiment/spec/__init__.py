@@ -26,6 +26,7 @@ from casslab.experiment.spec.checks import MAX_OPTION_CELLS
 from casslab.experiment.spec.designblock import (
     DESIGN_KEYS,
     GUARD_KEYS,
+    LABS,
     MAX_DESIGN_TRIALS,
     MAX_GUARD_RERUNS,
     ORDERS,
@@ -74,7 +75,7 @@ from casslab.experiment.spec.size import MAX_TRIALS, MAX_WALL_S, CampaignSize, e
 
 __all__ = [
     "ANALYSIS_KEYS", "BACKENDS", "CONCURRENCY", "COPY_FACTOR", "DEFAULT_MAX_RESTARTS",
-    "DEFAULT_STEADY_MAX_S", "DESIGN_KEYS", "FACTOR_DOC", "FACTOR_KEYS", "GUARD_KEYS",
+    "DEFAULT_STEADY_MAX_S", "DESIGN_KEYS", "FACTOR_DOC", "FACTOR_KEYS", "GUARD_KEYS", "LABS",
     "LAB_KEYS", "MAX_DESIGN_TRIALS", "MAX_GUARD_RERUNS", "MAX_OPS", "MAX_OPTION_CELLS",
     "MAX_TRIALS", "MAX_TRIAL_S", "MAX_WALL_S", "METRICS_KEYS", "NETWORK_PARAMS",
     "NETWORK_SCOPES", "ORDERS", "RESETS", "SEARCHABLE", "SEARCH_KEYS", "STOP_KEYS",

@@ -111,6 +111,10 @@ class DesignSpec:
     # until: verdicts: a "smaller than this lab can detect" verdict of a ratio ends the
     # campaign only once its bound is within +- this fraction (None: at once)
     detect: float | None = None
+    # `labs: keep`: each lab configuration is built once and kept, its nodes paused
+    # (SIGSTOP) while another one runs; going back to it resumes it and recreates the
+    # data instead of rebuilding (LABS_DOC in designblock)
+    labs: str = "rebuild"
 
     def __post_init__(self) -> None:
         if self.trials_max == 0:
@@ -119,6 +123,10 @@ class DesignSpec:
     @property
     def interleaved(self) -> bool:
         return self.order == "interleaved"
+
+    @property
+    def keep_labs(self) -> bool:
+        return self.labs == "keep"
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from casslab.experiment.factors.registry import FACTOR_DOC, SEARCHABLE
 from casslab.experiment.figures import figures_schema
 from casslab.experiment.reference import reference_schema
 from casslab.experiment.spec.designblock import (
+    LABS,
     MAX_DESIGN_TRIALS,
     MAX_GUARD_RERUNS,
     ORDERS,
@@ -107,6 +108,10 @@ def json_schema() -> specio.JsonSchema:
                                     "description": "a trial's coefficient of variation, "
                                                    "e.g. 0.05 or 5% (for power)"},
                        "seed": integer(0),
+                       "labs": enum(LABS, "rebuild: a change of lab factor rebuilds the "
+                                    "lab; keep: each lab is built once, paused while "
+                                    "another runs, resumed (data recreated) when its "
+                                    "cells come again"),
                        "reset": enum(RESETS),
                        "guard": obj({"max_outside_cpu_pct": num(0, 100, lo_open=True),
                                      "reruns": integer(0, MAX_GUARD_RERUNS)},

@@ -156,6 +156,13 @@ class HostsTestbed:
             self._loop.close()
             self._loop = None
 
+    def pause(self) -> None:
+        raise UsageError(f"lab {self.name}: the hosts' nodes cannot be paused (design.labs: "
+                         "keep is for local labs; valid here: rebuild)")
+
+    def resume(self) -> None:
+        raise UsageError(f"lab {self.name}: the hosts' nodes cannot be paused or resumed")
+
     # ---- Testbed ----------------------------------------------------------------------
 
     def exists(self) -> bool:
