@@ -1,6 +1,7 @@
 """Runtimes netns and lxc: every node in its own network namespace (lxc: a container)
 behind a veth on the lab's bridge; limits, CQL at RF 2, a 10 ms link delay measured from
-inside a node and by `net check`, clean-up after kill -9."""
+inside a node and by `net check`, a pause and resume of the whole lab (design.labs:
+keep), clean-up after kill -9."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from casslab.core.paths import default_home
+from casslab.core.paths import default_cache, default_home
+from casslab.testbed.netlab import open_lab
 
 from labtools import CASSLAB, casslab, leftovers
 
@@ -30,6 +32,11 @@ MEMORY_BYTES = 1024 * 1024 * 1024
 
 def _state(lab: str) -> dict[str, Any]:
     return json.loads((default_home() / "labs" / lab / "lab.json").read_text())  # type: ignore[no-any-return]
+
+
+def _proc_state(pid: int) -> str:
+    """The /proc state letter of the whole process (T: stopped)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
 
 
 def _netns_inode(path: str) -> int:
@@ -148,6 +155,16 @@ def test_lab_answers_at_rf2_from_separate_namespaces_and_goes_after_kill_9(
         _cql(lab, "INSERT INTO rt.t (k, v) VALUES (1, 'bridged')", "--cl", "ALL")
         assert "bridged" in _cql(lab, "SELECT v FROM rt.t WHERE k = 1", "--cl", "ALL",
                                  "--node", "2")
+        # Paused (design.labs: keep) longer than Cassandra's 5 s local-pause threshold,
+        # both JVMs stopped; resumed, both answer at ALL again (no peer marked down).
+        kept = open_lab(lab, home=default_home(), cache=default_cache())
+        assert kept.pause() == 2
+        assert {_proc_state(n["pid"]) for n in nodes} == {"T"}
+        time.sleep(7)
+        assert kept.resume() == 2
+        assert {_proc_state(n["pid"]) for n in nodes} <= {"S", "R"}
+        assert "bridged" in _cql(lab, "SELECT v FROM rt.t WHERE k = 1", "--cl", "ALL",
+                                 "--node", "1")
         # A 10 ms link between the nodes, each way: measured from inside node1's own
         # namespace, a TCP handshake with node2 takes one round trip.
         node1_net = f"/proc/{nodes[0]['pid']}/ns/net"

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from casslab.system.process import is_same_process, signal_process, start_time_ticks, terminate
+from casslab.system.process import (
+    all_threads_stopped,
+    is_same_process,
+    process_state,
+    signal_process,
+    start_time_ticks,
+    terminate,
+)
 
 
 def _sleeper() -> subprocess.Popen[bytes]:
@@ -55,3 +63,25 @@ def test_terminate_of_a_zombie_returns_without_error() -> None:
     assert not is_same_process(proc.pid, ticks)
     terminate(proc.pid, ticks, grace_s=0.1)
     proc.wait(timeout=10)
+
+
+def test_a_stopped_process_reads_stopped_in_every_thread_until_continued() -> None:
+    # python with a second thread: a group stop must reach both
+    proc = subprocess.Popen([sys.executable, "-c", "import threading, time; "
+                             "threading.Thread(target=time.sleep, args=(30,)).start(); "
+                             "time.sleep(30)"])
+    try:
+        time.sleep(0.3)
+        assert not all_threads_stopped(proc.pid)
+        os.kill(proc.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + 5
+        while not all_threads_stopped(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert all_threads_stopped(proc.pid) and process_state(proc.pid) == "T"
+        os.kill(proc.pid, signal.SIGCONT)
+        time.sleep(0.1)
+        assert not all_threads_stopped(proc.pid) and process_state(proc.pid) in ("S", "R")
+    finally:
+        proc.kill()
+        proc.wait()
+    assert process_state(proc.pid) == "" and all_threads_stopped(proc.pid)

@@ -47,7 +47,13 @@ from casslab.lab.state import (
     validate_name,
 )
 from casslab.system import netns
-from casslab.system.process import is_same_process, kill_now, signal_process, terminate
+from casslab.system.process import (
+    all_threads_stopped,
+    is_same_process,
+    kill_now,
+    signal_process,
+    terminate,
+)
 
 # Beyond the heap, a Cassandra JVM needs metaspace, thread stacks and direct buffers.
 NODE_OVERHEAD_MIB = 256
@@ -489,11 +495,20 @@ class Lab:
 
     # ---- pause and resume --------------------------------------------------------------
 
-    def pause(self) -> int:
+    def pause(self, *, timeout_s: float = 10.0) -> int:
         """Stop every running node's JVM (SIGSTOP; a node's pid is its JVM in every
-        runtime): it uses no CPU while another lab runs, and keeps its JIT code, caches
+        runtime) and wait until each is stopped (a sleeping thread takes the signal when
+        it wakes): it uses no CPU while another lab runs, and keeps its JIT code, caches
         and heap for when it is resumed. Returns how many nodes were paused."""
-        return self._signal_nodes(signal.SIGSTOP)
+        count = self._signal_nodes(signal.SIGSTOP)
+        deadline = time.monotonic() + timeout_s
+        pids = [n.pid for n in self.running_nodes()]
+        while not all(all_threads_stopped(pid) for pid in pids):
+            if time.monotonic() > deadline:
+                raise LabStateError(f"lab '{self.name}': a node did not stop within "
+                                    f"{timeout_s:g} s of SIGSTOP")
+            time.sleep(0.05)
+        return count
 
     def resume(self, *, timeout_s: float = 60.0) -> int:
         """Let the paused nodes run again (SIGCONT) and wait until CQL answers on every

@@ -46,11 +46,34 @@ def is_same_process(pid: int, ticks: int | None) -> bool:
 
 
 def _is_zombie(pid: int) -> bool:
+    return process_state(pid) in ("Z", "")
+
+
+def all_threads_stopped(pid: int) -> bool:
+    """Every thread of PID stopped (state T or t), or the process gone: a group stop
+    (SIGSTOP) is complete only once each thread has taken it."""
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return True
+    for task in tasks:
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:
+            continue  # the thread ended
+        if stat[stat.rfind(")") + 2 :].split()[0] not in ("T", "t"):
+            return False
+    return True
+
+
+def process_state(pid: int) -> str:
+    """The state letter of /proc/PID/stat (R, S, D, T stopped, Z zombie...); "" when the
+    process is gone."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        return True
-    return stat[stat.rfind(")") + 2 :].split()[0] == "Z"
+        return ""
+    return stat[stat.rfind(")") + 2 :].split()[0]
 
 
 def signal_process(pid: int, ticks: int | None, sig: signal.Signals) -> bool:
