@@ -1,6 +1,6 @@
 """`design.labs: keep`: the spec field, the plan (a return to a lab is a resume, its
 lab warm-ups come once) and the names of the kept labs. The runner's side (labs paused
-and resumed for real) is tests/integration/test_experiment_keep_labs.py."""
+and resumed for real) is tests/integration/test_experiment_keep_labs_lab.py."""
 
 from __future__ import annotations
 

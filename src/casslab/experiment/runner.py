@@ -498,9 +498,12 @@ class CampaignRunner:
         is made again) or build it (returns "rebuild")."""
         key = block_key(dict(cell.params), self.spec.factors)[0]
         if self._lab_key not in (None, key) and self.lab.exists():
-            self._kept[self._lab_key] = KeptLab(self.lab, self._limits, self._net)
-            self.emit(Event("lab", f"pausing lab {self.lab.name}", done, total))
-            self.lab.pause()
+            if self._lab_key in self._kept:
+                self._kept[self._lab_key] = KeptLab(self.lab, self._limits, self._net)
+                self.emit(Event("lab", f"pausing lab {self.lab.name}", done, total))
+                self.lab.pause()
+            else:  # its setup failed (_trial): not kept, built again when it comes back
+                self._down()
         kept = self._kept.get(key)
         if kept is not None and kept.lab.exists():
             self._use(key, kept)
