@@ -138,7 +138,7 @@ def plan(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
     Example: casslab experiment plan examples/004-containers/1-mixed.yaml
     """
     from casslab.experiment.design import plan as make_plan
-    from casslab.experiment.design import summarize_plan
+    from casslab.experiment.design import reset_kind, summarize_plan
     from casslab.experiment.spec import load_spec
 
     with errors_to_exit():
@@ -153,7 +153,7 @@ def plan(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
     for t in trials:
         table.add_row(str(t.seq), *((str(t.round),) if rounds else ()), str(t.block),
                       t.cell.key, str(t.trial_no), "yes" if t.warmup else "",
-                      "" if t.reset == "none" else "resume" if t.resume else t.reset, t.why)
+                      "" if t.reset == "none" else reset_kind(t), t.why)
     lines, warnings = _detectable(s, pilot)
     out.print(table)
     out.print(summarize_plan(trials).line(), highlight=False)

@@ -41,7 +41,7 @@ import itertools
 import json
 import random
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from casslab.experiment.factors.parsers import TUNER_OFF
@@ -291,11 +291,11 @@ def plan(spec: CampaignSpec) -> list[PlannedTrial]:
         for unit in units:
             params = unit.cell.params
             lab = block_key(params, spec.factors)[0]
-            first_build = not (spec.design.keep_labs and lab in built)
-            if reset_needed(prev, params, spec.factors, "none") == "rebuild":
+            rebuild = reset_needed(prev, params, spec.factors, "none") == "rebuild"
+            resume = rebuild and spec.design.keep_labs and lab in built
+            if rebuild:
                 built.add(lab)
-            if spec.design.lab_warmup_trials and first_build and \
-                    reset_needed(prev, params, spec.factors, "none") == "rebuild":
+            if spec.design.lab_warmup_trials and rebuild and not resume:
                 for i in range(spec.design.lab_warmup_trials):
                     counts[unit.cell.index] += 1
                     reset = "rebuild" if i == 0 else "none"
@@ -322,24 +322,13 @@ def plan(spec: CampaignSpec) -> list[PlannedTrial]:
                 counts[unit.cell.index] += 1
                 warm = i < unit.warmups
                 block += reset != "none"
+                resumed = resume and reset == "rebuild"
+                if resumed:
+                    why += "; design.labs: keep: the kept lab is resumed and its keyspace " \
+                        "recreated"
                 out.append(PlannedTrial(len(out) + 1, unit.cell, counts[unit.cell.index], warm,
-                                        reset, max(block, 1), why, unit.round))
+                                        reset, max(block, 1), why, unit.round, resumed))
                 prev = params
-    return _mark_resumes(out, spec) if spec.design.keep_labs else out
-
-
-def _mark_resumes(trials: list[PlannedTrial], spec: CampaignSpec) -> list[PlannedTrial]:
-    """design.labs: keep: a rebuild of a lab configuration built before is a resume."""
-    built: set[str] = set()
-    out = []
-    for t in trials:
-        if t.reset == "rebuild":
-            lab = block_key(t.cell.params, spec.factors)[0]
-            if lab in built:
-                t = replace(t, resume=True, why=t.why + "; design.labs: keep: the kept lab "
-                            "is resumed and its keyspace recreated")
-            built.add(lab)
-        out.append(t)
     return out
 
 
@@ -383,11 +372,11 @@ def summarize_plan(trials: list[PlannedTrial]) -> PlanSummary:
     """Counts of a plan: blocks, warm-ups, kept trials and resets by kind; with rounds,
     the resets of a later round (round 2: the first round also builds the first lab)."""
     kinds = (*RESETS, RESUME)
-    by_kind = Counter(_reset_kind(t) for t in trials)
+    by_kind = Counter(reset_kind(t) for t in trials)
     rounds = max((t.round for t in trials), default=0)
     per: dict[str, int] | None = None
     if rounds:
-        later = Counter(_reset_kind(t) for t in trials if t.round == min(2, rounds))
+        later = Counter(reset_kind(t) for t in trials if t.round == min(2, rounds))
         per = {k: later[k] for k in kinds if k != "none" and later[k]}
     return PlanSummary(len({t.block for t in trials}), sum(t.warmup for t in trials),
                        sum(not t.warmup for t in trials),
@@ -398,7 +387,8 @@ def summarize_plan(trials: list[PlannedTrial]) -> PlanSummary:
 RESUME = "resume"  # design.labs: keep: a kept lab resumed (its keyspace recreated)
 
 
-def _reset_kind(t: PlannedTrial) -> str:
+def reset_kind(t: PlannedTrial) -> str:
+    """The reset before `t` as a plan shows it: a kept lab's return is a resume."""
     return RESUME if t.resume else t.reset
 
 

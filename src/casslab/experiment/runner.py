@@ -123,11 +123,7 @@ def kept_lab_names(base: str, trials: list[PlannedTrial], spec: CampaignSpec
                    ) -> dict[str, str]:
     """design.labs: keep: a lab name per lab configuration, in the order the plan first
     builds them: `base`, then `base-2`, `base-3`... (base shortened to fit)."""
-    keys: list[str] = []
-    for t in trials:
-        key = block_key(t.cell.params, spec.factors)[0]
-        if key not in keys:
-            keys.append(key)
+    keys = dict.fromkeys(block_key(t.cell.params, spec.factors)[0] for t in trials)
     names = {}
     for i, key in enumerate(keys):
         suffix = f"-{i + 1}" if i else ""
@@ -170,9 +166,8 @@ class CampaignRunner:
             open_testbed, home=home, cache=cache, inventory=inventory)
         self.lab: Testbed = self._open(lab_name or f"exp-{spec.digest[:10]}")
         # design.labs: keep: a lab per lab configuration, named in plan order (the first
-        # has the campaign's lab name), the ones not in use paused
-        self._lab_names = kept_lab_names(self.lab.name, plan(spec), spec) \
-            if spec.design.keep_labs else {}
+        # has the campaign's lab name; set by run), the ones not in use paused
+        self._lab_names: dict[str, str] = {}
         self._kept: dict[str, KeptLab] = {}
         self._lab_key: str | None = None  # the configuration self.lab has
         self.emit = on_event or (lambda _e: None)
@@ -192,6 +187,8 @@ class CampaignRunner:
         spec's results) and lab errors (after taking the lab down)."""
         t0 = time.monotonic()
         trials = plan(self.spec)
+        if self.spec.design.keep_labs:
+            self._lab_names = kept_lab_names(self.lab.name, trials, self.spec)
         self._check_beside()
         sequencer = self._sequencer()
         # Given the digest, a directory of another campaign is refused before anything

@@ -500,21 +500,20 @@ class Lab:
         runtime) and wait until each is stopped (a sleeping thread takes the signal when
         it wakes): it uses no CPU while another lab runs, and keeps its JIT code, caches
         and heap for when it is resumed. Returns how many nodes were paused."""
-        count = self._signal_nodes(signal.SIGSTOP)
+        pids = self._signal_nodes(signal.SIGSTOP)
         deadline = time.monotonic() + timeout_s
-        pids = [n.pid for n in self.running_nodes()]
         while not all(all_threads_stopped(pid) for pid in pids):
             if time.monotonic() > deadline:
                 raise LabStateError(f"lab '{self.name}': a node did not stop within "
                                     f"{timeout_s:g} s of SIGSTOP")
             time.sleep(0.05)
-        return count
+        return len(pids)
 
     def resume(self, *, timeout_s: float = 60.0) -> int:
         """Let the paused nodes run again (SIGCONT) and wait until CQL answers on every
         one of them. A cluster paused whole does not mark its peers down when it comes
         back: Cassandra's failure detector skips a pause of its own process."""
-        count = self._signal_nodes(signal.SIGCONT)
+        count = len(self._signal_nodes(signal.SIGCONT))
         deadline = time.monotonic() + timeout_s
         while True:
             try:
@@ -529,11 +528,12 @@ class Lab:
                                         f"{timeout_s:g} s of resuming: {exc}") from exc
                 time.sleep(1.0)
 
-    def _signal_nodes(self, sig: signal.Signals) -> int:
+    def _signal_nodes(self, sig: signal.Signals) -> list[int]:
+        """Send `sig` to every node still running; the pids it reached."""
         self.state()  # no such lab: say so before a lock file is made for it
         with lab_lock(self.directory):
             state = self.state()
-            return sum(signal_process(n.pid, n.start_ticks, sig) for n in state.nodes)
+            return [n.pid for n in state.nodes if signal_process(n.pid, n.start_ticks, sig)]
 
     # ---- single nodes ------------------------------------------------------------------
 

@@ -56,21 +56,20 @@ def all_threads_stopped(pid: int) -> bool:
         tasks = list(Path(f"/proc/{pid}/task").iterdir())
     except OSError:
         return True
-    for task in tasks:
-        try:
-            stat = (task / "stat").read_text()
-        except OSError:
-            continue  # the thread ended
-        if stat[stat.rfind(")") + 2 :].split()[0] not in ("T", "t"):
-            return False
-    return True
+    # a thread that ended reads "": as good as stopped
+    return all(_stat_state(task / "stat") in ("T", "t", "") for task in tasks)
 
 
 def process_state(pid: int) -> str:
     """The state letter of /proc/PID/stat (R, S, D, T stopped, Z zombie...); "" when the
     process is gone."""
+    return _stat_state(Path(f"/proc/{pid}/stat"))
+
+
+def _stat_state(path: Path) -> str:
+    """The state field of a /proc stat file ("" when it cannot be read)."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        stat = path.read_text()
     except OSError:
         return ""
     return stat[stat.rfind(")") + 2 :].split()[0]

@@ -113,7 +113,7 @@ class DesignSpec:
     detect: float | None = None
     # `labs: keep`: each lab configuration is built once and kept, its nodes paused
     # (SIGSTOP) while another one runs; going back to it resumes it and recreates the
-    # data instead of rebuilding (LABS_DOC in designblock)
+    # data instead of rebuilding (see LABS in designblock)
     labs: str = "rebuild"
 
     def __post_init__(self) -> None:
