@@ -4,7 +4,7 @@ Each study's specs run (resumable) and its doc's generated blocks are written fr
 results databases by the package (casslab.report.reproduce); this only loops over the
 studies. `make reproduce STUDY=002 SCALE=smoke` runs one.
 
-Usage: .venv/bin/python scripts/reproduce.py [--study 002] [--scale here|paper|smoke]
+Usage: .venv/bin/python scripts/reproduce.py [--study 002] [--scale here|paper|smoke|...]
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ STUDIES = ("000", "001", "002", "003", "004")
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--study", choices=STUDIES, help="one study (default: all five)")
-    ap.add_argument("--scale", default="here", help="here (default), paper or smoke")
+    ap.add_argument("--scale", default="here", help="here (default), paper, smoke or another "
+                    "size the study's specs offer (002: paper-rounds)")
     args = ap.parse_args()
     casslab = str(Path(sys.executable).with_name("casslab"))
     for study in [args.study] if args.study else list(STUDIES):

@@ -83,3 +83,14 @@ def test_c_tuned_for_more_rounds_is_narrower_there() -> None:
     c10, c40 = tune_c(10), tune_c(40)
     assert half_width_factor(40, 0.05, c40) < half_width_factor(40, 0.05, c10)
     assert half_width_factor(10, 0.05, c10) < half_width_factor(10, 0.05, c40)
+
+
+def test_a_larger_planned_maximum_delays_the_first_finite_round() -> None:
+    from casslab.analysis.sequential import schedule
+
+    short, long = schedule(10, 0.05 / 8), schedule(40, 0.05 / 8)
+    assert short.first_finite < long.first_finite
+    # the promise holds: no interval before first_finite, one at it (unit spread)
+    for sch in (short, long):
+        assert math.isinf(half_width_factor(sch.first_finite - 1, sch.alpha, sch.c))
+        assert math.isfinite(half_width_factor(sch.first_finite, sch.alpha, sch.c))

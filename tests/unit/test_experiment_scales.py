@@ -109,3 +109,25 @@ scales:
 """
     assert parse_spec(text, scale="paper").factor("profile.memory_mib").levels == (
         1024, 1536, 2048)
+
+
+ROUNDS_SPEC = """\
+workload: {name: ycsb-a}
+factors:
+  - {name: threads, levels: [1, 2]}
+design: {trials: {min: 3, max: 10}, until: verdicts, order: interleaved}
+scales:
+  paper: {design: {trials: 1, randomize: true}}
+  paper-rounds: {design.trials: {min: 3, max: 8}}
+"""
+
+
+def test_a_stored_spec_is_read_at_the_scale_its_digest_names() -> None:
+    from casslab.experiment.scales import spec_digest, stored_root
+    from casslab.report.html import until_verdicts
+
+    assert until_verdicts(ROUNDS_SPEC, spec_digest(ROUNDS_SPEC, None)) == (True, 10)
+    assert until_verdicts(ROUNDS_SPEC, spec_digest(ROUNDS_SPEC, "paper")) == (False, None)
+    assert until_verdicts(ROUNDS_SPEC, spec_digest(ROUNDS_SPEC, "paper-rounds")) == (True, 8)
+    assert stored_root(ROUNDS_SPEC, "")["design"]["trials"] == {"min": 3, "max": 10}
+    assert stored_root("[not, a, mapping", "") == {}

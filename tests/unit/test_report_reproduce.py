@@ -39,6 +39,16 @@ def test_a_study_is_its_spec_folder_and_each_spec_gets_the_folder_make_reproduce
     assert smoke[0].results == tmp_path / "002-edge-1-endpoint-steps-smoke"
 
 
+def test_a_size_only_some_specs_offer_runs_only_those_specs(tmp_path: Path) -> None:
+    rounds = campaigns("002", EXAMPLES, tmp_path, "paper-rounds")
+    assert [c.spec.name for c in rounds] == ["3-endpoint-percent.yaml",
+                                             "4-edge-percent.yaml"]
+    assert rounds[0].results == tmp_path / "002-edge-3-endpoint-percent-paper-rounds"
+    assert len(campaigns("002", EXAMPLES, tmp_path, "paper")) == 4
+    with pytest.raises(ReproduceError, match="not one of here, paper, paper-rounds, smoke"):
+        campaigns("002", EXAMPLES, tmp_path, "rounds")
+
+
 @pytest.mark.parametrize(("study", "scale", "field"), [("009", "here", "study"),
                                                        ("002", "huge", "--scale")])
 def test_an_unknown_study_or_scale_is_refused_naming_the_valid_ones(

@@ -127,6 +127,23 @@ def min_rounds(alpha: float, c: float, limit: int = 10_000) -> int:
     return limit + 1
 
 
+@dataclass(frozen=True)
+class Schedule:
+    """What an `until: verdicts` plan promises before any data: each finding's
+    sequence is tuned (c) to the planned maximum of rounds, so it is narrowest there,
+    and cannot be finite before `first_finite` rounds whatever the data."""
+
+    rounds_max: int
+    alpha: float  # each finding's (the family's alpha over its findings)
+    c: float
+    first_finite: int
+
+
+def schedule(rounds_max: int, alpha: float) -> Schedule:
+    c = tune_c(rounds_max, alpha)
+    return Schedule(rounds_max, alpha, c, min_rounds(alpha, c))
+
+
 def false_decisive_rate(campaigns: int, rounds: int, *, alpha: float = 0.05,
                         c: float | None = None, first_look: int = 2,
                         seed: int = 0, df: float = math.inf) -> float:

@@ -98,6 +98,8 @@ def validate(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML)."
                 # A smoke run checks the pipeline; one trial per cell decides nothing.
                 warnings = [f"{_n(len(warnings), 'finding')} cannot be decided at this size "
                             "(smoke runs check the pipeline, not the findings)"]
+            if s.design.until == "verdicts" and s.reference.findings:
+                out.print(f"  {_rounds_line(s)}", highlight=False, soft_wrap=True)
             if size is None or size == scale:
                 for line in lines:
                     out.print(f"  {line}", highlight=False, soft_wrap=True)
@@ -105,6 +107,20 @@ def validate(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML)."
             for warning in warnings:
                 err.print(f"[yellow]warning:[/] {what}: {warning}", highlight=False,
                           soft_wrap=True)
+
+
+def _rounds_line(spec: CampaignSpec) -> str:
+    """When an `until: verdicts` design's intervals can first decide, and where they
+    are narrowest: both follow from trials.max, so a larger max costs early rounds."""
+    from casslab.analysis.sequential import schedule
+
+    d, m = spec.design, len(spec.reference.findings)
+    sch = schedule(d.trials_max, spec.reference.alpha / m)
+    return (f"rounds: {d.trials} to {d.trials_max} until every finding is decisive; each "
+            f"finding's anytime-valid interval ({(1 - sch.alpha) * 100:.2f} %: "
+            f"{(1 - spec.reference.alpha) * 100:g} % over {_n(m, 'finding')}) can be finite from "
+            f"round {sch.first_finite} and is narrowest at round {d.trials_max} "
+            f"(c = {sch.c:.3g}, tuned to trials.max)")
 
 
 def _detectable(spec: CampaignSpec, pilot: Path | None) -> tuple[list[str], list[str]]:

@@ -15,7 +15,9 @@ def reproduce(
     study: Annotated[str, typer.Argument(help="The study: 000, 001, 002, 003 or 004.")],
     scale: Annotated[str, typer.Option(
         "--scale", help="here (the specs as written), paper (the study's own sizes, their "
-        "`scales:` block) or smoke (a few cells of one short trial).")] = "here",
+        "`scales:` block), another size some of its specs offer (002: paper-rounds, the "
+        "study's size in rounds until decisive; only those specs run) or smoke (a few "
+        "cells of one short trial).")] = "here",
     results: Annotated[Path, typer.Option(
         "--results", help="Folder of the campaigns' results folders (<study folder>-<spec>"
         "[-<scale>] each; an existing one resumes).")] = Path("results/reproduce"),
@@ -36,6 +38,7 @@ def reproduce(
     Another scale writes its own blocks (`verdicts-paper`, ...) beside the here ones.
 
     Examples: casslab reproduce 002 --scale smoke
+              casslab reproduce 002 --scale paper-rounds --no-run
               casslab reproduce 002 --no-run --results results/reproduce
     """
     from casslab.report.reproduce import campaigns, write_doc

@@ -30,6 +30,7 @@ import hashlib
 import re
 from typing import Any
 
+from casslab.core.errors import UsageError
 from casslab.core.specio import Doc, Path_, fmt_path
 from casslab.experiment.labels import scalar_label
 
@@ -53,6 +54,19 @@ def scale_of(text: str, digest: str, doc: Doc) -> str | None:
     """The scale a stored spec ran at, recovered from its stored digest (None: as
     written, or no scale gives that digest)."""
     return next((name for name in names(doc) if spec_digest(text, name) == digest), None)
+
+
+def stored_root(text: str, digest: str) -> dict[str, Any]:
+    """A campaign's stored spec as it ran: its top mapping at the scale its stored
+    digest names (as written when none does), so a `paper` size's fixed design is not
+    read as the spec's own rounds; {} for text that is not a spec mapping."""
+    try:
+        doc = Doc(text, "stored spec")
+        scale = scale_of(text, digest, doc) if digest else None
+        apply(doc, scale)
+    except UsageError:
+        return {}
+    return doc.root if isinstance(doc.root, dict) else {}
 
 
 def names(doc: Doc) -> list[str]:

@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from casslab.analysis.across import cell_ratio_effect, line_fit, slope_difference_effect
 from casslab.analysis.campaign import Analysis, level_label
 from casslab.analysis.delaymodel import model_rtt_ms
@@ -34,6 +32,7 @@ from casslab.analysis.findings import Verdict, family_level, verdict_of
 from casslab.analysis.power import detectable_log_effect
 from casslab.experiment.factors.registry import CL, scale_factor, scaled_groups
 from casslab.experiment.reference import Finding, RefValue
+from casslab.experiment.scales import stored_root
 from casslab.experiment.spec import load_spec
 from casslab.report.html import Report
 
@@ -159,9 +158,9 @@ def across_verdicts(reports: Sequence[tuple[str, Report | None]], alpha: float =
     return out, ""
 
 
-def _lab_network(spec_yaml: str) -> tuple[Any, int]:
-    spec = yaml.safe_load(spec_yaml) if spec_yaml else {}
-    lab = spec.get("lab", {}) if isinstance(spec, dict) else {}
+def _lab_network(spec_yaml: str, digest: str = "") -> tuple[Any, int]:
+    spec = stored_root(spec_yaml, digest) if spec_yaml else {}
+    lab = spec.get("lab", {})
     return lab.get("network"), int(lab.get("nodes", 1))
 
 
@@ -175,7 +174,7 @@ def model_rows(name: str, spec: Path, rep: Report | None
     names a consistency level: the campaign's (its stored spec and the lab's median),
     else the spec file's (paper and model only: the campaign has not run)."""
     if rep is not None:
-        network, nodes = _lab_network(rep.spec_yaml)
+        network, nodes = _lab_network(rep.spec_yaml, rep.spec_digest)
         rows = [(r.ref, r.lab.median if r.lab.n else math.nan)
                 for r in rep.reproduction.values]
     else:

@@ -63,6 +63,7 @@ class Report:
     analyses: list[Analysis]  # one per response, in the spec's order
     reproduction: Reproduction = field(default_factory=lambda: Reproduction(Reference()))
     spec_yaml: str = ""  # the spec stored with the campaign (what ran)
+    spec_digest: str = ""  # its stored digest, which names the scale it ran at
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,7 @@ def build_report(directory: Path, out: Path | None = None) -> Report:
         drawn = declared_figures(decls, analyses, results, rows, design_factors(c), cores,
                                  ref.values)
     varied = [f["name"] for f in c.factors if len(f["levels"]) > 1]
-    sequential, planned = until_verdicts(c.spec_yaml)
+    sequential, planned = until_verdicts(c.spec_yaml, c.spec_digest)
     # A finished `until: verdicts` campaign stopped by itself: what is still
     # inconclusive ran out of rounds or budget.
     verdicts = judge(ref, analyses, rounds=rounds_of(rows), sequential=sequential,
@@ -135,18 +136,15 @@ def build_report(directory: Path, out: Path | None = None) -> Report:
                   unsettled(rows, per_second))
     path = out or directory / REPORT_NAME
     path.write_text(page)
-    return Report(path, figures, analyses[0], analyses, repro, c.spec_yaml)
+    return Report(path, figures, analyses[0], analyses, repro, c.spec_yaml, c.spec_digest)
 
 
-def until_verdicts(spec_yaml: str) -> tuple[bool, int | None]:
-    """(whether the stored spec adds rounds until verdicts, its maximum of rounds)."""
-    import yaml
+def until_verdicts(spec_yaml: str, digest: str = "") -> tuple[bool, int | None]:
+    """(whether the stored spec adds rounds until verdicts, its maximum of rounds), at the
+    scale the campaign ran (`digest`: its stored spec digest, which names the scale)."""
+    from casslab.experiment.scales import stored_root
 
-    try:
-        doc = yaml.safe_load(spec_yaml)
-    except yaml.YAMLError:
-        return False, None
-    design = doc.get("design") if isinstance(doc, dict) else None
+    design = stored_root(spec_yaml, digest).get("design")
     if not isinstance(design, dict) or design.get("until") != "verdicts":
         return False, None
     trials = design.get("trials")

@@ -22,12 +22,14 @@ from pathlib import Path
 
 from casslab.analysis.findings import ValueRow, Verdict
 from casslab.core.errors import UsageError
+from casslab.experiment.scales import SMOKE
+from casslab.experiment.spec import scale_names
 from casslab.report import edge
 from casslab.report.html import Report, build_report, until_verdicts
 from casslab.store.records import Results, TrialRow
 
 STUDIES = ("000", "001", "002", "003", "004")
-SCALES = ("here", "paper", "smoke")  # here: the specs as written
+BUILT_IN = ("here", SMOKE)  # here: the specs as written; both offered by every spec
 BLOCKS = ("verdicts", "values", "figures")
 ACROSS = "across the sweeps"  # the campaign column of findings that span two campaigns
 
@@ -74,9 +76,16 @@ def results_dir(spec: Path, root: Path, scale: str) -> Path:
 
 
 def campaigns(study: str, examples: Path, root: Path, scale: str) -> list[Campaign]:
-    if scale not in SCALES:
-        raise ReproduceError(f"--scale: {scale!r} is not one of {', '.join(SCALES)}")
-    return [Campaign(s, results_dir(s, root, scale)) for s in study_specs(study, examples)]
+    """The study's campaigns at `scale`: every spec for `here` and `smoke` (every spec
+    has both), else the specs whose `scales:` name it (002's `paper-rounds` is only its
+    two percent sweeps'); raises ReproduceError naming the valid sizes."""
+    specs = study_specs(study, examples)
+    chosen = specs if scale in BUILT_IN else [s for s in specs if scale in scale_names(s)]
+    if not chosen:
+        valid = [*BUILT_IN[:1], *sorted({n for s in specs for n in scale_names(s)})]
+        raise ReproduceError(f"--scale: {scale!r} is not one of {', '.join(valid)} "
+                             f"(the sizes study {study}'s specs offer)")
+    return [Campaign(s, results_dir(s, root, scale)) for s in chosen]
 
 
 def _p(v: float) -> str:
@@ -147,7 +156,7 @@ def unfinished_note(study: str, campaign: Campaign, report: Report) -> str:
     store, results = Results.open(campaign.results)
     with store:
         rows = results.trials()
-    why = unfinished(rows, until_verdicts(report.spec_yaml)[0])
+    why = unfinished(rows, until_verdicts(report.spec_yaml, report.spec_digest)[0])
     return (f"`{campaign.name}`: unfinished ({why}): its rows are those of the trials done; "
             f"`casslab reproduce {study}` resumes it") if why else ""
 
