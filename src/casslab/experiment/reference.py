@@ -462,10 +462,7 @@ def read_reference(text: str, source: str, factors: Sequence[DesignFactor],
     stored with a campaign, whose files may not be here). `digest`: the campaign's
     stored spec digest, which names the scale it ran at; that scale's overrides (a
     paper size's own `reference.values` or `reference.findings`) apply."""
-    doc = specio.Doc(text, source)
-    scale = scales.scale_of(text, digest, doc) if digest else None
-    if scale is not None:
-        scales.apply(doc, scale)
+    doc = scales.stored_doc(text, digest, source)
     root = doc.root if isinstance(doc.root, dict) else {}
     return parse_reference(specio.V(doc), root.get("reference"), factors, responses,
                            strict=False)

@@ -56,17 +56,24 @@ def scale_of(text: str, digest: str, doc: Doc) -> str | None:
     return next((name for name in names(doc) if spec_digest(text, name) == digest), None)
 
 
-def stored_root(text: str, digest: str) -> dict[str, Any]:
-    """A campaign's stored spec as it ran: its top mapping at the scale its stored
-    digest names (as written when none does), so a `paper` size's fixed design is not
-    read as the spec's own rounds; {} for text that is not a spec mapping."""
-    try:
-        doc = Doc(text, "stored spec")
-        scale = scale_of(text, digest, doc) if digest else None
+def stored_doc(text: str, digest: str, source: str = "stored spec") -> Doc:
+    """A campaign's stored spec as it ran: at the scale its stored digest names (as
+    written when none does), so a `paper` size's own design or reference is read, not
+    the spec's as written. Raises the Doc's error for text that is not YAML."""
+    doc = Doc(text, source)
+    scale = scale_of(text, digest, doc) if digest else None
+    if scale is not None:
         apply(doc, scale)
+    return doc
+
+
+def stored_root(text: str, digest: str) -> dict[str, Any]:
+    """stored_doc's top mapping; {} for text that is not a spec mapping."""
+    try:
+        root = stored_doc(text, digest).root
     except UsageError:
         return {}
-    return doc.root if isinstance(doc.root, dict) else {}
+    return root if isinstance(root, dict) else {}
 
 
 def names(doc: Doc) -> list[str]:

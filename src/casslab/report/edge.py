@@ -159,8 +159,7 @@ def across_verdicts(reports: Sequence[tuple[str, Report | None]], alpha: float =
 
 
 def _lab_network(spec_yaml: str, digest: str = "") -> tuple[Any, int]:
-    spec = stored_root(spec_yaml, digest) if spec_yaml else {}
-    lab = spec.get("lab", {})
+    lab = stored_root(spec_yaml, digest).get("lab", {})
     return lab.get("network"), int(lab.get("nodes", 1))
 
 
