@@ -25,12 +25,13 @@ from pathlib import Path
 from rich.console import Console
 
 from casslab.analysis.drift import drift
+from casslab.analysis.findings import BUDGET_SPENT, ROUNDS_SPENT
 from casslab.cli.report import print_cells
 from casslab.cli.stopping import round_verdicts, until_verdicts
 from casslab.core.errors import CasslabError
 from casslab.core.paths import default_cache, default_home
 from casslab.experiment.runner import CampaignRunner, Event
-from casslab.experiment.sequential import BY_VERDICTS
+from casslab.experiment.sequential import BY_BUDGET, BY_MAX
 from casslab.experiment.spec import CampaignSpec, parse_spec
 from casslab.report.html import build_report
 from casslab.store.records import Results
@@ -103,7 +104,8 @@ def print_verdicts(spec: CampaignSpec, results: Path, stopped_by: str,
     with store:
         kept = [t for t in res.kept_trials() if t.round is not None]
     rounds = max((t.round or 0 for t in kept), default=0)
-    for v in round_verdicts(spec, results, rounds, budget_spent=stopped_by != BY_VERDICTS):
+    spent = {BY_MAX: ROUNDS_SPENT, BY_BUDGET: BUDGET_SPENT}.get(stopped_by, "")
+    for v in round_verdicts(spec, results, rounds, spent=spent):
         est, lo, hi = v.effect.pct()
         word = "slower" if est > 0 else "faster"
         console.print(f"{v.finding.claim}: Wi-Fi {word} by {abs(est):.1f} % [{lo:+.1f} %, "

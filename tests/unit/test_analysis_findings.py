@@ -5,6 +5,7 @@ can detect / inconclusive), and its published numbers beside the lab's median an
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -13,9 +14,11 @@ import pytest
 from casslab.analysis.campaign import Analysis, analyze
 from casslab.analysis.effects import LOG_RATIO, PAIRED, SEQUENTIAL, Effect
 from casslab.analysis.findings import (
+    BUDGET_SPENT,
     FAILS,
     HOLDS,
     INCONCLUSIVE,
+    ROUNDS_SPENT,
     SIZE_DIFFERS,
     UNDETECTABLE,
     all_decisive,
@@ -24,6 +27,7 @@ from casslab.analysis.findings import (
     fit_slope,
     implied_ratio,
     judge,
+    spent_of,
 )
 from casslab.experiment.reference import Finding, Reference, RefValue
 from casslab.store.records import TrialRow
@@ -95,8 +99,20 @@ def test_too_few_trials_is_inconclusive() -> None:
     assert v.verdict == INCONCLUSIVE and math.isnan(v.p) and not v.decisive
     assert "too few kept trials (4 at `from`, 1 at `to`" in v.why
     (spent,) = judge(Reference(findings=(finding("higher", {"nodes": (3,)}),)),
-                     [analysis(few)], budget_spent=True)
+                     [analysis(few)], spent=BUDGET_SPENT)
     assert spent.label == "inconclusive (budget spent)"
+    (out_of_rounds,) = judge(Reference(findings=(finding("higher", {"nodes": (3,)}),)),
+                             [analysis(few)], spent=ROUNDS_SPENT)
+    assert out_of_rounds.label == "inconclusive (rounds spent)"
+
+
+def test_a_campaign_that_reached_its_last_round_spent_rounds_not_budget() -> None:
+    trials = rows({(1, "eth"): [1.0, 1.1, 1.2], (1, "wifi"): [2.0, 2.1, 2.2]})
+    in_rounds = [replace(t, round=1 + i % 3) for i, t in enumerate(trials)]
+    assert spent_of(in_rounds, planned_rounds=3) == ROUNDS_SPENT
+    assert spent_of(in_rounds, planned_rounds=8) == BUDGET_SPENT
+    unkept_fourth = [*in_rounds, replace(trials[0], trial_id=99, round=4, warmup=True)]
+    assert spent_of(unkept_fourth, planned_rounds=4) == BUDGET_SPENT
 
 
 def test_more_findings_widen_every_interval_bonferroni() -> None:

@@ -40,8 +40,9 @@ their error rate is that of the intervals:
                                  difference"
   smaller than this lab can detect   the whole interval within +- z (and no size band
                                  it contradicts): whatever the effect, it is below z
-  inconclusive                   anything else ("(budget spent)" when no more trials
-                                 will come)
+  inconclusive                   anything else ("(rounds spent)" or "(budget spent)"
+                                 when no more trials will come: the campaign reached
+                                 its maximum of rounds, or its time budget)
 """
 
 from __future__ import annotations
@@ -92,6 +93,9 @@ FAILS = "does not hold"
 UNDETECTABLE = "smaller than this lab can detect"
 INCONCLUSIVE = "inconclusive"
 DECISIVE = (HOLDS, SIZE_DIFFERS, FAILS, UNDETECTABLE)
+# Why a finished campaign adds no more trials (an inconclusive verdict's label says which).
+ROUNDS_SPENT = "rounds"
+BUDGET_SPENT = "budget"
 DEFAULT_RATIO_TOLERANCE = 0.10  # a ratio holds within 10 % of the paper's
 TEST_NAMES = {"welch": "Welch t", "mann-whitney": "Mann-Whitney U",
               "ols": "least-squares fit"}
@@ -130,7 +134,7 @@ class Verdict:
     paper: float = math.nan  # the size looked for, on the effect's scale (NaN: none)
     band: tuple[float, float] = (math.nan, math.nan)  # paper's size +- tolerance
     bound: float = math.nan  # z: the lab's detectable effect, on the effect's scale
-    budget_spent: bool = False
+    spent: str = ""  # why no more trials will come: ROUNDS_SPENT, BUDGET_SPENT; "": more may
     fit: SlopeFit | None = None  # expect slope: the lab's fitted slope
 
     @property
@@ -152,8 +156,8 @@ class Verdict:
         if self.verdict == SIZE_DIFFERS:
             return (f"{SIZE_DIFFERS} (lab {size_text(self.effect.estimate, self.effect.scale)} "
                     f"vs paper {size_text(self.paper, self.effect.scale)})")
-        if self.verdict == INCONCLUSIVE and self.budget_spent:
-            return f"{INCONCLUSIVE} (budget spent)"
+        if self.verdict == INCONCLUSIVE and self.spent:
+            return f"{INCONCLUSIVE} ({self.spent} spent)"
         return self.verdict
 
     def interval(self) -> str:
@@ -556,12 +560,12 @@ def verdict_of(f: Finding, effect: Effect, p: float, m: int, family: str, *,
 
 def judge(ref: Reference, analyses: Sequence[Analysis], *,
           rounds: Mapping[int, int] | None = None, sequential: bool = False,
-          planned_rounds: int | None = None, budget_spent: bool = False) -> list[Verdict]:
+          planned_rounds: int | None = None, spent: str = "") -> list[Verdict]:
     """Every finding's verdict from its effect's interval, simultaneous over the
     findings (Bonferroni). `rounds`: trial id -> round of an interleaved design (paired
     effects); `sequential`: rounds are added until decisive (anytime-valid intervals,
-    the sequence tuned for `planned_rounds`); `budget_spent`: no more trials will come
-    (an inconclusive verdict says so)."""
+    the sequence tuned for `planned_rounds`); `spent`: why no more trials will come
+    (ROUNDS_SPENT or BUDGET_SPENT; an inconclusive verdict says so)."""
     from casslab.analysis.sequential import tune_c
 
     by_response = {a.response: a for a in analyses}
@@ -585,7 +589,7 @@ def judge(ref: Reference, analyses: Sequence[Analysis], *,
             out.append(Verdict(f, verdict, why, f"{effect.method}; {family}", effect.n_low,
                                effect.n_high, _median(lo), _median(hi), effect, p,
                                min(1.0, p * m) if not math.isnan(p) else math.nan, paper,
-                               band, bound, budget_spent))
+                               band, bound, spent))
             continue
         if f.expect == "slope" and rounds is not None:
             d = paired_slopes(cells, f, rounds)
@@ -601,7 +605,7 @@ def judge(ref: Reference, analyses: Sequence[Analysis], *,
             out.append(Verdict(f, verdict, why, f"{effect.method}; {family}", effect.n_low,
                                effect.n_high, _median(lo), _median(hi), effect, p,
                                min(1.0, p * m) if not math.isnan(p) else math.nan, paper,
-                               band, bound, budget_spent))
+                               band, bound, spent))
             continue
         if f.expect == "slope":
             fit = fit_slope(_slope_points(cells, f), f.slope, level)
@@ -614,7 +618,7 @@ def judge(ref: Reference, analyses: Sequence[Analysis], *,
                        "the fit needs >= 3 trials at >= 2 levels)")
             out.append(Verdict(f, verdict, why, f"{effect.method}; {family}", len(lo),
                                len(hi), _median(lo), _median(hi), effect, fit.p,
-                               math.nan, paper, band, math.nan, budget_spent, fit))
+                               math.nan, paper, band, math.nan, spent, fit))
             continue
         effect, p = finding_effect(f, cells, level, rounds=rounds, sequential=sequential,
                                    c=c)
@@ -629,8 +633,16 @@ def judge(ref: Reference, analyses: Sequence[Analysis], *,
         out.append(Verdict(f, verdict, why, f"{effect.method}; {family}", effect.n_low,
                            effect.n_high, _median(lo), _median(hi), effect, p,
                            min(1.0, p * m) if not math.isnan(p) else math.nan, paper, band,
-                           bound, budget_spent))
+                           bound, spent))
     return out
+
+
+def spent_of(rows: Sequence[TrialRow], planned_rounds: int | None) -> str:
+    """What ended a finished `until: verdicts` campaign, for its inconclusive verdicts:
+    ROUNDS_SPENT when its last round reached the planned maximum, else BUDGET_SPENT
+    (a campaign that stopped because every finding was decisive has none to label)."""
+    last = max((r.round for r in rows if r.kept and r.round is not None), default=0)
+    return ROUNDS_SPENT if planned_rounds and last >= planned_rounds else BUDGET_SPENT
 
 
 def rounds_of(rows: Sequence[TrialRow]) -> dict[int, int] | None:
@@ -643,7 +655,7 @@ def rounds_of(rows: Sequence[TrialRow]) -> dict[int, int] | None:
 def judge_rows(ref: Reference, rows: Sequence[TrialRow], factors: list[dict[str, Any]],
                values: Mapping[str, Mapping[int, float]] | None = None, *,
                sequential: bool = False, planned_rounds: int | None = None,
-               budget_spent: bool = False) -> list[Verdict]:
+               spent: str = "") -> list[Verdict]:
     """`judge` straight from a campaign's trials (the stopping rule of `until:
     verdicts`, the demo, the CLI): one Analysis per response the findings name (`values`:
     response -> trial id -> value, else the trial's ALL row), paired by round when the
@@ -653,7 +665,7 @@ def judge_rows(ref: Reference, rows: Sequence[TrialRow], factors: list[dict[str,
                         values=values.get(name) if values is not None else None)
                 for name in responses]
     return judge(ref, analyses, rounds=rounds_of(rows), sequential=sequential,
-                 planned_rounds=planned_rounds, budget_spent=budget_spent)
+                 planned_rounds=planned_rounds, spent=spent)
 
 
 def all_decisive(verdicts: Sequence[Verdict], detect: float | None = None) -> bool:

@@ -27,7 +27,7 @@ def verdict_line(v: Verdict) -> str:
 
 
 def round_verdicts(spec: CampaignSpec, results_dir: Path, completed: int, *,
-                   budget_spent: bool = False) -> list[Verdict]:
+                   spent: str = "") -> list[Verdict]:
     """Every finding's verdict from the trials of rounds 1..completed."""
     store, results = Results.open(results_dir)
     with store:
@@ -38,7 +38,7 @@ def round_verdicts(spec: CampaignSpec, results_dir: Path, completed: int, *,
         values = {name: trial_values(results, name, ids) for name in responses}
     factors = campaign.factors if campaign is not None else []
     return judge_rows(spec.reference, rows, factors, values, sequential=True,
-                      planned_rounds=spec.design.trials_max, budget_spent=budget_spent)
+                      planned_rounds=spec.design.trials_max, spent=spent)
 
 
 def until_verdicts(spec: CampaignSpec, results_dir: Path) -> ShouldStop:

@@ -32,6 +32,7 @@ from casslab.analysis.findings import (
     rounds_of,
     size_text,
     smallest_effect_pct,
+    spent_of,
 )
 from casslab.analysis.intervals import BatchMeans, min_n_for_median
 from casslab.analysis.responses import explain, profile_cores, trial_values
@@ -129,7 +130,8 @@ def build_report(directory: Path, out: Path | None = None) -> Report:
     # A finished `until: verdicts` campaign stopped by itself: what is still
     # inconclusive ran out of rounds or budget.
     verdicts = judge(ref, analyses, rounds=rounds_of(rows), sequential=sequential,
-                     planned_rounds=planned, budget_spent=sequential)
+                     planned_rounds=planned,
+                     spent=spent_of(rows, planned) if sequential else "")
     repro = Reproduction(ref, compare_values(ref, analyses, varied), verdicts)
     figures = make_figures(drawn, steps)
     page = render(c, analyses, rows, figures, steps, repro, clients,
