@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from casslab.core.specio import Doc
 from casslab.experiment.labels import auto_labels, read_labels
+from casslab.experiment.scales import spec_digest, stored_doc
 from casslab.experiment.spec import SpecError, parse_spec
 
 EDGE = [{"client": {"delay_ms": 10},
@@ -87,7 +89,7 @@ def test_the_report_reads_labels_from_a_stored_spec_whose_files_are_gone() -> No
         {"client": {"delay_ms": 10}, "groups": {"edge": {"node1-node2": 5}}},
         {"client": {"delay_ms": 10}, "groups": {"edge": {"node1-node2": 15}}})]},
         {"name": "nodes", "levels": [1, 3]}]
-    assert read_labels(stored, "stored spec", factors) == {"network": ("near", "far"),
+    assert read_labels(Doc(stored, "stored spec"), factors) == {"network": ("near", "far"),
                                                            "nodes": ("1", "3")}
 
 
@@ -102,8 +104,18 @@ def test_labels_follow_the_levels_a_scale_keeps() -> None:
 
 def test_a_stored_unscaled_spec_labels_the_levels_the_scaled_campaign_ran() -> None:
     stored = HEAD + "  - {name: nodes, levels: [3, 5, 7], labels: [small, mid, big]}\n"
-    assert read_labels(stored, "stored spec", [{"name": "nodes", "levels": [3, 7]}]) == {
+    assert read_labels(Doc(stored, "stored spec"), [{"name": "nodes", "levels": [3, 7]}]) == {
         "nodes": ("small", "big")}
     # a level the spec does not label (an older spec): the automatic labels
-    assert read_labels(stored, "stored spec", [{"name": "nodes", "levels": [3, 4]}]) == {
+    assert read_labels(Doc(stored, "stored spec"), [{"name": "nodes", "levels": [3, 4]}]) == {
         "nodes": ("3", "4")}
+
+
+def test_the_report_reads_labels_at_the_scale_the_campaign_ran() -> None:
+    stored = (HEAD + "  - {name: nodes, levels: [3, 5], labels: [small, big]}\n"
+              "scales:\n  paper: {factors.nodes.labels: [three, five]}\n")
+    ran = [{"name": "nodes", "levels": [3, 5]}]
+    paper = stored_doc(stored, spec_digest(stored, "paper"))
+    assert read_labels(paper, ran) == {"nodes": ("three", "five")}
+    as_written = stored_doc(stored, spec_digest(stored, None))
+    assert read_labels(as_written, ran) == {"nodes": ("small", "big")}

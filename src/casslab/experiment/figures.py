@@ -160,11 +160,11 @@ def _figure(v: specio.V, item: Any, path: Path_, factors: Sequence[DesignFactor]
                       roles.get("facet", ""), metric, window)
 
 
-def read_figures(text: str, source: str, factors: Sequence[DesignFactor],
+def read_figures(doc: specio.Doc, factors: Sequence[DesignFactor],
                  responses: Sequence[str]) -> tuple[FigureDecl, ...]:
-    """The figures declared in spec `text` (only its `report` block is read: the report
-    reads the spec stored with a campaign, whose files may not be here)."""
-    doc = specio.Doc(text, source)
+    """The figures declared in spec `doc` (only its `report` block is read: the report
+    reads the spec stored with a campaign, whose files may not be here; the caller
+    applies the scale it ran at, casslab.experiment.scales.stored_doc)."""
     root = doc.root if isinstance(doc.root, dict) else {}
     return parse_figures(specio.V(doc), root.get("report"), factors, responses)
 

@@ -141,15 +141,14 @@ def _one(v: specio.V, raw: Any, path: Path_) -> str:
     return text
 
 
-def read_labels(text: str, source: str, factors: Sequence[Mapping[str, Any]]
+def read_labels(doc: specio.Doc, factors: Sequence[Mapping[str, Any]]
                 ) -> dict[str, tuple[str, ...]]:
-    """Factor name -> its levels' labels, from spec `text` (only each factor's `levels`
+    """Factor name -> its levels' labels, from spec `doc` (only each factor's `levels`
     and `labels` are read: the report reads a stored spec whose files may not be here).
-    `factors`: the campaign's, each with `name` and `levels`; the stored text is the
-    unscaled spec, so a label is found by its level, and a level the declared labels do
-    not name (or labels that do not parse) gets the automatic ones. Never raises on
-    labels: the spec was validated when the campaign ran."""
-    doc = specio.Doc(text, source)
+    `factors`: the campaign's, each with `name` and `levels`; a label is found by its
+    level (a spec stored before its scale was applied labels the levels the scale kept),
+    and a level the declared labels do not name (or labels that do not parse) gets the
+    automatic ones. Never raises on labels: the spec was validated when the campaign ran."""
     root = doc.root if isinstance(doc.root, dict) else {}
     raw = root.get("factors")
     declared = {str(item.get("name")): (i, item)

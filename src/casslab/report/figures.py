@@ -31,6 +31,7 @@ from casslab.experiment.figures import (
 )
 from casslab.experiment.labels import read_labels, scalar_label
 from casslab.experiment.reference import RefValue
+from casslab.experiment.scales import stored_doc
 from casslab.report import facets
 from casslab.report.facets import Line, Panel, RefMark
 from casslab.store.records import Campaign, Results, TrialRow, full_length
@@ -51,8 +52,8 @@ class Figure:
 
 def labelled_factors(c: Campaign) -> list[dict[str, Any]]:
     """The campaign's factors, each with `labels`: its levels' labels from the stored
-    spec (`labels:`), else the automatic ones."""
-    labels = read_labels(c.spec_yaml, "stored spec", c.factors)
+    spec at the scale it ran (`labels:`), else the automatic ones."""
+    labels = read_labels(stored_doc(c.spec_yaml, c.spec_digest), c.factors)
     return [{**f, "labels": list(labels[f["name"]])} for f in c.factors]
 
 
@@ -70,9 +71,10 @@ def staged(results: Results, rows: Sequence[TrialRow]) -> bool:
 
 
 def declared(c: Campaign, results: Results, rows: Sequence[TrialRow]) -> tuple[FigureDecl, ...]:
-    """The spec's `report.figures`, else the design's defaults."""
+    """The stored spec's `report.figures` at the scale it ran, else the design's
+    defaults."""
     factors = design_factors(c)
-    decls = read_figures(c.spec_yaml, "stored spec", factors, c.responses)
+    decls = read_figures(stored_doc(c.spec_yaml, c.spec_digest), factors, c.responses)
     return decls or default_figures(factors, c.responses, staged=staged(results, rows))
 
 
