@@ -4,7 +4,6 @@ from a results database (a fabricated seed 002 campaign, no lab)."""
 from __future__ import annotations
 
 import re
-import shutil
 import sqlite3
 from dataclasses import replace
 from pathlib import Path
@@ -22,6 +21,7 @@ from casslab.report.reproduce import (
     end_marker,
     replace_blocks,
     unfinished,
+    verdict_of_label,
     write_doc,
 )
 from casslab.store.records import TrialRow
@@ -73,10 +73,13 @@ def test_counts_line_puts_the_commonest_verdict_first() -> None:
     assert counts_line({}) == "0 findings"
 
 
-def _doc(tmp_path: Path) -> Path:
+def _doc(tmp_path: Path, *, blank: bool = False) -> Path:
+    """A copy of 002's doc; `blank`: with its generated blocks emptied (a doc no
+    campaign has written yet)."""
     docs = tmp_path / "docs"
     docs.mkdir()
-    shutil.copy(ROOT / "docs" / "reproductions" / "002.md", docs / "002.md")
+    text = (ROOT / "docs" / "reproductions" / "002.md").read_text()
+    (docs / "002.md").write_text(_prose(text) if blank else text)
     return docs
 
 
@@ -98,7 +101,7 @@ def test_the_doc_gets_the_engines_verdicts_the_specs_paper_values_and_the_figure
     results = tmp_path / "results"
     camps = campaigns("002", EXAMPLES, results, "here")
     fabricate_002(camps[2].results)
-    docs = _doc(tmp_path)
+    docs = _doc(tmp_path, blank=True)
     before = (docs / "002.md").read_text()
     doc, pngs = write_doc("002", camps, docs)
     text = doc.read_text()
@@ -133,6 +136,41 @@ def test_the_doc_gets_the_engines_verdicts_the_specs_paper_values_and_the_figure
     assert doc.read_text() == text
 
 
+def test_rerunning_one_spec_keeps_the_doc_rows_of_specs_whose_results_are_not_here(
+        tmp_path: Path) -> None:
+    camps = campaigns("002", EXAMPLES, tmp_path / "results", "here")
+    fabricate_002(camps[2].results)
+    docs = _doc(tmp_path)
+    before = (docs / "002.md").read_text()
+    text = write_doc("002", camps, docs)[0].read_text()
+    for block in ("verdicts", "values", "figures"):
+        old, new = _block(before, block), _block(text, block)
+        for other in (camps[0], camps[1], camps[3]):
+            kept = [ln for ln in old.splitlines() if f"`{other.name}` |" in ln
+                    or f"](img/002-{other.name.split('-', 1)[1]}-" in ln]
+            assert all(ln in new.splitlines() for ln in kept), (block, other.name)
+            assert kept or other is not camps[3], (block, other.name)
+    verdicts = _block(text, "verdicts")
+    assert verdicts.count("its rows and figures are kept as the doc had them") == 3
+    # the fabricated spec's rows are the engine's, not the doc's
+    fresh = build_report(camps[2].results).reproduction.verdicts
+    for v in fresh:
+        assert f"| {v.finding.claim} ({v.finding.source}) | `{camps[2].name}` | **{v.label}**" \
+            in verdicts
+    # the count covers the kept rows too (F2 and F4 need both sweeps' databases)
+    rows = [ln for ln in verdicts.splitlines() if ln.startswith("| ") and "`002-" in ln]
+    assert f"{len(rows)} findings: " in verdicts
+
+
+def test_a_kept_rows_label_counts_as_its_engine_verdict() -> None:
+    assert verdict_of_label("**inconclusive (budget spent)**") == "inconclusive"
+    assert verdict_of_label("direction holds, size differs (lab +3 % vs paper +9 %)") == \
+        "direction holds, size differs"
+    assert verdict_of_label("holds") == "holds"
+    assert verdict_of_label("smaller than this lab can detect (+-4 %, measured)") == \
+        "smaller than this lab can detect"
+
+
 def test_a_missing_doc_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
     camp = Campaign(ROOT / "examples" / "002-edge" / "3-endpoint-percent.yaml",
                     tmp_path / "r" / "002-edge-3-endpoint-percent")
@@ -151,7 +189,7 @@ def test_002s_cross_sweep_findings_and_delay_model_come_from_the_engine(
     camps = campaigns("002", EXAMPLES, tmp_path / "results", "here")
     fabricate_002(camps[2].results)
     fabricate_002(camps[3].results, spec=SPEC_002_EDGE)
-    doc, _ = write_doc("002", camps, _doc(tmp_path))
+    doc, _ = write_doc("002", camps, _doc(tmp_path, blank=True))
     text = doc.read_text()
     verdicts = _block(text, "verdicts")
     across = [ln for ln in verdicts.splitlines() if "| `across the sweeps` |" in ln]

@@ -7,6 +7,10 @@ same as the campaign's HTML report: each finding's effect with its interval, sim
 over the spec's findings). Nothing here tests anything on its own. A doc keeps its prose;
 the generated parts live between `<!-- casslab reproduce: begin NAME -->` and
 `<!-- casslab reproduce: end NAME -->`, and a block the doc lacks is appended at its end.
+A campaign whose results folder is not here (run on another machine, or lost) keeps the
+rows and figures the doc already has for it, and the doc says so: rerunning one spec
+updates that spec's rows only. What spans campaigns (002's F2, F4 and delay model) is
+computed only from the databases that are here.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from casslab.analysis.findings import ValueRow, Verdict
+from casslab.analysis.findings import DECISIVE, INCONCLUSIVE, ValueRow, Verdict
 from casslab.core.errors import UsageError
 from casslab.experiment.scales import SMOKE
 from casslab.experiment.spec import scale_names
@@ -133,6 +137,52 @@ def _missing(campaign: Campaign) -> str:
     return f"`{campaign.name}`: not run (no results database in {campaign.results})"
 
 
+def _kept(campaign: Campaign) -> str:
+    return (f"`{campaign.name}`: its rows and figures are kept as the doc had them (no "
+            f"results database in {campaign.results} here; the engine wrote them when it "
+            "was)")
+
+
+@dataclass(frozen=True)
+class Earlier:
+    """A campaign's part of the doc as last generated, for a campaign whose results are
+    not here (another machine's run, a lost folder): its verdict rows, paper-value rows
+    and figure lines, so rerunning one spec does not drop the others' rows."""
+
+    verdicts: tuple[str, ...] = ()
+    values: tuple[str, ...] = ()
+    figures: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.verdicts or self.values or self.figures)
+
+
+def _cells(row: str) -> list[str]:
+    return [c.strip() for c in row.strip().strip("|").split(" | ")]
+
+
+def earlier_rows(study: str, campaign: Campaign, blocks: Mapping[str, str]) -> Earlier:
+    """`campaign`'s rows in the doc's current blocks (verdicts: its second column;
+    paper values: its first; figures: the files named after it)."""
+    name = f"`{campaign.name}`"
+    verdicts = [ln for ln in blocks.get("verdicts", "").splitlines()
+                if ln.startswith("| ") and len(_cells(ln)) > 2 and _cells(ln)[1] == name]
+    values = [ln for ln in blocks.get("values", "").splitlines()
+              if ln.startswith("| ") and _cells(ln)[0] == name]
+    prefix = f"](img/{figure_file(study, campaign, '')[:-len('.png')]}"
+    figures = [ln for ln in blocks.get("figures", "").splitlines() if prefix in ln]
+    return Earlier(tuple(verdicts), tuple(values), tuple(figures))
+
+
+def verdict_of_label(label: str) -> str:
+    """The engine's verdict name a printed label starts with ("inconclusive (budget
+    spent)" -> inconclusive), for counting kept rows."""
+    bare = label.strip().strip("*")
+    names = sorted((*DECISIVE, INCONCLUSIVE), key=len, reverse=True)
+    return next((n for n in names if bare.startswith(n)), bare)
+
+
 def unfinished(rows: Sequence[TrialRow], sequential: bool) -> str:
     """What a campaign's trials say is left of it ('' when it finished). A fixed design
     finished when no planned trial is left; an `until: verdicts` one may stop before its
@@ -162,11 +212,12 @@ def unfinished_note(study: str, campaign: Campaign, report: Report) -> str:
 
 
 def render_blocks(study: str, reports: Sequence[tuple[Campaign, Report | None]],
-                  img_prefix: str, notes: Sequence[str] = ()) -> dict[str, str]:
+                  img_prefix: str, notes: Sequence[str] = (),
+                  earlier: Mapping[str, str] | None = None) -> dict[str, str]:
     """The doc's generated blocks (Markdown) from each campaign's report; a campaign
-    without results (None) is named as not run, and `notes` (e.g. an unfinished
-    campaign's) go below the tables. `img_prefix`: how the doc refers to the figures'
-    folder (img/)."""
+    without results (None) keeps its rows from `earlier` (the doc's blocks as they
+    are), else is named as not run; `notes` (e.g. an unfinished campaign's) go below
+    the tables. `img_prefix`: how the doc refers to the figures' folder (img/)."""
     verdicts = ["| finding (source) | campaign | verdict | interval (method, family) | p | "
                 "p (Bonferroni) | effect [interval] (coverage) | n low / high |",
                 "|---|---|---|---|---|---|---|---|"]
@@ -177,7 +228,12 @@ def render_blocks(study: str, reports: Sequence[tuple[Campaign, Report | None]],
     missing: list[str] = list(notes)
     for camp, rep in reports:
         if rep is None:
-            missing.append(_missing(camp))
+            kept = earlier_rows(study, camp, earlier or {})
+            missing.append(_missing(camp) if kept.empty else _kept(camp))
+            counts.update(verdict_of_label(_cells(r)[2]) for r in kept.verdicts)
+            verdicts += kept.verdicts
+            values += kept.values
+            figures += kept.figures
             continue
         counts.update(verdict_counts(rep.reproduction.verdicts))
         verdicts += [verdict_row(v, camp.name) for v in rep.reproduction.verdicts]
@@ -225,6 +281,14 @@ def replace_blocks(doc: str, blocks: Mapping[str, str]) -> str:
     return doc
 
 
+def current_block(doc: str, name: str) -> str:
+    """The text between block `name`'s markers in `doc` ("" when it has none)."""
+    begin, end = begin_marker(name), end_marker(name)
+    if begin not in doc:
+        return ""
+    return doc.split(begin, 1)[1].split(end, 1)[0]
+
+
 def _write_atomic(path: Path, data: bytes) -> None:
     """Write via a temporary file in the same folder, so a failure leaves the old file."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
@@ -263,8 +327,11 @@ def write_doc(study: str, camps: Sequence[Campaign], docs: Path,
                              "docs, <study>.md each)")
     reports = [(c, report_of(c)) for c in camps]
     notes = [n for c, r in reports if r is not None and (n := unfinished_note(study, c, r))]
-    blocks = scaled_blocks(render_blocks(study, reports, "img/", notes), scale)
-    text = replace_blocks(doc.read_text(), blocks)
+    before = doc.read_text()
+    earlier = {base: current_block(before, scaled)
+               for scaled, base in scaled_blocks({b: b for b in BLOCKS}, scale).items()}
+    blocks = scaled_blocks(render_blocks(study, reports, "img/", notes, earlier), scale)
+    text = replace_blocks(before, blocks)
     img = docs / "img"
     pngs: list[tuple[Path, bytes]] = []
     for camp, rep in reports:
