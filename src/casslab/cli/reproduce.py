@@ -35,7 +35,9 @@ def reproduce(
     generated blocks (verdicts, paper values, figures) from the results databases; the
     verdicts are the reports' own, one engine.
 
-    Another scale writes its own blocks (`verdicts-paper`, ...) beside the here ones.
+    Another scale writes its own blocks (`verdicts-paper`, ...) beside the here ones. A
+    spec whose results folder is not here keeps the doc's rows and figures for it (the
+    doc says so), so rerunning one spec changes only its rows.
 
     Examples: casslab reproduce 002 --scale smoke
               casslab reproduce 002 --scale paper-rounds --no-run
