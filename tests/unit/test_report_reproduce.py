@@ -19,6 +19,7 @@ from casslab.report.reproduce import (
     campaigns,
     counts_line,
     end_marker,
+    figure_owner,
     replace_blocks,
     unfinished,
     verdict_of_label,
@@ -157,9 +158,41 @@ def test_rerunning_one_spec_keeps_the_doc_rows_of_specs_whose_results_are_not_he
     for v in fresh:
         assert f"| {v.finding.claim} ({v.finding.source}) | `{camps[2].name}` | **{v.label}**" \
             in verdicts
-    # the count covers the kept rows too (F2 and F4 need both sweeps' databases)
-    rows = [ln for ln in verdicts.splitlines() if ln.startswith("| ") and "`002-" in ln]
+    # the count covers the kept rows too (F2 and F4's as well: they need both sweeps)
+    rows = [ln for ln in verdicts.splitlines() if ln.startswith("| ")
+            and ("`002-" in ln or "`across the sweeps`" in ln)]
     assert f"{len(rows)} findings: " in verdicts
+
+
+def test_a_kept_figure_belongs_to_the_spec_with_the_longest_matching_name(
+        tmp_path: Path) -> None:
+    """000's `ram-sweep` figures also start with `ram-`: each is kept once, for its own."""
+    camps = campaigns("000", EXAMPLES, tmp_path, "here")
+    ram, sweep = (next(c for c in camps if c.name == f"000-rpi-iot-{n}")
+                  for n in ("ram", "ram-sweep"))
+    line = "![Fig 17](img/000-rpi-iot-ram-sweep-fig17-ram-sweep.png)"
+    assert figure_owner("000", line, camps) == sweep
+    assert figure_owner("000", "![x](img/000-rpi-iot-ram-fig16.png)", camps) == ram
+
+
+def test_002_keeps_its_cross_sweep_rows_and_delay_model_while_a_sweep_is_not_here(
+        tmp_path: Path) -> None:
+    camps = campaigns("002", EXAMPLES, tmp_path / "results", "here")
+    fabricate_002(camps[0].results)  # a steps spec: no part in F2, F4 or the model
+    docs = _doc(tmp_path)
+    before = (docs / "002.md").read_text()
+    text = write_doc("002", camps, docs)[0].read_text()
+    across = [ln for ln in _block(before, "verdicts").splitlines()
+              if "| `across the sweeps` |" in ln]
+    assert across and all(ln in _block(text, "verdicts").splitlines() for ln in across)
+    assert "`across the sweeps`: the rows are kept as the doc had them (F2 and F4 need " \
+        "both sweeps" in text
+    model = _block(text, "delay-model")
+    assert model.startswith(_block(before, "delay-model").strip("\n"))
+    assert model.endswith("(Kept as the doc had it: no results database here for "
+                          "002-edge-3-endpoint-percent, 002-edge-4-edge-percent.)")
+    # writing again keeps one such line, not two
+    assert write_doc("002", camps, docs)[0].read_text() == text
 
 
 def test_a_kept_rows_label_counts_as_its_engine_verdict() -> None:
