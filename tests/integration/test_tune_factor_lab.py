@@ -60,8 +60,11 @@ def test_a_tuner_trial_leaves_its_audit_in_the_results(tmp_path: Path) -> None:
         off, on = trials["tuner=off"], trials["tuner=seed003"]
         assert repo.tuner_audit(off.trial_id) == []
         audit = repo.tuner_audit(on.trial_id)
-        # 12 s of load, an iteration every 3 s: the first only records the counts.
-        assert len(audit) >= 3, audit
+        # 12 s of load, an iteration every 3 s: the first only records the counts, a
+        # later one decides. At least two: on a slow machine (2026-11-28, unit tests 3x
+        # slower) the tuner's first connection and reads ate half the trial, and two
+        # iterations came 3.6 s apart.
+        assert len(audit) >= 2, audit
         assert {r["table"] for r in audit} == {"iot.sensor_data"}
         assert audit[0]["action"] == "skip" and "first snapshot" in audit[0]["reason"]
         decided = [r for r in audit[1:] if r["action"] in ("change", "keep", "hold")]
