@@ -165,6 +165,12 @@ def _cells(row: str) -> list[str]:
     return [c.strip() for c in row.strip().strip("|").split(" | ")]
 
 
+def verdict_rows_of(block: str, campaign: str) -> list[str]:
+    """The verdict block's rows whose campaign column (the second) is `campaign`."""
+    return [ln for ln in block.splitlines()
+            if ln.startswith("| ") and len(_cells(ln)) > 2 and _cells(ln)[1] == f"`{campaign}`"]
+
+
 def _figure_prefix(study: str, campaign: Campaign) -> str:
     return f"](img/{figure_file(study, campaign, '')[:-len('.png')]}"
 
@@ -180,11 +186,9 @@ def earlier_rows(study: str, campaign: Campaign, blocks: Mapping[str, str],
                  camps: Sequence[Campaign] = ()) -> Earlier:
     """`campaign`'s rows in the doc's current blocks (verdicts: its second column;
     paper values: its first; figures: the files named after it, among `camps`)."""
-    name = f"`{campaign.name}`"
-    verdicts = [ln for ln in blocks.get("verdicts", "").splitlines()
-                if ln.startswith("| ") and len(_cells(ln)) > 2 and _cells(ln)[1] == name]
+    verdicts = verdict_rows_of(blocks.get("verdicts", ""), campaign.name)
     values = [ln for ln in blocks.get("values", "").splitlines()
-              if ln.startswith("| ") and _cells(ln)[0] == name]
+              if ln.startswith("| ") and _cells(ln)[0] == f"`{campaign.name}`"]
     figures = [ln for ln in blocks.get("figures", "").splitlines()
                if figure_owner(study, ln, [campaign, *camps]) == campaign]
     return Earlier(tuple(verdicts), tuple(values), tuple(figures))
@@ -259,9 +263,8 @@ def render_blocks(study: str, reports: Sequence[tuple[Campaign, Report | None]],
     if study == "002":
         named = [(c.name, r) for c, r in reports]
         across, why = edge.across_verdicts(named)
-        kept_across = [ln for ln in (earlier or {}).get("verdicts", "").splitlines()
-                       if ln.startswith("| ") and len(_cells(ln)) > 2
-                       and _cells(ln)[1] == f"`{ACROSS}`"] if why else []
+        kept_across = (verdict_rows_of((earlier or {}).get("verdicts", ""), ACROSS)
+                       if why else [])
         if kept_across:
             counts.update(verdict_of_label(_cells(r)[2]) for r in kept_across)
             verdicts += kept_across
