@@ -14,6 +14,7 @@ from casslab.analysis.sequential import (
     false_decisive_rate,
     half_width_factor,
     min_rounds,
+    running_cs,
     t_mixture_cs,
     t_mixture_log_m,
     tune_c,
@@ -94,3 +95,41 @@ def test_a_larger_planned_maximum_delays_the_first_finite_round() -> None:
     for sch in (short, long):
         assert math.isinf(half_width_factor(sch.first_finite - 1, sch.alpha, sch.c))
         assert math.isfinite(half_width_factor(sch.first_finite, sch.alpha, sch.c))
+
+
+def test_the_running_intersection_never_widens_and_is_the_intersection() -> None:
+    x = np.random.default_rng(5).normal(0.02, 0.04, 25).tolist()
+    c = tune_c(25, 0.05)
+    prev = running_cs(x[:2], 0.05, c)
+    for n in range(3, 26):
+        cur = running_cs(x[:n], 0.05, c)
+        assert cur.low >= prev.low - 1e-12 and cur.high <= prev.high + 1e-12
+        each = [t_mixture_cs(x[:k], 0.05, c) for k in range(2, n + 1)]
+        assert cur.low == pytest.approx(max(e.low for e in each))
+        assert cur.high == pytest.approx(min(e.high for e in each))
+        assert cur.mean == pytest.approx(float(np.mean(x[:n])))
+        prev = cur
+    assert prev.method.endswith("running intersection")
+
+
+def test_the_running_intersection_covers_the_mean_at_every_round_at_least_1_minus_alpha(
+        ) -> None:
+    """2,000 campaigns of 30 rounds, true mean 0.01: the intersection misses it at some
+    round at most alpha of the time (it misses only when some interval does)."""
+    rng = np.random.default_rng(6)
+    c = tune_c(30, 0.05)
+    missed = 0
+    for _ in range(2000):
+        x = rng.normal(0.01, 0.03, 30).tolist()
+        cs = running_cs(x, 0.05, c)  # the last intersection lies inside every earlier one
+        missed += not cs.low <= 0.01 <= cs.high
+    assert missed / 2000 <= mc_bound(0.05, 2000)
+
+
+def test_an_empty_intersection_shows_the_last_interval_and_says_so() -> None:
+    # a level shift no stationary model expects: early rounds near 0, late near 1
+    x = [0.0, 0.001, -0.001, 0.0005, 0.0] * 3 + [1.0, 1.001, 0.999] * 10
+    cs = running_cs(x, 0.05, tune_c(20, 0.05))
+    last = t_mixture_cs(x, 0.05, tune_c(20, 0.05))
+    assert (cs.low, cs.high) == (last.low, last.high)
+    assert "running intersection empty" in cs.method

@@ -4,6 +4,7 @@ known effect holds and an A/A pair is smaller than the lab can detect."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from pathlib import Path
@@ -66,9 +67,12 @@ def test_quiet_campaign_becomes_decisive_with_holds_and_undetectable(tmp_path: P
     spec = parse_spec(SPEC)
     early = until_verdicts(spec, tmp_path)(1)
     assert not early.stop  # one round: no finite anytime-valid interval
-    later = until_verdicts(spec, tmp_path)(8)
+    # the A/A pair's bound is what all 12 planned rounds detect: the copies' drift of
+    # +5 % a trial (one apart in a round) needs most of them
+    assert not until_verdicts(spec, tmp_path)(8).stop
+    later = until_verdicts(spec, tmp_path)(12)
     assert later.stop, later.lines
-    delay, aa = round_verdicts(spec, tmp_path, 8)
+    delay, aa = round_verdicts(spec, tmp_path, 12)
     assert delay.verdict == "holds"
     assert delay.effect.pct()[0] == pytest.approx(50.0, abs=3.0)  # drift cancelled
     assert aa.verdict == "smaller than this lab can detect" and "+-" in aa.label
@@ -91,23 +95,41 @@ def test_noise_estimates_from_trials() -> None:
     assert within_trial_cv([9.0, 11.0]) == pytest.approx(math.sqrt(2) / 10)
 
 
-def test_detect_keeps_an_undetectable_verdict_going_until_its_bound_is_small_enough(
-        tmp_path: Path) -> None:
-    """design.detect: "smaller than this lab can detect" ends the campaign only once its
-    bound is within +- detect; without it, at once."""
+def test_detect_is_the_declared_bound_of_an_undetectable_verdict(tmp_path: Path) -> None:
+    """design.detect: "smaller than this lab can detect" means within +- detect, declared
+    before the run; without it, within what the planned 12 rounds detect (measured)."""
     campaign(tmp_path, noise=0.05)
-    loose = parse_spec(SPEC)
-    first = next(n for n in range(3, 13) if until_verdicts(loose, tmp_path)(n).stop)
-    _, aa = round_verdicts(loose, tmp_path, first)
-    assert aa.verdict == "smaller than this lab can detect"
+    measured = parse_spec(SPEC)
+    first = next(n for n in range(3, 13) if until_verdicts(measured, tmp_path)(n).stop)
+    _, aa = round_verdicts(measured, tmp_path, first)
+    assert aa.verdict == "smaller than this lab can detect" and aa.label.endswith("measured)")
+    assert "12 planned rounds" in aa.why
     bound_pct = (math.exp(aa.bound) - 1) * 100
     tight = parse_spec(SPEC.replace("until: verdicts}",
-                                    f"until: verdicts, detect: {bound_pct / 2:.1f}%}}"))
-    assert tight.design.detect == pytest.approx(bound_pct / 200, abs=1e-3)
-    assert not until_verdicts(tight, tmp_path)(first).stop, "its bound is wider than detect"
-    wide = parse_spec(SPEC.replace("until: verdicts}",
-                                   f"until: verdicts, detect: {min(bound_pct * 1.2, 99):.1f}%}}"))
-    assert until_verdicts(wide, tmp_path)(first).stop
+                                    f"until: verdicts, detect: {bound_pct / 3:.1f}%}}"))
+    assert tight.design.detect == pytest.approx(bound_pct / 300, abs=1e-3)
+    assert not until_verdicts(tight, tmp_path)(first).stop, "its interval is wider than detect"
+    _, tight_aa = round_verdicts(tight, tmp_path, first)
+    assert tight_aa.verdict == "inconclusive" and "design.detect" in tight_aa.why
+    wide = parse_spec(SPEC.replace("until: verdicts}", "until: verdicts, detect: 60%}"))
+    _, wide_aa = round_verdicts(wide, tmp_path, first)
+    assert wide_aa.verdict == "smaller than this lab can detect"
+    assert wide_aa.label == "smaller than this lab can detect (+-60.0 %, declared)"
+    assert wide_aa.bound == pytest.approx(math.log(1.6))
+
+
+def test_a_decided_verdict_stays_decided_as_rounds_are_added(tmp_path: Path) -> None:
+    """Fixed bounds and the running intersection: once a round's verdicts are decisive,
+    every later round's are too, and no interval widens."""
+    campaign(tmp_path, noise=0.05)
+    spec = parse_spec(SPEC.replace("until: verdicts}", "until: verdicts, detect: 10%}"))
+    by_round = [round_verdicts(spec, tmp_path, n) for n in range(2, 13)]
+    for earlier, later in itertools.pairwise(by_round):
+        for a, b in zip(earlier, later, strict=True):
+            assert b.effect.low >= a.effect.low - 1e-12 and b.effect.high <= a.effect.high + 1e-12
+            if a.decisive:
+                assert b.verdict == a.verdict, (a.why, b.why)
+    assert all(v.decisive for v in by_round[-1])
 
 
 def test_detect_needs_until_verdicts() -> None:

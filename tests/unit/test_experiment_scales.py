@@ -124,10 +124,11 @@ scales:
 
 def test_a_stored_spec_is_read_at_the_scale_its_digest_names() -> None:
     from casslab.experiment.scales import spec_digest, stored_root
-    from casslab.report.html import until_verdicts
+    from casslab.report.html import Until, until_verdicts
 
-    assert until_verdicts(ROUNDS_SPEC, spec_digest(ROUNDS_SPEC, None)) == (True, 10)
-    assert until_verdicts(ROUNDS_SPEC, spec_digest(ROUNDS_SPEC, "paper")) == (False, None)
-    assert until_verdicts(ROUNDS_SPEC, spec_digest(ROUNDS_SPEC, "paper-rounds")) == (True, 8)
+    assert until_verdicts(ROUNDS_SPEC, spec_digest(ROUNDS_SPEC, None)) == Until(True, 10)
+    assert until_verdicts(ROUNDS_SPEC, spec_digest(ROUNDS_SPEC, "paper")) == Until()
+    assert until_verdicts(ROUNDS_SPEC, spec_digest(ROUNDS_SPEC, "paper-rounds")) == \
+        Until(True, 8)
     assert stored_root(ROUNDS_SPEC, "")["design"]["trials"] == {"min": 3, "max": 10}
     assert stored_root("[not, a, mapping", "") == {}

@@ -12,6 +12,7 @@ from casslab.analysis.campaign import analyze, labeller
 from casslab.analysis.findings import judge
 from casslab.experiment.reference import Finding, Reference
 from casslab.report.html import (
+    Until,
     render_blocks,
     render_drift,
     render_unsettled,
@@ -72,9 +73,11 @@ def test_trials_that_never_settled_are_listed_stored_class_first() -> None:
 
 def test_the_stored_spec_says_whether_rounds_ran_until_verdicts() -> None:
     assert until_verdicts("design:\n  until: verdicts\n  trials: {min: 3, max: 30}\n") == \
-        (True, 30)
-    assert until_verdicts("design:\n  trials: 5\n") == (False, None)
-    assert until_verdicts(": bad: [") == (False, None)
+        Until(True, 30)
+    assert until_verdicts("design:\n  until: verdicts\n  trials: {min: 3, max: 30}\n"
+                          "  detect: 20%\n") == Until(True, 30, 0.2)
+    assert until_verdicts("design:\n  trials: 5\n") == Until(False, None)
+    assert until_verdicts(": bad: [") == Until(False, None)
 
 
 def test_an_interleaved_campaign_gets_its_within_round_table() -> None:

@@ -10,7 +10,8 @@ slows everything by x % moves both sides alike. Three ways to get its interval:
   log-ratio (casslab.analysis.blocks);
 - sequential (interleaved rounds, design.until: verdicts): Lai's t-mixture confidence
   sequence of the mean per-round log-ratio (casslab.analysis.sequential), valid when
-  looked at after every round.
+  looked at after every round; the intersection of its intervals over the rounds so
+  far, which covers as often and never widens.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as st  # type: ignore[import-untyped]
 
-from casslab.analysis.sequential import t_mixture_cs
+from casslab.analysis.sequential import running_cs
 
 LOG_RATIO, SLOPE = "log-ratio", "slope"
 # How an interval was made (casslab.analysis.power turns each into a detectable effect)
@@ -124,8 +125,10 @@ def paired_log_effect(log_ratios: Sequence[float], level: float = 0.95) -> Effec
 
 def sequential_log_effect(log_ratios: Sequence[float], level: float = 0.95,
                           c: float | None = None) -> Effect:
-    """Paired, rounds added until decisive: Lai's t-mixture confidence sequence."""
-    cs = t_mixture_cs(log_ratios, 1 - level, c)
+    """Paired, rounds added until decisive: Lai's t-mixture confidence sequence, the
+    running intersection of its intervals over the rounds (in round order), so the
+    interval never widens as rounds are added."""
+    cs = running_cs(log_ratios, 1 - level, c)
     d = np.asarray(log_ratios, dtype=float)
     sd = float(d.std(ddof=1)) if d.size > 1 else math.nan
     return Effect(LOG_RATIO, cs.mean, cs.low, cs.high, level,

@@ -28,8 +28,20 @@ The size a finding looks for: `expect: ratio` R (its tolerance, default 10 % of 
 reference's values imply) as log(1 + g) within its tolerance (default 10 % of it), and
 for `higher`/`lower` the ratio of the reference's
 own values at `to` and `from` when it holds both (same other levels), else none.
-The lab's detectable effect z: what the design, with the trials it ran and the noise it
-measured, detects with 90 % power (casslab.analysis.power).
+The bound z of "smaller than this lab can detect", fixed before the data where the
+design allows, so that more rounds can only make a verdict firmer:
+- declared: a design that adds rounds until verdicts with `design.detect: D` (an
+  equivalence margin set before the run): z = log(1 + D) for every finding whose
+  effect is a ratio (symmetric on the log scale: -D / (1 + D) to +D);
+- measured: else what the design detects with 90 % power at the noise it measured
+  (casslab.analysis.power), with its planned maximum of rounds for a design that adds
+  rounds (the effect is then below what the whole campaign could detect), with the
+  trials it ran for a fixed design.
+Rounds added until verdicts use the running intersection of the confidence sequence
+(casslab.analysis.sequential.running_cs), which never widens: with a fixed z, a
+verdict once decided stays decided. (Until 2026-11-28 z was the detectable effect of
+the rounds run so far; it shrinks as fast as the interval, so a small true effect lost
+its verdict as rounds were added.)
 Verdicts (`classify`), each implied by "the interval covers the true effect", so
 their error rate is that of the intervals:
   holds                          the interval lies within the paper's size band, or
@@ -40,6 +52,7 @@ their error rate is that of the intervals:
                                  difference"
   smaller than this lab can detect   the whole interval within +- z (and no size band
                                  it contradicts): whatever the effect, it is below z
+                                 (the label says whether z was declared or measured)
   inconclusive                   anything else ("(rounds spent)" or "(budget spent)"
                                  when no more trials will come: the campaign reached
                                  its maximum of rounds, or its time budget)
@@ -58,6 +71,7 @@ from casslab.analysis.effects import (
     LOG_RATIO,
     POOLED,
     RANK,
+    SEQUENTIAL,
     SLOPE,
     Effect,
     hodges_lehmann_effect,
@@ -91,6 +105,8 @@ HOLDS = "holds"
 SIZE_DIFFERS = "direction holds, size differs"
 FAILS = "does not hold"
 UNDETECTABLE = "smaller than this lab can detect"
+# Where the bound of an UNDETECTABLE verdict came from
+MEASURED, DECLARED = "measured", "declared"
 INCONCLUSIVE = "inconclusive"
 DECISIVE = (HOLDS, SIZE_DIFFERS, FAILS, UNDETECTABLE)
 # Why a finished campaign adds no more trials (an inconclusive verdict's label says which).
@@ -136,10 +152,16 @@ class Verdict:
     bound: float = math.nan  # z: the lab's detectable effect, on the effect's scale
     spent: str = ""  # why no more trials will come: ROUNDS_SPENT, BUDGET_SPENT; "": more may
     fit: SlopeFit | None = None  # expect slope: the lab's fitted slope
+    bound_source: str = MEASURED  # MEASURED (the lab's power) or DECLARED (design.detect)
+    cell_ratio: float = math.nan  # geometric mean of matched cells' median ratios
 
     @property
     def ratio(self) -> float:
-        """median at `to` / median at `from`."""
+        """median at `to` / median at `from`, cell by cell: the geometric mean over the
+        pairs of cells that share their other levels (`cell_median_ratio`); the ratio
+        of the pooled medians when no pair is known."""
+        if not math.isnan(self.cell_ratio):
+            return self.cell_ratio
         if math.isnan(self.median_low) or self.median_low == 0:
             return math.nan
         return self.median_high / self.median_low
@@ -152,7 +174,8 @@ class Verdict:
     def label(self) -> str:
         """The verdict as the table prints it."""
         if self.verdict == UNDETECTABLE:
-            return f"{UNDETECTABLE} (+-{_fmt_abs(self.bound, self.effect.scale)}, measured)"
+            return (f"{UNDETECTABLE} (+-{_fmt_abs(self.bound, self.effect.scale)}, "
+                    f"{self.bound_source})")
         if self.verdict == SIZE_DIFFERS:
             return (f"{SIZE_DIFFERS} (lab {size_text(self.effect.estimate, self.effect.scale)} "
                     f"vs paper {size_text(self.paper, self.effect.scale)})")
@@ -347,13 +370,16 @@ def growth_band(ref: Reference, f: Finding) -> tuple[float, tuple[float, float]]
     return b, (lo, hi)
 
 
+FIXED_BOUND = "the smallest effect this lab detects with these trials (90 % power)"
+
+
 def classify(expect: str, effect: Effect, *, paper: float = math.nan,
-             band: tuple[float, float] = (math.nan, math.nan), bound: float = math.nan
-             ) -> tuple[str, str]:
+             band: tuple[float, float] = (math.nan, math.nan), bound: float = math.nan,
+             bound_what: str = FIXED_BOUND) -> tuple[str, str]:
     """(verdict, why) from the effect's interval: the one rule every verdict follows
     (see the module's doc). `paper`/`band`: the size looked for and its tolerance band
-    on the effect's scale (NaN: a direction only); `bound`: the lab's detectable
-    effect z on that scale (NaN: unknown)."""
+    on the effect's scale (NaN: a direction only); `bound`: z, the bound of "smaller
+    than this lab can detect" on that scale (NaN: unknown), `bound_what` what it is."""
     lo, hi, sc = effect.low, effect.high, effect.scale
     if math.isnan(lo) or math.isnan(hi) or not effect.bounded:
         return INCONCLUSIVE, (f"no finite interval yet ({effect.n_low} at `from`, "
@@ -386,10 +412,9 @@ def classify(expect: str, effect: Effect, *, paper: float = math.nan,
     if wrong_side:
         return FAILS, f"lab {ci} excludes 0 on the other side: not {expect}"
     if not math.isnan(bound) and math.isfinite(bound) and -bound <= lo and hi <= bound:
-        return UNDETECTABLE, (f"lab {ci} lies within +-{_fmt_abs(bound, sc)}, the smallest "
-                              "effect this lab detects with these trials (90 % power)")
+        return UNDETECTABLE, f"lab {ci} lies within +-{_fmt_abs(bound, sc)}, {bound_what}"
     return INCONCLUSIVE, f"lab {ci} includes 0" + (
-        f" and reaches past +-{_fmt_abs(bound, sc)} (what this lab can detect)"
+        f" and reaches past +-{_fmt_abs(bound, sc)} ({bound_what})"
         if not math.isnan(bound) and math.isfinite(bound) else "")
 
 
@@ -419,6 +444,24 @@ def _round_sides(cells: Sequence[CellStats], f: Finding, rounds: Mapping[int, in
             for r in sorted(set(lo) & set(hi)):
                 out.setdefault(r, []).append((lo[r], hi[r]))
     return dict(sorted(out.items()))
+
+
+def cell_median_ratio(cells: Sequence[CellStats], f: Finding) -> float:
+    """The geometric mean over the pairs of cells at `to` and `from` that share their
+    other levels (and match `where`) of median(to) / median(from). Pooled medians mislead
+    when the pooled factors have effects of their own: 004's read latency pooled over
+    150 and 450 threads gave x 0.91 while every cell had LXC 6 % slower."""
+    lows = [cs for cs in cells if _matches(cs.params, {**f.where, f.factor: [f.low]})]
+    highs = [cs for cs in cells if _matches(cs.params, {**f.where, f.factor: [f.high]})]
+    logs = []
+    for cl in lows:
+        for ch in highs:
+            if _pair_key(cl.params, f.factor) != _pair_key(ch.params, f.factor):
+                continue
+            lo, hi = _median(cl.values), _median(ch.values)
+            if lo > 0 and hi > 0:
+                logs.append(math.log(hi / lo))
+    return math.exp(sum(logs) / len(logs)) if logs else math.nan
 
 
 def paired_log_ratios(cells: Sequence[CellStats], f: Finding,
@@ -558,14 +601,46 @@ def verdict_of(f: Finding, effect: Effect, p: float, m: int, family: str, *,
                    min(1.0, p * m) if not math.isnan(p) else math.nan, paper, band, bound)
 
 
+@dataclass(frozen=True)
+class Bound:
+    """z, the bound of a "smaller than this lab can detect" verdict (module doc)."""
+
+    value: float  # on the effect's scale
+    source: str  # MEASURED or DECLARED
+    what: str  # how the verdict's sentence names it
+
+
+def bound_of(f: Finding, effect: Effect, *, margin: float | None = None,
+             planned_rounds: int | None = None) -> Bound:
+    """z for `f`: the declared margin (design.detect, a fraction) for a ratio effect of
+    a design that adds rounds; else the lab's detectable effect at the measured noise,
+    with the planned maximum of rounds for such a design (`planned_rounds`), with the
+    trials run for a fixed one."""
+    if margin is not None and effect.scale == LOG_RATIO and not f.pattern:
+        return Bound(math.log1p(margin), DECLARED,
+                     "the margin declared before the run (design.detect)")
+    n_low, n_high, what = effect.n_low, effect.n_high, FIXED_BOUND
+    if effect.kind == SEQUENTIAL and planned_rounds:
+        n_low = n_high = max(planned_rounds, effect.n_low)
+        what = (f"the smallest effect this lab detects with its {n_low} planned rounds "
+                "(90 % power)")
+    if effect.kind == LINE:
+        return Bound(math.nan, MEASURED, what)
+    return Bound(detectable_log_effect(effect.kind, effect.noise_sd, n_low, n_high,
+                                       effect.level, c=effect.c), MEASURED, what)
+
+
 def judge(ref: Reference, analyses: Sequence[Analysis], *,
           rounds: Mapping[int, int] | None = None, sequential: bool = False,
-          planned_rounds: int | None = None, spent: str = "") -> list[Verdict]:
+          planned_rounds: int | None = None, spent: str = "",
+          margin: float | None = None) -> list[Verdict]:
     """Every finding's verdict from its effect's interval, simultaneous over the
     findings (Bonferroni). `rounds`: trial id -> round of an interleaved design (paired
     effects); `sequential`: rounds are added until decisive (anytime-valid intervals,
     the sequence tuned for `planned_rounds`); `spent`: why no more trials will come
-    (ROUNDS_SPENT or BUDGET_SPENT; an inconclusive verdict says so)."""
+    (ROUNDS_SPENT or BUDGET_SPENT; an inconclusive verdict says so); `margin`: the
+    design's declared detect (a fraction), the bound of "smaller than this lab can
+    detect" for ratio effects of a sequential design."""
     from casslab.analysis.sequential import tune_c
 
     by_response = {a.response: a for a in analyses}
@@ -578,20 +653,19 @@ def judge(ref: Reference, analyses: Sequence[Analysis], *,
         cells = a.cells if a else []
         lo, hi = _side(cells, f, f.low), _side(cells, f, f.high)
         paper, band = size_looked_for(ref, f)
+        fit = None
         if f.pattern:
-            effect, p, bound = pattern_effect(f, cells, level, rounds=rounds,
+            effect, p, fixed = pattern_effect(f, cells, level, rounds=rounds,
                                               sequential=sequential, c=c)
+            z = (bound_of(f, effect, margin=margin if sequential else None,
+                          planned_rounds=planned_rounds) if effect.kind != LINE else
+                 Bound(fixed, MEASURED, FIXED_BOUND))
             verdict, why = classify(_pattern_direction(f), effect, paper=paper, band=band,
-                                    bound=bound)
+                                    bound=z.value, bound_what=z.what)
             if not effect.bounded and effect.kind == LINE:
                 why = (f"too few kept trials for the fit ({effect.n_low} trials; it needs "
                        f"more than one per level at {len(_pattern_levels(cells, f))} levels)")
-            out.append(Verdict(f, verdict, why, f"{effect.method}; {family}", effect.n_low,
-                               effect.n_high, _median(lo), _median(hi), effect, p,
-                               min(1.0, p * m) if not math.isnan(p) else math.nan, paper,
-                               band, bound, spent))
-            continue
-        if f.expect == "slope" and rounds is not None:
+        elif f.expect == "slope" and rounds is not None:
             d = paired_slopes(cells, f, rounds)
             pe = (sequential_log_effect(d, level, c) if sequential else
                   paired_log_effect(d, level))
@@ -599,41 +673,38 @@ def judge(ref: Reference, analyses: Sequence[Analysis], *,
                 "log-ratios", "slopes (to - from) / (to level - from level)"))
             p = math.nan if sequential else _t_p(effect.estimate, effect.noise_sd,
                                                  effect.n_low)
-            bound = detectable_log_effect(effect.kind, effect.noise_sd, effect.n_low,
-                                          effect.n_high, level, c=effect.c)
-            verdict, why = classify("slope", effect, paper=paper, band=band, bound=bound)
-            out.append(Verdict(f, verdict, why, f"{effect.method}; {family}", effect.n_low,
-                               effect.n_high, _median(lo), _median(hi), effect, p,
-                               min(1.0, p * m) if not math.isnan(p) else math.nan, paper,
-                               band, bound, spent))
-            continue
-        if f.expect == "slope":
+            z = bound_of(f, effect, planned_rounds=planned_rounds)
+            verdict, why = classify("slope", effect, paper=paper, band=band, bound=z.value,
+                                    bound_what=z.what)
+        elif f.expect == "slope":
             fit = fit_slope(_slope_points(cells, f), f.slope, level)
             effect = Effect(SLOPE, fit.slope, fit.low, fit.high, level,
                             "least-squares slope, Student t (n - 2 df)", False, fit.n, fit.n,
                             kind=LINE)
+            p, z = fit.p, Bound(math.nan, MEASURED, FIXED_BOUND)
             verdict, why = classify("slope", effect, paper=paper, band=band)
             if math.isnan(fit.slope):
                 why = (f"too few trials for a line ({fit.n} trials at {fit.levels} levels; "
                        "the fit needs >= 3 trials at >= 2 levels)")
-            out.append(Verdict(f, verdict, why, f"{effect.method}; {family}", len(lo),
-                               len(hi), _median(lo), _median(hi), effect, fit.p,
-                               math.nan, paper, band, math.nan, spent, fit))
-            continue
-        effect, p = finding_effect(f, cells, level, rounds=rounds, sequential=sequential,
-                                   c=c)
-        bound = detectable_log_effect(effect.kind, effect.noise_sd, effect.n_low,
-                                      effect.n_high, level, c=effect.c)
-        verdict, why = classify(f.expect, effect, paper=paper, band=band, bound=bound)
-        if effect.kind in (POOLED, RANK) and not effect.bounded:
-            need = 2 if effect.kind == POOLED else "enough"
-            why = (f"too few kept trials ({len(lo)} at `from`, {len(hi)} at `to`; the "
-                   f"interval needs {need} each)" if min(len(lo), len(hi)) < 2 or
-                   effect.kind == RANK else why)
-        out.append(Verdict(f, verdict, why, f"{effect.method}; {family}", effect.n_low,
-                           effect.n_high, _median(lo), _median(hi), effect, p,
-                           min(1.0, p * m) if not math.isnan(p) else math.nan, paper, band,
-                           bound, spent))
+        else:
+            effect, p = finding_effect(f, cells, level, rounds=rounds, sequential=sequential,
+                                       c=c)
+            z = bound_of(f, effect, margin=margin if sequential else None,
+                         planned_rounds=planned_rounds if sequential else None)
+            verdict, why = classify(f.expect, effect, paper=paper, band=band, bound=z.value,
+                                    bound_what=z.what)
+            if effect.kind in (POOLED, RANK) and not effect.bounded:
+                need = 2 if effect.kind == POOLED else "enough"
+                why = (f"too few kept trials ({len(lo)} at `from`, {len(hi)} at `to`; the "
+                       f"interval needs {need} each)" if min(len(lo), len(hi)) < 2 or
+                       effect.kind == RANK else why)
+        p_adj = (math.nan if fit is not None or math.isnan(p) else min(1.0, p * m))
+        n_low, n_high = (len(lo), len(hi)) if fit is not None else (effect.n_low,
+                                                                   effect.n_high)
+        out.append(Verdict(f, verdict, why, f"{effect.method}; {family}", n_low, n_high,
+                           _median(lo), _median(hi), effect, p, p_adj, paper, band,
+                           z.value, spent, fit, z.source,
+                           math.nan if f.pattern else cell_median_ratio(cells, f)))
     return out
 
 
@@ -655,7 +726,7 @@ def rounds_of(rows: Sequence[TrialRow]) -> dict[int, int] | None:
 def judge_rows(ref: Reference, rows: Sequence[TrialRow], factors: list[dict[str, Any]],
                values: Mapping[str, Mapping[int, float]] | None = None, *,
                sequential: bool = False, planned_rounds: int | None = None,
-               spent: str = "") -> list[Verdict]:
+               spent: str = "", margin: float | None = None) -> list[Verdict]:
     """`judge` straight from a campaign's trials (the stopping rule of `until:
     verdicts`, the demo, the CLI): one Analysis per response the findings name (`values`:
     response -> trial id -> value, else the trial's ALL row), paired by round when the
@@ -665,19 +736,14 @@ def judge_rows(ref: Reference, rows: Sequence[TrialRow], factors: list[dict[str,
                         values=values.get(name) if values is not None else None)
                 for name in responses]
     return judge(ref, analyses, rounds=rounds_of(rows), sequential=sequential,
-                 planned_rounds=planned_rounds, spent=spent)
+                 planned_rounds=planned_rounds, spent=spent, margin=margin)
 
 
-def all_decisive(verdicts: Sequence[Verdict], detect: float | None = None) -> bool:
-    """`design.until: verdicts`: stop adding rounds once this is True. With `detect`
-    (design.detect, a fraction) a "smaller than this lab can detect" verdict of a ratio
-    counts only once its bound is within +- detect: before, more rounds would shrink it."""
-    return all(v.decisive and not _bound_too_wide(v, detect) for v in verdicts)
-
-
-def _bound_too_wide(v: Verdict, detect: float | None) -> bool:
-    return (detect is not None and v.verdict == UNDETECTABLE and v.effect.scale == LOG_RATIO
-            and not to_pct(abs(v.bound)) <= 100 * detect)
+def all_decisive(verdicts: Sequence[Verdict]) -> bool:
+    """`design.until: verdicts`: stop adding rounds once this is True. Every bound is
+    fixed before the data (declared, or at the planned rounds: `bound_of`), so a
+    decisive verdict would stay decisive with more rounds."""
+    return all(v.decisive for v in verdicts)
 
 
 def smallest_effect_pct(verdicts: Sequence[Verdict], response: str) -> float:

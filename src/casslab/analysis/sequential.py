@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -99,6 +99,30 @@ def t_mixture_cs(values: Sequence[float], alpha: float = 0.05,
     if math.isinf(d) or math.isnan(d):
         return SequentialInterval(n, m, -math.inf, math.inf, alpha, cc)
     return SequentialInterval(n, m, m - d, m + d, alpha, cc)
+
+
+def running_cs(values: Sequence[float], alpha: float = 0.05,
+               c: float | None = None) -> SequentialInterval:
+    """The intersection of the sequence's intervals after every prefix 1..n of
+    `values`. The sequence covers at every n at once, so the intersection covers with
+    the same 1 - alpha; and it never widens, so a verdict read from it stays decided as
+    rounds are added (the last interval alone may widen when a round brings noise).
+    Empty only when an earlier interval missed the mean of a later one, which the model
+    makes rare (at most alpha): then the last interval, with the method saying so."""
+    last = t_mixture_cs(values, alpha, c)
+    low, high = -math.inf, math.inf
+    mean, q = 0.0, 0.0  # Welford's running mean and sum of squared deviations
+    for k, x in enumerate(values, start=1):
+        delta = x - mean
+        mean += delta / k
+        q += delta * (x - mean)
+        d = half_width_factor(k, alpha, last.c) * math.sqrt(max(q, 0.0))
+        if math.isfinite(d):
+            low, high = max(low, mean - d), min(high, mean + d)
+    if low > high:
+        return replace(last, method=f"{METHOD} (running intersection empty: an earlier "
+                       "round's interval excludes this one; the last interval shown)")
+    return replace(last, low=low, high=high, method=f"{METHOD}, running intersection")
 
 
 def t_mixture_log_m(s: np.ndarray, v: np.ndarray, n: np.ndarray | int, c: float

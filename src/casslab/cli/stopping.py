@@ -7,7 +7,10 @@ far and asks the one verdict engine (casslab.analysis.findings.judge_rows, paire
 round and anytime-valid: Lai's t-mixture confidence sequence, tuned to trials.max,
 valid when looked at after every round) for every finding's verdict; the campaign stops
 once all are decisive (holds; direction holds, size differs; does not hold; smaller
-than this lab can detect).
+than this lab can detect: within design.detect, the margin declared before the run,
+or else within what the planned maximum of rounds detects). Every bound is fixed
+before the data and the intervals are the sequence's running intersection, so a
+verdict, once decisive, stays so.
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ def round_verdicts(spec: CampaignSpec, results_dir: Path, completed: int, *,
         values = {name: trial_values(results, name, ids) for name in responses}
     factors = campaign.factors if campaign is not None else []
     return judge_rows(spec.reference, rows, factors, values, sequential=True,
-                      planned_rounds=spec.design.trials_max, spent=spent)
+                      planned_rounds=spec.design.trials_max, spent=spent,
+                      margin=spec.design.detect)
 
 
 def until_verdicts(spec: CampaignSpec, results_dir: Path) -> ShouldStop:
@@ -46,7 +50,7 @@ def until_verdicts(spec: CampaignSpec, results_dir: Path) -> ShouldStop:
 
     def rule(completed: int) -> StopDecision:
         verdicts = round_verdicts(spec, results_dir, completed)
-        done = all_decisive(verdicts, spec.design.detect)
+        done = all_decisive(verdicts)
         return StopDecision(done, "every finding decisive" if done else "",
                             tuple(verdict_line(v) for v in verdicts))
 

@@ -126,12 +126,12 @@ def build_report(directory: Path, out: Path | None = None) -> Report:
         drawn = declared_figures(decls, analyses, results, rows, design_factors(c), cores,
                                  ref.values)
     varied = [f["name"] for f in c.factors if len(f["levels"]) > 1]
-    sequential, planned = until_verdicts(c.spec_yaml, c.spec_digest)
+    until = until_verdicts(c.spec_yaml, c.spec_digest)
     # A finished `until: verdicts` campaign stopped by itself: what is still
     # inconclusive ran out of rounds or budget.
-    verdicts = judge(ref, analyses, rounds=rounds_of(rows), sequential=sequential,
-                     planned_rounds=planned,
-                     spent=spent_of(rows, planned) if sequential else "")
+    verdicts = judge(ref, analyses, rounds=rounds_of(rows), sequential=until.sequential,
+                     planned_rounds=until.planned, margin=until.margin,
+                     spent=spent_of(rows, until.planned) if until.sequential else "")
     repro = Reproduction(ref, compare_values(ref, analyses, varied), verdicts)
     figures = make_figures(drawn, steps)
     page = render(c, analyses, rows, figures, steps, repro, clients,
@@ -141,17 +141,30 @@ def build_report(directory: Path, out: Path | None = None) -> Report:
     return Report(path, figures, analyses[0], analyses, repro, c.spec_yaml, c.spec_digest)
 
 
-def until_verdicts(spec_yaml: str, digest: str = "") -> tuple[bool, int | None]:
-    """(whether the stored spec adds rounds until verdicts, its maximum of rounds), at the
-    scale the campaign ran (`digest`: its stored spec digest, which names the scale)."""
+@dataclass(frozen=True)
+class Until:
+    """How a stored spec's rounds end: `sequential` when rounds are added until
+    verdicts, with its maximum of rounds and its declared margin (design.detect)."""
+
+    sequential: bool = False
+    planned: int | None = None
+    margin: float | None = None
+
+
+def until_verdicts(spec_yaml: str, digest: str = "") -> Until:
+    """How the stored spec's rounds end, at the scale the campaign ran (`digest`: its
+    stored spec digest, which names the scale)."""
     from casslab.experiment.scales import stored_root
+    from casslab.experiment.spec.designblock import fraction
 
     design = stored_root(spec_yaml, digest).get("design")
     if not isinstance(design, dict) or design.get("until") != "verdicts":
-        return False, None
+        return Until()
     trials = design.get("trials")
     top = trials.get("max") if isinstance(trials, dict) else None
-    return True, top if isinstance(top, int) else None
+    margin = fraction(design.get("detect"))
+    return Until(True, top if isinstance(top, int) else None,
+                 margin if 0 < margin < 1 else None)
 
 
 @dataclass(frozen=True)
@@ -557,9 +570,13 @@ def render_reproduction(repro: Reproduction, analyses: list[Analysis],
              "size differs</b>: the expected side of 0, outside the paper's size; <b>does "
              "not hold</b>: the other side, or outside the size and not the expected way; "
              "<b>smaller than this lab can detect</b>: the whole interval within +- z, z "
-             "the effect these trials detect with 90 % power at the measured noise (with "
-             "`design.until: verdicts` and `design.detect: D`, this verdict ends the "
-             "campaign only once z is within D); "
+             "fixed before the data where the design allows: with `design.until: "
+             "verdicts` and `design.detect: D` the declared margin D (for ratios; "
+             "'declared'), else the effect the design detects with 90 % power at the "
+             "measured noise, with its planned maximum of rounds when rounds are added "
+             "until verdicts, with the trials run otherwise ('measured'); rounds added "
+             "until verdicts use the running intersection of the sequence's intervals, "
+             "which never widens, so a decided verdict stays decided; "
              "<b>inconclusive</b>: anything else. Each verdict is implied by its interval "
              "covering the true effect, so the error rate is the intervals'.</p>"]
     if repro.values:
@@ -589,14 +606,15 @@ def render_reproduction(repro: Reproduction, analyses: list[Analysis],
 
 def _effect(v: Verdict, units: dict[str, str]) -> str:
     """The effect with its interval and coverage (a change in %, or a slope beside the
-    paper's), and the ratio of medians."""
+    paper's), and the ratio of medians, cell by cell."""
     if v.fit is None:
         # the paper's size on the effect's own scale: a change in % (log-ratio) or a
         # slope (a slope read as a log-ratio printed 2.0 as "639 %")
         paper = ("" if math.isnan(v.paper) else
                  f"; paper {_fmt(100 * math.expm1(v.paper))} %"
                  if v.effect.scale == LOG_RATIO else f"; paper {size_text(v.paper, SLOPE)}")
-        return (f"{html.escape(v.interval())}{paper}<br><small>median to / from = "
+        return (f"{html.escape(v.interval())}{paper}<br><small>median to / from "
+                f"(geometric mean over matched cells) = "
                 f"{_fmt(v.ratio)}</small>")
     f, fit = v.finding, v.fit
     unit = html.escape(f"{units.get(f.response, '')} per unit of {f.factor}")

@@ -105,7 +105,7 @@ def _g(v: float) -> str:
 
 def verdict_row(v: Verdict, campaign: str) -> str:
     """One finding as a Markdown row: the engine's verdict, interval and p values."""
-    ratio = "" if math.isnan(v.ratio) or v.fit else f"; medians x {v.ratio:.2f}"
+    ratio = "" if math.isnan(v.ratio) or v.fit else f"; cell medians x {v.ratio:.2f}"
     n = f"{v.fit.n} (line)" if v.fit else f"{v.n_low} / {v.n_high}"
     source = f" ({v.finding.source})" if v.finding.source else ""
     return (f"| {v.finding.claim}{source} | `{campaign}` | **{v.label}** | {v.test} | "
@@ -230,7 +230,7 @@ def unfinished_note(study: str, campaign: Campaign, report: Report) -> str:
     store, results = Results.open(campaign.results)
     with store:
         rows = results.trials()
-    why = unfinished(rows, until_verdicts(report.spec_yaml, report.spec_digest)[0])
+    why = unfinished(rows, until_verdicts(report.spec_yaml, report.spec_digest).sequential)
     return (f"`{campaign.name}`: unfinished ({why}): its rows are those of the trials done; "
             f"`casslab reproduce {study}` resumes it") if why else ""
 

@@ -58,9 +58,9 @@ def parse_design(v: V, raw: Any, reference: Reference) -> DesignSpec:
     detect = None
     if "detect" in m:
         if until != "verdicts":
-            raise v.doc.error(("design", "detect"), "is for `until: verdicts` (the bound a "
-                              "'smaller than this lab can detect' verdict must reach before "
-                              "it ends the campaign)")
+            raise v.doc.error(("design", "detect"), "is for `until: verdicts` (the margin, "
+                              "declared before the run, of a 'smaller than this lab can "
+                              "detect' verdict)")
         detect = _cv(v, m["detect"], ("design", "detect"), "a relative size")
     noise = None if "noise_cv" not in m else _cv(v, m["noise_cv"], ("design", "noise_cv"))
     guard = _guard(v, m.get("guard"))
@@ -118,18 +118,23 @@ def _duration(v: V, raw: Any, path: Path_) -> float:
     return out
 
 
+def fraction(raw: Any) -> float:
+    """A fraction as a spec writes it: a number (0.05) or a percentage (`5%`); NaN when
+    it is neither (the caller says what is valid)."""
+    if isinstance(raw, str) and raw.strip().endswith("%"):
+        try:
+            return float(raw.strip()[:-1]) / 100
+        except ValueError:
+            return math.nan
+    if isinstance(raw, int | float) and not isinstance(raw, bool):
+        return float(raw)
+    return math.nan
+
+
 def _cv(v: V, raw: Any, path: Path_, what: str = "a coefficient of variation") -> float:
     """A coefficient of variation (or a relative size, design.detect): a fraction in
     (0, 1) or a percentage `5%`."""
-    if isinstance(raw, str) and raw.strip().endswith("%"):
-        try:
-            out = float(raw.strip()[:-1]) / 100
-        except ValueError:
-            out = math.nan
-    elif isinstance(raw, int | float) and not isinstance(raw, bool):
-        out = float(raw)
-    else:
-        out = math.nan
+    out = fraction(raw)
     if not 0 < out < 1:
         raise v.doc.error(path, f"{raw!r} is not {what} (valid: a fraction > 0 and < 1, "
                           "e.g. 0.05, or a percentage, e.g. 5%)")

@@ -100,10 +100,11 @@ def json_schema() -> specio.JsonSchema:
                                   "description": "wall time after which no new round "
                                                  "starts, e.g. 5m (until: verdicts)"},
                        "detect": {"type": ["string", "number"],
-                                  "description": "until: verdicts: a 'smaller than this "
-                                                 "lab can detect' verdict ends the campaign "
-                                                 "once its bound is within +- this, e.g. "
-                                                 "10% or 0.1"},
+                                  "description": "until: verdicts: the margin, declared "
+                                                 "before the run, of a 'smaller than this "
+                                                 "lab can detect' verdict of a ratio (its "
+                                                 "whole interval within +- this), e.g. 10% "
+                                                 "or 0.1"},
                        "noise_cv": {"type": ["string", "number"],
                                     "description": "a trial's coefficient of variation, "
                                                    "e.g. 0.05 or 5% (for power)"},
