@@ -7,8 +7,9 @@ over a run) hits both alike and the verdict comes from the differences within ro
 With `until: verdicts` it adds rounds (at least 5, the fewest for which the 95 %
 confidence sequence can be finite; at most 40) until the finding
 "Wi-Fi is slower" is decisive, or its 6-minute budget (lab build included) is spent;
-`detect: 20%`: "smaller than this lab can detect" counts as decisive only once its bound
-is within +-20 % (a fresh clone's demo once stopped at round 5 with +-329 %).
+`detect: 20%` declares the bound of "smaller than this lab can detect" before the run:
+the whole interval within +-20 % (a fresh clone's demo once stopped at round 5 with a
+bound of +-329 %, when the bound was what the rounds so far detect).
 Prints the verdict ("Wi-Fi slower by X % [CI]"), the drift check, the report's
 path and a summary table. About 70 s of trials on 2 cores (at most its 6-minute budget).
 

@@ -47,6 +47,7 @@ design:
   trials: {min: 3, max: 30}
   until: verdicts
   budget: 8m
+  detect: 10%
   lab_warmup_trials: 1
 stop: {ops: 200, timeout_s: 60}
 metrics: {interval_s: 1, cql: false}
@@ -88,6 +89,7 @@ def test_campaign_stops_by_itself_when_both_findings_are_decisive(tmp_path: Path
     # userspace queue costs more there, so the size is the machine's, the decision not.
     assert delay.verdict in ("holds", "direction holds, size differs"), verdict_line(delay)
     assert 1.8 <= delay.effect.low <= delay.effect.high <= 3.0, verdict_line(delay)
-    # the A/A pair: smaller than this lab can detect, naming the bound
+    # the A/A pair: smaller than this lab can detect, within the declared +-10 % (without
+    # `detect` the bound would be what all 30 planned rounds detect: past the budget)
     assert aa.verdict == "smaller than this lab can detect", verdict_line(aa)
-    assert "+-" in aa.label and "measured" in aa.label
+    assert aa.label.endswith("(+-10.0 %, declared)"), verdict_line(aa)
