@@ -193,6 +193,11 @@ def effect(lo: float, hi: float, est: float | None = None) -> Effect:
     ("ratio", -0.02, 0.02, (0.08, 0.12), 0.06, FAILS),
     ("ratio", 0.05, 0.1, (0.08, 0.12), 0.06, INCONCLUSIVE),
     ("ratio", float("-inf"), float("inf"), (0.08, 0.12), 0.06, INCONCLUSIVE),
+    # a size below what the lab resolves (004's -2.3 % against a declared +-20 %): the
+    # interval and the band within +- z
+    ("ratio", -0.15, 0.10, (-0.025, -0.021), 0.18, UNDETECTABLE),
+    ("ratio", -0.15, 0.10, (-0.025, -0.021), 0.12, INCONCLUSIVE),
+    ("ratio", -0.05, 0.05, (0.08, 0.12), 0.2, FAILS),
 ])
 def test_classify_reads_every_verdict_off_the_interval(
         expect: str, lo: float, hi: float, band: tuple[float, float] | None, bound: float,

@@ -51,7 +51,8 @@ their error rate is that of the intervals:
                                  on the expected side; any difference for "no
                                  difference"
   smaller than this lab can detect   the whole interval within +- z (and no size band
-                                 it contradicts): whatever the effect, it is below z
+                                 it contradicts; with a band, the band within +- z
+                                 too): whatever the effect, it is below z
                                  (the label says whether z was declared or measured)
   inconclusive                   anything else ("(rounds spent)" or "(budget spent)"
                                  when no more trials will come: the campaign reached
@@ -404,6 +405,10 @@ def classify(expect: str, effect: Effect, *, paper: float = math.nan,
         if right_side:
             return INCONCLUSIVE, (f"lab {ci}: the expected direction, but the interval "
                                   f"overlaps the edge of the {paper_s}")
+        if _within(bound, lo, hi) and _within(bound, *band):
+            return UNDETECTABLE, (f"lab {ci} overlaps the {paper_s}, and both lie within "
+                                  f"+-{_fmt_abs(bound, sc)}, {bound_what}: the size looked "
+                                  "for is below what this lab resolves")
         return INCONCLUSIVE, f"lab {ci} overlaps the {paper_s} and 0 or its edge"
     if expect == "no difference" and (lo > 0 or hi < 0):
         return FAILS, f"lab {ci} excludes 0: a difference"
@@ -411,11 +416,16 @@ def classify(expect: str, effect: Effect, *, paper: float = math.nan,
         return HOLDS, f"lab {ci} excludes 0: {expect}"
     if wrong_side:
         return FAILS, f"lab {ci} excludes 0 on the other side: not {expect}"
-    if not math.isnan(bound) and math.isfinite(bound) and -bound <= lo and hi <= bound:
+    if _within(bound, lo, hi):
         return UNDETECTABLE, f"lab {ci} lies within +-{_fmt_abs(bound, sc)}, {bound_what}"
     return INCONCLUSIVE, f"lab {ci} includes 0" + (
         f" and reaches past +-{_fmt_abs(bound, sc)} ({bound_what})"
         if not math.isnan(bound) and math.isfinite(bound) else "")
+
+
+def _within(bound: float, lo: float, hi: float) -> bool:
+    """Whether [lo, hi] lies within +- a finite bound."""
+    return math.isfinite(bound) and -bound <= lo and hi <= bound
 
 
 def _fmt_abs(v: float, scale: str) -> str:

@@ -143,7 +143,9 @@ def _missing(campaign: Campaign) -> str:
 def _kept(campaign: Campaign) -> str:
     return (f"`{campaign.name}`: its rows and figures are kept as the doc had them (no "
             f"results database in {campaign.results} here; the engine wrote them when it "
-            "was)")
+            "was, and before 2026-11-28 an until-verdicts campaign's 'smaller than this lab "
+            "can detect' compared with what its rounds so far detect, not with a bound "
+            "fixed before the run)")
 
 
 @dataclass(frozen=True)
