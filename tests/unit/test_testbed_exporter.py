@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import socket
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,11 @@ def test_without_figures_no_cassandra_series_are_written(tmp_path: Path) -> None
     text = exporter.render(lab_state(tmp_path), None)
     assert "casslab_node_cql_up{" not in text
     assert "casslab_node_cpu_seconds_total{" in text
+
+
+def test_a_node_without_a_compaction_executor_has_none_pending(tmp_path: Path) -> None:
+    figures = exporter.read_figures(FakeCql(), "127.0.1.1")
+    without = replace(figures, pools=[p for p in figures.pools
+                                      if p.name != "CompactionExecutor"])
+    text = exporter.render(lab_state(tmp_path), None, {"127.0.1.1": without})
+    assert value(text, 'casslab_node_compactions_pending{lab="cvbx",node="node1"}') == 0

@@ -440,20 +440,25 @@ def _round_sides(cells: Sequence[CellStats], f: Finding, rounds: Mapping[int, in
                  ) -> dict[int, list[tuple[float, float]]]:
     """round -> (value at `from`, value at `to`) for every pair of cells at the two
     levels that share their other levels (and match `where`)."""
+    out: dict[int, list[tuple[float, float]]] = {}
+    for cl, ch in _cell_pairs(cells, f):
+        lo = {rounds[t]: v for t, v in zip(cl.trial_ids, cl.values, strict=True)
+              if t in rounds}
+        hi = {rounds[t]: v for t, v in zip(ch.trial_ids, ch.values, strict=True)
+              if t in rounds}
+        for r in sorted(set(lo) & set(hi)):
+            out.setdefault(r, []).append((lo[r], hi[r]))
+    return dict(sorted(out.items()))
+
+
+def _cell_pairs(cells: Sequence[CellStats], f: Finding
+                ) -> list[tuple[CellStats, CellStats]]:
+    """(cell at `from`, cell at `to`) for every pair that shares its other levels (and
+    matches `where`)."""
     lows = [cs for cs in cells if _matches(cs.params, {**f.where, f.factor: [f.low]})]
     highs = [cs for cs in cells if _matches(cs.params, {**f.where, f.factor: [f.high]})]
-    out: dict[int, list[tuple[float, float]]] = {}
-    for cl in lows:
-        for ch in highs:
-            if _pair_key(cl.params, f.factor) != _pair_key(ch.params, f.factor):
-                continue
-            lo = {rounds[t]: v for t, v in zip(cl.trial_ids, cl.values, strict=True)
-                  if t in rounds}
-            hi = {rounds[t]: v for t, v in zip(ch.trial_ids, ch.values, strict=True)
-                  if t in rounds}
-            for r in sorted(set(lo) & set(hi)):
-                out.setdefault(r, []).append((lo[r], hi[r]))
-    return dict(sorted(out.items()))
+    return [(cl, ch) for cl in lows for ch in highs
+            if _pair_key(cl.params, f.factor) == _pair_key(ch.params, f.factor)]
 
 
 def cell_median_ratio(cells: Sequence[CellStats], f: Finding) -> float:
@@ -461,16 +466,11 @@ def cell_median_ratio(cells: Sequence[CellStats], f: Finding) -> float:
     other levels (and match `where`) of median(to) / median(from). Pooled medians mislead
     when the pooled factors have effects of their own: 004's read latency pooled over
     150 and 450 threads gave x 0.91 while every cell had LXC 6 % slower."""
-    lows = [cs for cs in cells if _matches(cs.params, {**f.where, f.factor: [f.low]})]
-    highs = [cs for cs in cells if _matches(cs.params, {**f.where, f.factor: [f.high]})]
     logs = []
-    for cl in lows:
-        for ch in highs:
-            if _pair_key(cl.params, f.factor) != _pair_key(ch.params, f.factor):
-                continue
-            lo, hi = _median(cl.values), _median(ch.values)
-            if lo > 0 and hi > 0:
-                logs.append(math.log(hi / lo))
+    for cl, ch in _cell_pairs(cells, f):
+        lo, hi = _median(cl.values), _median(ch.values)
+        if lo > 0 and hi > 0:
+            logs.append(math.log(hi / lo))
     return math.exp(sum(logs) / len(logs)) if logs else math.nan
 
 
