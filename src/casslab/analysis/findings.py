@@ -537,8 +537,9 @@ def _pattern_levels(cells: Sequence[CellStats], f: Finding) -> set[float]:
 def pattern_effect(f: Finding, cells: Sequence[CellStats], level: float, *,
                    rounds: Mapping[int, int] | None = None, sequential: bool = False,
                    c: float | None = None) -> tuple[Effect, float, float]:
-    """(the effect's interval at `level`, the two-sided p of no pattern, the lab's
-    detectable effect) for a trend or an alternation (casslab.analysis.patterns):
+    """(the effect's interval at `level`, the two-sided p of no pattern, the pooled
+    fit's detectable effect: NaN within rounds, where `bound_of` gives it from the
+    effect) for a trend or an alternation (casslab.analysis.patterns):
     within each complete round when `rounds` is given (paired t, or the anytime-valid
     sequence), else one fit over the pooled kept trials (Student t, n - p df). The
     effect is on the log scale: per unit of the factor (trend), or the claimed levels'
@@ -557,9 +558,7 @@ def pattern_effect(f: Finding, cells: Sequence[CellStats], level: float, *,
         effect = replace(pe, method=pe.method.replace(
             "log-ratios", f"least-squares fits ({what})"))
         p = math.nan if sequential else _t_p(effect.estimate, effect.noise_sd, effect.n_low)
-        bound = detectable_log_effect(effect.kind, effect.noise_sd, effect.n_low,
-                                      effect.n_high, level, c=effect.c)
-        return effect, p, bound
+        return effect, p, math.nan
     points: list[Point] = [(_pair_key(cs.params, f.factor),
                             level_number(cs.params[f.factor]), v)
                            for cs in matched for v in cs.values]
@@ -657,6 +656,7 @@ def judge(ref: Reference, analyses: Sequence[Analysis], *,
     m = max(len(ref.findings), 1)
     level, family = family_level(ref.alpha, m)
     c = tune_c(planned_rounds or DEFAULT_ROUNDS, ref.alpha / m) if sequential else None
+    declared = margin if sequential else None  # design.detect is for until: verdicts
     out = []
     for f in ref.findings:
         a = by_response.get(f.response)
@@ -667,9 +667,8 @@ def judge(ref: Reference, analyses: Sequence[Analysis], *,
         if f.pattern:
             effect, p, fixed = pattern_effect(f, cells, level, rounds=rounds,
                                               sequential=sequential, c=c)
-            z = (bound_of(f, effect, margin=margin if sequential else None,
-                          planned_rounds=planned_rounds) if effect.kind != LINE else
-                 Bound(fixed, MEASURED, FIXED_BOUND))
+            z = (Bound(fixed, MEASURED, FIXED_BOUND) if effect.kind == LINE else
+                 bound_of(f, effect, margin=declared, planned_rounds=planned_rounds))
             verdict, why = classify(_pattern_direction(f), effect, paper=paper, band=band,
                                     bound=z.value, bound_what=z.what)
             if not effect.bounded and effect.kind == LINE:
@@ -683,7 +682,7 @@ def judge(ref: Reference, analyses: Sequence[Analysis], *,
                 "log-ratios", "slopes (to - from) / (to level - from level)"))
             p = math.nan if sequential else _t_p(effect.estimate, effect.noise_sd,
                                                  effect.n_low)
-            z = bound_of(f, effect, planned_rounds=planned_rounds)
+            z = bound_of(f, effect, margin=declared, planned_rounds=planned_rounds)
             verdict, why = classify("slope", effect, paper=paper, band=band, bound=z.value,
                                     bound_what=z.what)
         elif f.expect == "slope":
@@ -691,7 +690,7 @@ def judge(ref: Reference, analyses: Sequence[Analysis], *,
             effect = Effect(SLOPE, fit.slope, fit.low, fit.high, level,
                             "least-squares slope, Student t (n - 2 df)", False, fit.n, fit.n,
                             kind=LINE)
-            p, z = fit.p, Bound(math.nan, MEASURED, FIXED_BOUND)
+            p, z = fit.p, bound_of(f, effect)
             verdict, why = classify("slope", effect, paper=paper, band=band)
             if math.isnan(fit.slope):
                 why = (f"too few trials for a line ({fit.n} trials at {fit.levels} levels; "
@@ -699,8 +698,7 @@ def judge(ref: Reference, analyses: Sequence[Analysis], *,
         else:
             effect, p = finding_effect(f, cells, level, rounds=rounds, sequential=sequential,
                                        c=c)
-            z = bound_of(f, effect, margin=margin if sequential else None,
-                         planned_rounds=planned_rounds if sequential else None)
+            z = bound_of(f, effect, margin=declared, planned_rounds=planned_rounds)
             verdict, why = classify(f.expect, effect, paper=paper, band=band, bound=z.value,
                                     bound_what=z.what)
             if effect.kind in (POOLED, RANK) and not effect.bounded:
