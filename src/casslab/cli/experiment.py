@@ -90,6 +90,8 @@ def validate(spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML)."
             # One line per size, never folded (paths make it long; scripts grep it).
             lab_warm = (f", {s.design.lab_warmup_trials} per lab after it is built"
                         if s.design.lab_warmup_trials else "")
+            lab_warm += (f", {_n(s.design.warmup_rounds, 'warm-up round')} before round 1"
+                         if s.design.warmup_rounds else "")
             out.print(f"{what}: valid; {cells} cells, {len(trials)} trials "
                       f"({s.design.warmup_trials} warm-up per {per}{lab_warm}){ref}",
                       soft_wrap=True)

@@ -33,6 +33,12 @@ when the round enters it after a reset (once, at the start, when the campaign ha
 lab and one schema); with a design.reset, or the tuner on, each kept trial is its own
 unit as above. With `until: verdicts` the plan holds `trials.max` rounds and the runner
 stops after any round from `trials.min` on (casslab.experiment.sequential).
+`design.warmup_rounds: N` puts N whole rounds of warm-ups before round 1's trials (every
+cell once, in round 1's order, part of round 1 and nothing kept): every lab is built and
+every cell has run under load before the first kept trial, where lab_warmup_trials warm
+only the cell that comes first on each lab (seed 004's mixed run of 2026-11-28: the first
+lab's node still ramping from 2,000 to 4,400 operations/s through its warm-ups and first
+kept trial).
 """
 
 from __future__ import annotations
@@ -232,6 +238,9 @@ def _round_units(spec: CampaignSpec) -> list[list[_Unit]]:
     prev: tuple[str, str] | None = None
     for r, run in enumerate(arrange(groups, d.trials_max, d.seed), start=1):
         units: list[_Unit] = []
+        if r == 1 and d.warmup_rounds:  # whole rounds of warm-ups, in round 1's order
+            units.extend(_Unit(c, 1, False, r) for _ in range(d.warmup_rounds) for c in run)
+            prev = block_key(run[-1].params, spec.factors)
         for c in run:
             if d.reset != "none" or _tuned(spec, c):  # each kept trial: reset, warm-ups, trial
                 units.append(_Unit(c, d.warmup_trials, True, r))

@@ -222,6 +222,7 @@ def _smoke(root: dict[str, Any]) -> None:
             design.pop(key, None)
         design["warmup_trials"] = 0
         design["lab_warmup_trials"] = 0
+        design.pop("warmup_rounds", None)
     factors = root.get("factors")
     if isinstance(factors, list):
         cells = 1

@@ -15,7 +15,8 @@ from casslab.experiment.spec.model import DesignSpec, Guard
 RESETS = ("none", "truncate", "recreate", "rebuild")
 
 DESIGN_KEYS = ("trials", "warmup_trials", "lab_warmup_trials", "randomize", "seed", "reset",
-               "order", "until", "budget", "detect", "noise_cv", "guard", "labs")
+               "order", "until", "budget", "detect", "noise_cv", "guard", "labs",
+               "warmup_rounds")
 ORDERS = ("random", "blocked", "interleaved")
 UNTILS = ("trials", "verdicts")
 # How a change of lab factor is carried out. rebuild: the lab is taken down and the next
@@ -41,6 +42,11 @@ def parse_design(v: V, raw: Any, reference: Reference) -> DesignSpec:
     seed = v.integer(m.get("seed", 1), ("design", "seed"), 0)
     reset = v.choice(m.get("reset", "none"), ("design", "reset"), RESETS, "reset")
     lab_warm = v.integer(m.get("lab_warmup_trials", 0), ("design", "lab_warmup_trials"), 0, 100)
+    warm_rounds = v.integer(m.get("warmup_rounds", 0), ("design", "warmup_rounds"), 0, 10)
+    if warm_rounds and order != "interleaved":
+        raise v.doc.error(("design", "warmup_rounds"), "needs `order: interleaved` (a warm-up "
+                          "round is a round of every cell, nothing kept); valid without it: "
+                          "warmup_trials, lab_warmup_trials")
     if until == "verdicts":
         if order != "interleaved":
             raise v.doc.error(("design", "until"), "verdicts needs `order: interleaved` (it "
@@ -69,7 +75,7 @@ def parse_design(v: V, raw: Any, reference: Reference) -> DesignSpec:
         raise v.doc.error(("design", "labs"), "keep contradicts `reset: rebuild` (a rebuild "
                           "before every kept trial keeps no lab); valid with it: rebuild")
     return DesignSpec(lo, warm, order == "random", seed, reset, lab_warm, order, hi, until,
-                      budget, noise, guard, detect, labs)
+                      budget, noise, guard, detect, labs, warm_rounds)
 
 
 def _trials(v: V, raw: Any, until: str) -> tuple[int, int]:

@@ -115,6 +115,9 @@ class DesignSpec:
     # (SIGSTOP) while another one runs; going back to it resumes it and recreates the
     # data instead of rebuilding (see LABS in designblock)
     labs: str = "rebuild"
+    # interleaved: whole rounds of warm-ups (every cell once, in round 1's order) before
+    # round 1, so no kept round runs while the labs are still settling
+    warmup_rounds: int = 0
 
     def __post_init__(self) -> None:
         if self.trials_max == 0:

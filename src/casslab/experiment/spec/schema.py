@@ -88,6 +88,9 @@ def json_schema() -> specio.JsonSchema:
                                           "with until: verdicts"},
                        "warmup_trials": integer(0, 1000),
                        "lab_warmup_trials": integer(0, 100),
+                       "warmup_rounds": {**integer(0, 10),
+                                         "description": "order: interleaved: whole rounds "
+                                         "of warm-ups (every cell once) before round 1"},
                        "randomize": {"type": "boolean",
                                      "description": "older spelling of order: random"},
                        "order": enum(ORDERS, "blocked: cells in factor order, grouped by "

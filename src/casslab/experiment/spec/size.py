@@ -33,6 +33,7 @@ def estimate_size(spec: CampaignSpec) -> CampaignSize:
                       else d.trials_max + d.warmup_trials)
     trials += d.lab_warmup_trials * math.prod(len(f.levels) for f in spec.factors
                                               if f.kind == "lab")
+    trials += d.warmup_rounds * cells
     wall = trials * _trial_bound_s(spec.stop)
     if spec.search is not None:
         steps = cells * spec.search.max_steps * spec.search.trials
