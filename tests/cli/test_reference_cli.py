@@ -33,3 +33,19 @@ def test_a_bad_reference_level_is_one_line_with_file_line_and_field(tmp_path: Pa
     assert res.returncode != 0
     assert (f"{spec}:6: reference.values[0].at.nodes: 6 is not a level of factor nodes "
             "(valid: 1, 3)") in res.stderr.replace("\n", "")
+
+
+def test_validate_says_a_difference_finding_has_no_relative_detectable_size(
+        tmp_path: Path) -> None:
+    spec = tmp_path / "s.yaml"
+    spec.write_text("workload: {name: ycsb-a}\nfactors:\n  - {name: nodes, levels: [1, 3]}\n"
+                    "design: {trials: 5, noise_cv: 0.05}\n"
+                    "reference:\n  findings:\n"
+                    "    - {claim: more, factor: nodes, expect: higher}\n"
+                    "    - {claim: fewer pages, factor: nodes, expect: lower, "
+                    "scale: difference}\n")
+    res = casslab("experiment", "validate", str(spec), env=None)
+    assert res.returncode == 0, res.stderr
+    out = res.stdout.replace("\n", " ")
+    assert "finding 'more': detectable +-" in out
+    assert "finding 'fewer pages': a difference in runtime_s's unit" in out

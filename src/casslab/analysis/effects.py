@@ -12,20 +12,26 @@ slows everything by x % moves both sides alike. Three ways to get its interval:
   sequence of the mean per-round log-ratio (casslab.analysis.sequential), valid when
   looked at after every round; the intersection of its intervals over the rounds so
   far, which covers as often and never widens.
+A finding with `scale: difference` reads the effect as to - from in the response's unit
+instead (the same three intervals on the values, or on per-round differences): for a
+response near 0, where a ratio of two small counts bounds nothing.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats as st  # type: ignore[import-untyped]
 
 from casslab.analysis.sequential import running_cs
 
-LOG_RATIO, SLOPE = "log-ratio", "slope"
+# DIFFERENCE: to - from in the response's unit, for responses near 0 where a ratio of two
+# small counts bounds nothing (004's disk writes of a read load: one or two 4 KiB pages
+# in a trial, a log-ratio interval of -33 % to +119 %)
+LOG_RATIO, SLOPE, DIFFERENCE = "log-ratio", "slope", "difference"
 # How an interval was made (casslab.analysis.power turns each into a detectable effect)
 POOLED, RANK, PAIRED, SEQUENTIAL, LINE = "pooled", "rank", "paired", "sequential", "line"
 
@@ -47,6 +53,7 @@ class Effect:
     noise_sd: float = math.nan  # sd of one observation on `scale` (for power)
     kind: str = POOLED  # POOLED, RANK, PAIRED, SEQUENTIAL or LINE
     c: float = math.nan  # SEQUENTIAL: the confidence sequence's prior precision
+    unit: str = ""  # DIFFERENCE: the response's unit
 
     @property
     def coverage(self) -> str:
@@ -93,20 +100,32 @@ def unbounded(scale: str, level: float, method: str, anytime: bool, n_low: int, 
 def welch_log_effect(low: Sequence[float], high: Sequence[float],
                      level: float = 0.95) -> Effect:
     """Pooled: Welch's t interval of mean log(high) - mean log(low)."""
-    method = "Welch t on logs (pooled trials)"
-    lx, hx = _logs(low), _logs(high)
+    return _welch(_logs(low), _logs(high), len(low), len(high), level,
+                  "Welch t on logs (pooled trials)", LOG_RATIO)
+
+
+def welch_difference_effect(low: Sequence[float], high: Sequence[float],
+                            level: float = 0.95, unit: str = "") -> Effect:
+    """Pooled: Welch's t interval of mean(high) - mean(low), in the response's unit."""
+    e = _welch(np.asarray(low, dtype=float), np.asarray(high, dtype=float), len(low),
+               len(high), level, "Welch t on values (pooled trials)", DIFFERENCE)
+    return replace(e, unit=unit)
+
+
+def _welch(lx: np.ndarray | None, hx: np.ndarray | None, n_low: int, n_high: int,
+           level: float, method: str, scale: str) -> Effect:
     if lx is None or hx is None or lx.size < 2 or hx.size < 2:
-        return unbounded(LOG_RATIO, level, method, False, len(low), len(high))
+        return unbounded(scale, level, method, False, n_low, n_high)
     vx, vy = float(lx.var(ddof=1)) / lx.size, float(hx.var(ddof=1)) / hx.size
     est = float(hx.mean() - lx.mean())
     pooled = math.sqrt(((lx.size - 1) * lx.var(ddof=1) + (hx.size - 1) * hx.var(ddof=1))
                        / (lx.size + hx.size - 2))
     if vx + vy == 0:
-        return Effect(LOG_RATIO, est, est, est, level, method, False, int(lx.size),
+        return Effect(scale, est, est, est, level, method, False, int(lx.size),
                       int(hx.size), 0.0)
     df = (vx + vy) ** 2 / (vx ** 2 / (lx.size - 1) + vy ** 2 / (hx.size - 1))
     half = float(st.t.ppf(0.5 + level / 2, df)) * math.sqrt(vx + vy)
-    return Effect(LOG_RATIO, est, est - half, est + half, level, method, False,
+    return Effect(scale, est, est - half, est + half, level, method, False,
                   int(lx.size), int(hx.size), pooled, POOLED)
 
 
@@ -161,10 +180,25 @@ def hodges_lehmann_effect(low: Sequence[float], high: Sequence[float],
     two ordered differences, from the exact Mann-Whitney U distribution (normal
     approximation above 2,500 pairs). Unbounded when the samples are too small for the
     level (the same limit as the test's smallest p)."""
-    method = "Hodges-Lehmann shift of logs, Mann-Whitney interval (pooled trials)"
-    lx, hx = _logs(low), _logs(high)
-    if lx is None or hx is None:
-        return unbounded(LOG_RATIO, level, method, False, len(low), len(high), kind=RANK)
+    return _hodges_lehmann(_logs(low), _logs(high), len(low), len(high), level,
+                           "Hodges-Lehmann shift of logs, Mann-Whitney interval (pooled "
+                           "trials)", LOG_RATIO)
+
+
+def hodges_lehmann_difference_effect(low: Sequence[float], high: Sequence[float],
+                                     level: float = 0.95, unit: str = "") -> Effect:
+    """As hodges_lehmann_effect, on the values themselves (a shift in the response's
+    unit)."""
+    e = _hodges_lehmann(np.asarray(low, dtype=float), np.asarray(high, dtype=float),
+                        len(low), len(high), level, "Hodges-Lehmann shift, Mann-Whitney "
+                        "interval (pooled trials)", DIFFERENCE)
+    return replace(e, unit=unit)
+
+
+def _hodges_lehmann(lx: np.ndarray | None, hx: np.ndarray | None, n_low: int, n_high: int,
+                    level: float, method: str, scale: str) -> Effect:
+    if lx is None or hx is None or not lx.size or not hx.size:
+        return unbounded(scale, level, method, False, n_low, n_high, kind=RANK)
     diffs = np.sort((hx[None, :] - lx[:, None]).ravel())
     n1, n2, big = int(lx.size), int(hx.size), int(diffs.size)
     est = float(np.median(diffs))
@@ -179,7 +213,7 @@ def hodges_lehmann_effect(low: Sequence[float], high: Sequence[float],
     pooled = (math.sqrt(((n1 - 1) * lx.var(ddof=1) + (n2 - 1) * hx.var(ddof=1))
                         / (n1 + n2 - 2)) if n1 + n2 > 2 and n1 > 1 and n2 > 1 else math.nan)
     if k < 1:
-        return Effect(LOG_RATIO, est, -math.inf, math.inf, level, method, False, n1, n2,
+        return Effect(scale, est, -math.inf, math.inf, level, method, False, n1, n2,
                       pooled, RANK)
-    return Effect(LOG_RATIO, est, float(diffs[k - 1]), float(diffs[big - k]), level, method,
+    return Effect(scale, est, float(diffs[k - 1]), float(diffs[big - k]), level, method,
                   False, n1, n2, pooled, RANK)

@@ -10,7 +10,9 @@ is lab / paper, the paper's value converted to the response's unit.
 
 Findings are decided from an interval of the effect, never from a p value alone:
 - the effect of `to` against `from` is the log-ratio e = log(to / from) (read as a
-  change in %), or for `expect: slope` the least-squares slope on the factor;
+  change in %), or for `expect: slope` the least-squares slope on the factor, or for
+  `scale: difference` to - from in the response's unit (the same intervals on the
+  values; a response near 0 has no ratio worth the name);
 - its interval (casslab.analysis.effects): pooled trials, Welch's t on logs (or, with
   `test: mann-whitney`, the Hodges-Lehmann shift of the logs with its exact
   distribution-free interval from the Mann-Whitney U distribution); interleaved rounds
@@ -33,6 +35,8 @@ design allows, so that more rounds can only make a verdict firmer:
 - declared: a design that adds rounds until verdicts with `design.detect: D` (an
   equivalence margin set before the run): z = log(1 + D) for every finding whose
   effect is a ratio (symmetric on the log scale: -D / (1 + D) to +D);
+- declared too: a `scale: difference` finding's own `detect` (in the response's unit),
+  in any design;
 - measured: else what the design detects with 90 % power at the noise it measured
   (casslab.analysis.power), with its planned maximum of rounds for a design that adds
   rounds (the effect is then below what the whole campaign could detect), with the
@@ -68,6 +72,7 @@ from typing import Any
 
 from casslab.analysis.campaign import Analysis, CellStats, analyze, level_label
 from casslab.analysis.effects import (
+    DIFFERENCE,
     LINE,
     LOG_RATIO,
     POOLED,
@@ -75,11 +80,13 @@ from casslab.analysis.effects import (
     SEQUENTIAL,
     SLOPE,
     Effect,
+    hodges_lehmann_difference_effect,
     hodges_lehmann_effect,
     paired_log_effect,
     pct_text,
     sequential_log_effect,
     to_pct,
+    welch_difference_effect,
     welch_log_effect,
 )
 from casslab.analysis.patterns import (
@@ -155,6 +162,8 @@ class Verdict:
     fit: SlopeFit | None = None  # expect slope: the lab's fitted slope
     bound_source: str = MEASURED  # MEASURED (the lab's power) or DECLARED (design.detect)
     cell_ratio: float = math.nan  # geometric mean of matched cells' median ratios
+    cell_difference: float = math.nan  # scale difference: mean of matched cells' median
+    # differences (to - from)
 
     @property
     def ratio(self) -> float:
@@ -167,6 +176,14 @@ class Verdict:
             return math.nan
         return self.median_high / self.median_low
 
+    def medians_text(self) -> str:
+        """The cells' medians, to against from, cell by cell: "cell medians x 1.04", or
+        for a difference finding "cell medians +0.13 KiB/s"; "" when unknown."""
+        if self.effect.scale == DIFFERENCE:
+            d = self.cell_difference
+            return "" if math.isnan(d) else f"cell medians {d:+.4g} {self.effect.unit}".rstrip()
+        return "" if math.isnan(self.ratio) or self.fit else f"cell medians x {self.ratio:.2f}"
+
     @property
     def decisive(self) -> bool:
         return self.verdict in DECISIVE
@@ -175,7 +192,8 @@ class Verdict:
     def label(self) -> str:
         """The verdict as the table prints it."""
         if self.verdict == UNDETECTABLE:
-            return (f"{UNDETECTABLE} (+-{_fmt_abs(self.bound, self.effect.scale)}, "
+            unit = f" {self.effect.unit}" if self.effect.unit else ""
+            return (f"{UNDETECTABLE} (+-{_fmt_abs(self.bound, self.effect.scale)}{unit}, "
                     f"{self.bound_source})")
         if self.verdict == SIZE_DIFFERS:
             return (f"{SIZE_DIFFERS} (lab {size_text(self.effect.estimate, self.effect.scale)} "
@@ -191,6 +209,9 @@ class Verdict:
         if e.scale == LOG_RATIO:
             est, lo, hi = e.pct()
             body = f"{est:+.1f} % [{lo:+.1f}, {hi:+.1f}]"
+        elif e.scale == DIFFERENCE:
+            body = (f"{e.estimate:+.4g} [{e.low:+.4g}, {e.high:+.4g}]"
+                    + (f" {e.unit}" if e.unit else ""))
         else:
             body = f"{e.estimate:.4g} [{e.low:.4g}, {e.high:.4g}]"
         return f"{body} ({e.coverage})"
@@ -201,6 +222,8 @@ def size_text(v: float, scale: str) -> str:
     value (a slope); "-" for none."""
     if math.isnan(v):
         return "-"
+    if scale == DIFFERENCE:
+        return f"{v:+.4g}"
     return f"{to_pct(v):+.1f} %" if scale == LOG_RATIO else f"{v:.4g}"
 
 
@@ -322,6 +345,10 @@ def size_looked_for(ref: Reference, f: Finding) -> tuple[float, tuple[float, flo
         return f.slope, (f.slope - f.tolerance, f.slope + f.tolerance)
     if f.pattern:
         return growth_band(ref, f)
+    if f.difference:  # a direction, or an equivalence band in the response's unit
+        if f.expect == "no difference" and not math.isnan(f.tolerance):
+            return 0.0, (-f.tolerance, f.tolerance)
+        return nan, (nan, nan)
     if f.expect == "no difference":
         if math.isnan(f.tolerance):
             return nan, (nan, nan)
@@ -429,6 +456,7 @@ def _within(bound: float, lo: float, hi: float) -> bool:
 
 
 def _fmt_abs(v: float, scale: str) -> str:
+    """|v| on its scale: a change in % for a log-ratio, else the value."""
     return f"{to_pct(abs(v)):.1f} %" if scale == LOG_RATIO else f"{abs(v):.4g}"
 
 
@@ -474,6 +502,23 @@ def cell_median_ratio(cells: Sequence[CellStats], f: Finding) -> float:
     return math.exp(sum(logs) / len(logs)) if logs else math.nan
 
 
+def cell_median_difference(cells: Sequence[CellStats], f: Finding) -> float:
+    """The mean over the pairs of cells at `to` and `from` that share their other levels
+    (and match `where`) of median(to) - median(from): a difference finding's descriptive
+    counterpart of cell_median_ratio."""
+    diffs = [_median(ch.values) - _median(cl.values) for cl, ch in _cell_pairs(cells, f)
+             if cl.values and ch.values]
+    return sum(diffs) / len(diffs) if diffs else math.nan
+
+
+def paired_differences(cells: Sequence[CellStats], f: Finding,
+                       rounds: Mapping[int, int]) -> list[float]:
+    """One value per complete round: to - from, averaged over the pairs of cells at `to`
+    and `from` that share their other levels (and match `where`)."""
+    return [sum(hi - lo for lo, hi in pairs) / len(pairs)
+            for pairs in _round_sides(cells, f, rounds).values()]
+
+
 def paired_log_ratios(cells: Sequence[CellStats], f: Finding,
                       rounds: Mapping[int, int]) -> list[float]:
     """One value per complete round: log(to / from), averaged over the pairs of cells
@@ -499,10 +544,14 @@ def paired_slopes(cells: Sequence[CellStats], f: Finding,
 
 def finding_effect(f: Finding, cells: Sequence[CellStats], level: float, *,
                    rounds: Mapping[int, int] | None = None, sequential: bool = False,
-                   c: float | None = None) -> tuple[Effect, float]:
+                   c: float | None = None, unit: str = "") -> tuple[Effect, float]:
     """(the effect's interval at `level`, the two-sided p of no effect) for a
     difference finding: paired per round when `rounds` (trial id -> round) is given,
-    else pooled (Welch on logs, or Hodges-Lehmann for `test: mann-whitney`)."""
+    else pooled (Welch on logs, or Hodges-Lehmann for `test: mann-whitney`); on the
+    values themselves for `scale: difference` (`unit`: the response's)."""
+    if f.difference:
+        return _difference_effect(f, cells, level, rounds=rounds, sequential=sequential,
+                                  c=c, unit=unit)
     if rounds is not None:
         d = paired_log_ratios(cells, f, rounds)
         if sequential:
@@ -516,6 +565,23 @@ def finding_effect(f: Finding, cells: Sequence[CellStats], level: float, *,
     e = welch_log_effect(lo, hi, level)
     llo, lhi = _logs(lo), _logs(hi)
     return e, (welch(lhi, llo)[1] if llo is not None and lhi is not None else math.nan)
+
+
+def _difference_effect(f: Finding, cells: Sequence[CellStats], level: float, *,
+                       rounds: Mapping[int, int] | None, sequential: bool, c: float | None,
+                       unit: str) -> tuple[Effect, float]:
+    """finding_effect for `scale: difference`: the same intervals on to - from."""
+    if rounds is not None:
+        d = paired_differences(cells, f, rounds)
+        pe = sequential_log_effect(d, level, c) if sequential else paired_log_effect(d, level)
+        e = replace(pe, scale=DIFFERENCE, unit=unit, method=pe.method.replace(
+            "log-ratios", "differences (to - from)"))
+        return e, (math.nan if sequential else _t_p(e.estimate, e.noise_sd, e.n_low))
+    lo, hi = _side(cells, f, f.low), _side(cells, f, f.high)
+    if f.test == "mann-whitney":
+        return hodges_lehmann_difference_effect(lo, hi, level, unit), mann_whitney(hi, lo)[1]
+    e = welch_difference_effect(lo, hi, level, unit)
+    return e, (welch(hi, lo)[1] if len(lo) > 1 and len(hi) > 1 else math.nan)
 
 
 def _pattern_direction(f: Finding) -> str:
@@ -628,6 +694,9 @@ def bound_of(f: Finding, effect: Effect, *, margin: float | None = None,
     if margin is not None and effect.scale == LOG_RATIO and not f.pattern:
         return Bound(math.log1p(margin), DECLARED,
                      "the margin declared before the run (design.detect)")
+    if effect.scale == DIFFERENCE and not math.isnan(f.detect):
+        return Bound(f.detect, DECLARED, "the difference declared before the run (the "
+                     "finding's detect)")
     n_low, n_high, what = effect.n_low, effect.n_high, FIXED_BOUND
     if effect.kind == SEQUENTIAL and planned_rounds:
         n_low = n_high = max(planned_rounds, effect.n_low)
@@ -697,7 +766,7 @@ def judge(ref: Reference, analyses: Sequence[Analysis], *,
                        "the fit needs >= 3 trials at >= 2 levels)")
         else:
             effect, p = finding_effect(f, cells, level, rounds=rounds, sequential=sequential,
-                                       c=c)
+                                       c=c, unit=a.unit if a else "")
             z = bound_of(f, effect, margin=declared, planned_rounds=planned_rounds)
             verdict, why = classify(f.expect, effect, paper=paper, band=band, bound=z.value,
                                     bound_what=z.what)
@@ -712,7 +781,9 @@ def judge(ref: Reference, analyses: Sequence[Analysis], *,
         out.append(Verdict(f, verdict, why, f"{effect.method}; {family}", n_low, n_high,
                            _median(lo), _median(hi), effect, p, p_adj, paper, band,
                            z.value, spent, fit, z.source,
-                           math.nan if f.pattern else cell_median_ratio(cells, f)))
+                           math.nan if f.pattern or f.difference else
+                           cell_median_ratio(cells, f),
+                           cell_median_difference(cells, f) if f.difference else math.nan))
     return out
 
 

@@ -74,6 +74,11 @@ def finding_lines(spec: CampaignSpec, pilot: Path | None) -> tuple[list[str], li
         noise = noises[f.response]
         if noise is None:
             continue
+        if f.difference:  # the noise is relative (a CV); a difference is in the unit
+            lines.append(f"finding {f.claim!r}: a difference in {f.response}'s unit; its "
+                         "detectable size needs the noise in that unit (the campaign's "
+                         "report measures it)")
+            continue
         size, _band = size_looked_for(ref, f)
         looks_for = (to_pct(size) if f.expect != "slope" and not f.pattern
                      and math.isfinite(size) else math.nan)

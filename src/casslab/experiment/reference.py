@@ -30,6 +30,12 @@ ratio, default 0.1). `expect: no difference` with `tolerance: T` is an equivalen
 it holds when the whole interval of the ratio lies within 1 +- T, fails when it lies
 outside; without a tolerance any difference the interval shows fails it, and an
 interval within what the lab can detect is "smaller than this lab can detect".
+`scale: difference` (with higher, lower or no difference) reads the effect as to - from
+in the response's unit, not as a ratio: for a response near 0 (a read load's disk
+writes, one or two pages a trial), where the ratio of two small counts bounds nothing.
+Its `tolerance` (no difference) is then in the response's unit, and `detect: D` declares
+before the run the smallest difference worth finding (the bound of "smaller than this
+lab can detect"; without it, what the design detects).
 
 Patterns over three or more levels of a numeric factor (from `from` to `to`, default
 all): `expect: increasing` or `decreasing` (a trend; `growth: 0.08` is the paper's +8 %
@@ -55,7 +61,12 @@ from casslab.store.responses import parse_response
 REFERENCE_KEYS = ("study", "alpha", "values", "findings")
 VALUE_KEYS = ("response", "at", "value", "unit", "source", "note")
 FINDING_KEYS = ("claim", "response", "factor", "from", "to", "expect", "ratio", "slope",
-                "growth", "higher_at", "tolerance", "where", "test", "source")
+                "growth", "higher_at", "tolerance", "where", "test", "source", "scale",
+                "detect")
+# How a `from`/`to` finding reads its effect: the ratio to / from (the default), or the
+# difference to - from in the response's unit (for a response near 0)
+SCALES = ("ratio", "difference")
+DIFFERENCE_EXPECTS = ("higher", "lower", "no difference")
 # Patterns over three or more levels of a numeric factor (casslab.analysis.patterns)
 TRENDS = ("increasing", "decreasing")
 ALTERNATION = "alternation"
@@ -111,6 +122,16 @@ class Finding:
     # fraction (0.08 = +8 % per node); NaN: implied by the reference's values, or none
     growth: float = math.nan
     higher_at: str = ""  # expect alternation: "even" or "odd", the levels that are higher
+    # "difference": the effect is to - from in the response's unit (tolerance too)
+    scale: str = "ratio"
+    # scale difference: the smallest difference worth finding, declared before the run
+    # (response unit; NaN: what the design detects), the bound of "smaller than this
+    # lab can detect"
+    detect: float = math.nan
+
+    @property
+    def difference(self) -> bool:
+        return self.scale == "difference"
 
     @property
     def pattern(self) -> bool:
@@ -299,6 +320,13 @@ def _finding(v: specio.V, item: Any, path: Path_, factors: Sequence[DesignFactor
         raise v.doc.error((*path, "factor"), f"{f.name} has one level: nothing to compare "
                           "(valid: a factor with two or more levels)")
     expect = v.choice(m.get("expect"), (*path, "expect"), EXPECTS, "expectation")
+    scale = v.choice(m.get("scale", "ratio"), (*path, "scale"), SCALES, "scale")
+    if scale == "difference" and expect not in DIFFERENCE_EXPECTS:
+        raise v.doc.error((*path, "scale"), f"difference is not for `expect: {expect}` "
+                          f"(valid with it: {', '.join(DIFFERENCE_EXPECTS)})")
+    if "detect" in m and scale != "difference":
+        raise v.doc.error((*path, "detect"), "is for `scale: difference` (a ratio's margin is "
+                          "design.detect)")
     if expect == "slope":
         return _slope_finding(v, m, path, f, factors, responses, strict)
     if expect in PATTERNS:
@@ -308,10 +336,18 @@ def _finding(v: specio.V, item: Any, path: Path_, factors: Sequence[DesignFactor
         if key in m:
             raise v.doc.error((*path, key), f"is only for {only}")
     tolerance = math.nan
-    if "tolerance" in m:
+    if "tolerance" in m and scale == "difference":
+        if expect != "no difference":
+            raise v.doc.error((*path, "tolerance"), "is for `expect: no difference` with "
+                              "`scale: difference` (the equivalence margin; a difference "
+                              "finding tests a direction)")
+        tolerance = v.number(m["tolerance"], (*path, "tolerance"), 0.0, lo_open=True)
+    elif "tolerance" in m:
         # a ratio's tolerance is relative: 0.1 = within 10 % of the paper's ratio; for
         # "no difference" it is the equivalence margin: the ratio within 1 +- 0.1
         tolerance = v.number(m["tolerance"], (*path, "tolerance"), 0.0, 1.0, lo_open=True)
+    detect = (v.number(m["detect"], (*path, "detect"), 0.0, lo_open=True) if "detect" in m
+              else math.nan)
     if len(f.levels) > 2 and not ("from" in m and "to" in m):
         raise v.doc.error(path, f"{f.name} has {len(f.levels)} levels: give `from` and `to` "
                           f"(valid: {', '.join(label(lv) for lv in f.levels)})")
@@ -340,7 +376,7 @@ def _finding(v: specio.V, item: Any, path: Path_, factors: Sequence[DesignFactor
                    _where(v, m.get("where"), (*path, "where"), factors, f.name, strict),
                    v.choice(m.get("test", "welch"), (*path, "test"), TESTS, "test"),
                    v.string(m["source"], (*path, "source")) if "source" in m else "", ratio,
-                   tolerance=tolerance)
+                   tolerance=tolerance, scale=scale, detect=detect)
 
 
 def level_number(level: Any) -> float:
@@ -492,7 +528,12 @@ def reference_schema() -> specio.JsonSchema:
                                           "slope may be (default 10 % of |slope|); a ratio "
                                           "or a growth: the fraction of it (default 0.1)"),
         "where": specio.schema_map({}, "factor -> level or list of levels"),
-        "test": specio.schema_enum(list(TESTS)), "source": {"type": "string"}},
+        "test": specio.schema_enum(list(TESTS)), "source": {"type": "string"},
+        "scale": specio.schema_enum(list(SCALES), "ratio: to / from (default); "
+                                    "difference: to - from in the response's unit"),
+        "detect": specio.schema_number(0, lo_open=True, description="scale: difference: "
+                                       "the smallest difference worth finding (response "
+                                       "unit), declared before the run")},
         required=("factor", "expect"))
     return specio.schema_object({
         "study": {"type": "string"}, "alpha": specio.schema_number(0, 0.5, lo_open=True),

@@ -18,7 +18,7 @@ from typing import Any
 from casslab.analysis.campaign import Analysis, Labeller, analyze, cell_label, labeller
 from casslab.analysis.clients import SLOW_SHARE, CellClients, client_table
 from casslab.analysis.drift import drift_warning
-from casslab.analysis.effects import LOG_RATIO, SLOPE
+from casslab.analysis.effects import DIFFERENCE, LOG_RATIO
 from casslab.analysis.factorial import Factorial, Term
 from casslab.analysis.findings import (
     FAILS,
@@ -558,7 +558,9 @@ def render_reproduction(repro: Reproduction, analyses: list[Analysis],
              "trials of the matching cells, with its 95 % CI from order statistics (as in "
              "the cells tables; '!' when there are too few trials for 95 %). Ratio: lab / "
              "paper, the paper's value converted to the lab's unit. Findings: each effect "
-             "of `to` against `from` (a change in %, from the log-ratio; or a slope) with "
+             "of `to` against `from` (a change in %, from the log-ratio; a slope; or, for "
+             "a finding with `scale: difference`, to - from in the response's unit, "
+             "declared `detect` as its bound) with "
              "its interval and that interval's coverage, simultaneous over the findings "
              "(Bonferroni); interleaved rounds give paired per-round log-ratios, and "
              "rounds added until decisive an anytime-valid confidence sequence. "
@@ -613,10 +615,13 @@ def _effect(v: Verdict, units: dict[str, str]) -> str:
         # slope (a slope read as a log-ratio printed 2.0 as "639 %")
         paper = ("" if math.isnan(v.paper) else
                  f"; paper {_fmt(100 * math.expm1(v.paper))} %"
-                 if v.effect.scale == LOG_RATIO else f"; paper {size_text(v.paper, SLOPE)}")
-        return (f"{html.escape(v.interval())}{paper}<br><small>median to / from "
-                f"(geometric mean over matched cells) = "
-                f"{_fmt(v.ratio)}</small>")
+                 if v.effect.scale == LOG_RATIO else
+                 f"; paper {size_text(v.paper, v.effect.scale)}")
+        medians = ("median to - from (mean over matched cells)"
+                   f" = {_fmt(v.cell_difference)} {html.escape(v.effect.unit)}"
+                   if v.effect.scale == DIFFERENCE else
+                   f"median to / from (geometric mean over matched cells) = {_fmt(v.ratio)}")
+        return f"{html.escape(v.interval())}{paper}<br><small>{medians}</small>"
     f, fit = v.finding, v.fit
     unit = html.escape(f"{units.get(f.response, '')} per unit of {f.factor}")
     return (f"lab slope = {_fmt(fit.slope)} [{_fmt(fit.low)} - {_fmt(fit.high)}] "

@@ -105,7 +105,8 @@ def _g(v: float) -> str:
 
 def verdict_row(v: Verdict, campaign: str) -> str:
     """One finding as a Markdown row: the engine's verdict, interval and p values."""
-    ratio = "" if math.isnan(v.ratio) or v.fit else f"; cell medians x {v.ratio:.2f}"
+    medians = v.medians_text()
+    ratio = f"; {medians}" if medians else ""
     n = f"{v.fit.n} (line)" if v.fit else f"{v.n_low} / {v.n_high}"
     source = f" ({v.finding.source})" if v.finding.source else ""
     return (f"| {v.finding.claim}{source} | `{campaign}` | **{v.label}** | {v.test} | "
