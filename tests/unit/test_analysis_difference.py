@@ -167,3 +167,15 @@ def test_the_spec_reads_scale_and_detect() -> None:
 def test_bad_difference_fields_are_one_line_errors(body: str, message: str) -> None:
     with pytest.raises(SpecError, match=message):
         parse_spec(SPEC.format(body=body))
+
+
+def test_the_report_and_the_docs_row_print_a_difference_in_the_responses_unit() -> None:
+    from casslab.report.html import _effect
+    from casslab.report.reproduce import verdict_row
+
+    v = _judge(PAGES, finding())
+    cell = _effect(v, {"mean_ms": "ms"})
+    assert cell.startswith("+0.2") and " ms (95 % CI)" in cell
+    assert "median to - from (mean over matched cells) = 0.134 ms" in cell
+    row = verdict_row(v, "c")
+    assert "ms (95 % CI); cell medians +0.1335 ms |" in row and "x " not in row.split("|")[7]
