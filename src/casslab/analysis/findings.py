@@ -553,12 +553,8 @@ def finding_effect(f: Finding, cells: Sequence[CellStats], level: float, *,
         return _difference_effect(f, cells, level, rounds=rounds, sequential=sequential,
                                   c=c, unit=unit)
     if rounds is not None:
-        d = paired_log_ratios(cells, f, rounds)
-        if sequential:
-            return sequential_log_effect(d, level, c), math.nan
-        e = paired_log_effect(d, level)
-        p = _t_p(e.estimate, e.noise_sd, e.n_low)
-        return e, p
+        return per_round_effect(paired_log_ratios(cells, f, rounds), level,
+                                sequential=sequential, c=c)
     lo, hi = _side(cells, f, f.low), _side(cells, f, f.high)
     if f.test == "mann-whitney":
         return hodges_lehmann_effect(lo, hi, level), mann_whitney(hi, lo)[1]
@@ -572,16 +568,26 @@ def _difference_effect(f: Finding, cells: Sequence[CellStats], level: float, *,
                        unit: str) -> tuple[Effect, float]:
     """finding_effect for `scale: difference`: the same intervals on to - from."""
     if rounds is not None:
-        d = paired_differences(cells, f, rounds)
-        pe = sequential_log_effect(d, level, c) if sequential else paired_log_effect(d, level)
-        e = replace(pe, scale=DIFFERENCE, unit=unit, method=pe.method.replace(
-            "log-ratios", "differences (to - from)"))
-        return e, (math.nan if sequential else _t_p(e.estimate, e.noise_sd, e.n_low))
+        return per_round_effect(paired_differences(cells, f, rounds), level,
+                                sequential=sequential, c=c, scale=DIFFERENCE, unit=unit,
+                                what="differences (to - from)")
     lo, hi = _side(cells, f, f.low), _side(cells, f, f.high)
     if f.test == "mann-whitney":
         return hodges_lehmann_difference_effect(lo, hi, level, unit), mann_whitney(hi, lo)[1]
-    e = welch_difference_effect(lo, hi, level, unit)
-    return e, (welch(hi, lo)[1] if len(lo) > 1 and len(hi) > 1 else math.nan)
+    return welch_difference_effect(lo, hi, level, unit), welch(hi, lo)[1]
+
+
+def per_round_effect(d: Sequence[float], level: float, *, sequential: bool,
+                     c: float | None, scale: str = LOG_RATIO, unit: str = "",
+                     what: str = "") -> tuple[Effect, float]:
+    """(the interval of the mean of one value per round on `scale`, its two-sided p of
+    0): the paired t interval, or with rounds added until decisive Lai's confidence
+    sequence (p NaN). `what` names the per-round values in the method (default:
+    log-ratios). Every within-rounds effect of the engine comes from here."""
+    pe = sequential_log_effect(d, level, c) if sequential else paired_log_effect(d, level)
+    e = replace(pe, scale=scale, unit=unit,
+                method=pe.method.replace("log-ratios", what) if what else pe.method)
+    return e, (math.nan if sequential else _t_p(e.estimate, e.noise_sd, e.n_low))
 
 
 def _pattern_direction(f: Finding) -> str:
@@ -619,11 +625,8 @@ def pattern_effect(f: Finding, cells: Sequence[CellStats], level: float, *,
                      {rounds[t]: v for t, v in zip(cs.trial_ids, cs.values, strict=True)
                       if t in rounds}) for cs in matched]
         d = round_coefficients(per_cell, f.expect, f.higher_at)
-        pe = (sequential_log_effect(d, level, c) if sequential else
-              paired_log_effect(d, level))
-        effect = replace(pe, method=pe.method.replace(
-            "log-ratios", f"least-squares fits ({what})"))
-        p = math.nan if sequential else _t_p(effect.estimate, effect.noise_sd, effect.n_low)
+        effect, p = per_round_effect(d, level, sequential=sequential, c=c,
+                                     what=f"least-squares fits ({what})")
         return effect, p, math.nan
     points: list[Point] = [(_pair_key(cs.params, f.factor),
                             level_number(cs.params[f.factor]), v)
@@ -744,13 +747,9 @@ def judge(ref: Reference, analyses: Sequence[Analysis], *,
                 why = (f"too few kept trials for the fit ({effect.n_low} trials; it needs "
                        f"more than one per level at {len(_pattern_levels(cells, f))} levels)")
         elif f.expect == "slope" and rounds is not None:
-            d = paired_slopes(cells, f, rounds)
-            pe = (sequential_log_effect(d, level, c) if sequential else
-                  paired_log_effect(d, level))
-            effect = replace(pe, scale=SLOPE, method=pe.method.replace(
-                "log-ratios", "slopes (to - from) / (to level - from level)"))
-            p = math.nan if sequential else _t_p(effect.estimate, effect.noise_sd,
-                                                 effect.n_low)
+            effect, p = per_round_effect(paired_slopes(cells, f, rounds), level,
+                                         sequential=sequential, c=c, scale=SLOPE,
+                                         what="slopes (to - from) / (to level - from level)")
             z = bound_of(f, effect, margin=declared, planned_rounds=planned_rounds)
             verdict, why = classify("slope", effect, paper=paper, band=band, bound=z.value,
                                     bound_what=z.what)
