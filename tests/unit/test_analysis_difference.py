@@ -179,3 +179,11 @@ def test_the_report_and_the_docs_row_print_a_difference_in_the_responses_unit() 
     assert "median to - from (mean over matched cells) = 0.134 ms" in cell
     row = verdict_row(v, "c")
     assert "ms (95 % CI); cell medians +0.1335 ms |" in row and "x " not in row.split("|")[7]
+
+
+def test_the_verdicts_sentence_names_the_unit_of_a_difference_and_its_bound() -> None:
+    same = {"process": [0.267, 0.0, 0.267, 0.267, 0.0, 0.267, 0.267, 0.0] * 3,
+            "lxc": [0.0, 0.267, 0.267, 0.0, 0.267, 0.267, 0.0, 0.267] * 3}
+    v = _judge(same, finding(detect=1.0))
+    assert v.verdict == UNDETECTABLE
+    assert "] ms lies within +-1 ms, the difference declared before the run" in v.why

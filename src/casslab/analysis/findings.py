@@ -192,9 +192,8 @@ class Verdict:
     def label(self) -> str:
         """The verdict as the table prints it."""
         if self.verdict == UNDETECTABLE:
-            unit = f" {self.effect.unit}" if self.effect.unit else ""
-            return (f"{UNDETECTABLE} (+-{_fmt_abs(self.bound, self.effect.scale)}{unit}, "
-                    f"{self.bound_source})")
+            bound = _fmt_abs(self.bound, self.effect.scale, self.effect.unit)
+            return f"{UNDETECTABLE} (+-{bound}, {self.bound_source})"
         if self.verdict == SIZE_DIFFERS:
             return (f"{SIZE_DIFFERS} (lab {size_text(self.effect.estimate, self.effect.scale)} "
                     f"vs paper {size_text(self.paper, self.effect.scale)})")
@@ -412,7 +411,9 @@ def classify(expect: str, effect: Effect, *, paper: float = math.nan,
     if math.isnan(lo) or math.isnan(hi) or not effect.bounded:
         return INCONCLUSIVE, (f"no finite interval yet ({effect.n_low} at `from`, "
                               f"{effect.n_high} at `to`: too few for {effect.coverage})")
-    ci = f"{size_text(effect.estimate, sc)} [{size_text(lo, sc)}, {size_text(hi, sc)}]"
+    ci = (f"{size_text(effect.estimate, sc)} [{size_text(lo, sc)}, {size_text(hi, sc)}]"
+          + (f" {effect.unit}" if effect.unit else ""))
+    z = _fmt_abs(bound, sc, effect.unit)  # the bound as the sentences print it
     sign = {"higher": 1.0, "lower": -1.0}.get(expect, 0.0)
     if expect in ("ratio", "slope") and not math.isnan(paper):
         sign = math.copysign(1.0, paper) if paper != 0 else 0.0
@@ -434,7 +435,7 @@ def classify(expect: str, effect: Effect, *, paper: float = math.nan,
                                   f"overlaps the edge of the {paper_s}")
         if _within(bound, lo, hi) and _within(bound, *band):
             return UNDETECTABLE, (f"lab {ci} overlaps the {paper_s}, and both lie within "
-                                  f"+-{_fmt_abs(bound, sc)}, {bound_what}: the size looked "
+                                  f"+-{z}, {bound_what}: the size looked "
                                   "for is below what this lab resolves")
         return INCONCLUSIVE, f"lab {ci} overlaps the {paper_s} and 0 or its edge"
     if expect == "no difference" and (lo > 0 or hi < 0):
@@ -444,9 +445,9 @@ def classify(expect: str, effect: Effect, *, paper: float = math.nan,
     if wrong_side:
         return FAILS, f"lab {ci} excludes 0 on the other side: not {expect}"
     if _within(bound, lo, hi):
-        return UNDETECTABLE, f"lab {ci} lies within +-{_fmt_abs(bound, sc)}, {bound_what}"
+        return UNDETECTABLE, f"lab {ci} lies within +-{z}, {bound_what}"
     return INCONCLUSIVE, f"lab {ci} includes 0" + (
-        f" and reaches past +-{_fmt_abs(bound, sc)} ({bound_what})"
+        f" and reaches past +-{z} ({bound_what})"
         if not math.isnan(bound) and math.isfinite(bound) else "")
 
 
@@ -455,9 +456,12 @@ def _within(bound: float, lo: float, hi: float) -> bool:
     return math.isfinite(bound) and -bound <= lo and hi <= bound
 
 
-def _fmt_abs(v: float, scale: str) -> str:
-    """|v| on its scale: a change in % for a log-ratio, else the value."""
-    return f"{to_pct(abs(v)):.1f} %" if scale == LOG_RATIO else f"{abs(v):.4g}"
+def _fmt_abs(v: float, scale: str, unit: str = "") -> str:
+    """|v| on its scale: a change in % for a log-ratio, else the value (with the
+    effect's unit, a difference's)."""
+    if scale == LOG_RATIO:
+        return f"{to_pct(abs(v)):.1f} %"
+    return f"{abs(v):.4g}" + (f" {unit}" if unit else "")
 
 
 def _pair_key(params: Mapping[str, Any], factor: str) -> tuple[tuple[str, str], ...]:

@@ -636,7 +636,8 @@ def _finding_detail(v: Verdict, label: Labeller) -> str:
     expected = (f"ratio {f.ratio:g}" if f.expect == "ratio" else
                 f"slope {f.slope:g} +- {f.tolerance:g}" if f.expect == "slope" else
                 f"alternation, higher at {f.higher_at} levels" if f.higher_at else
-                f"{f.expect} (change per unit of {f.factor})" if f.pattern else f.expect)
+                f"{f.expect} (change per unit of {f.factor})" if f.pattern else
+                f"{f.expect}, as a difference (to - from)" if f.difference else f.expect)
     text = (f"{f.response}: {f.factor} {label(f.factor, f.low)} -> "
             f"{label(f.factor, f.high)}, expected {expected}"
             + (f", where {where}" if where else "") + (f"; {f.source}" if f.source else ""))
