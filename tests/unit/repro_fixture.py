@@ -28,10 +28,13 @@ def _op(mean_ms: float) -> dict[str, object]:
     return {"ops": 100, "ops_s": 1000 / mean_ms, "errors": 0, "latency": lat, "service": lat}
 
 
-def fabricate_002(directory: Path, *, spec: Path = SPEC_002, trials: int = 3) -> None:
+def fabricate_002(directory: Path, *, spec: Path = SPEC_002, trials: int = 3,
+                  rounds: bool = False) -> None:
     """The endpoint sweep: RTT = 2 x 10 ms x (1 + pct/100) + 15 ms per CL step, reads
     1 ms slower, sd 0.2 ms; so every "raises the RTT" finding holds. Another sweep
-    (`spec`: 4-edge-percent.yaml): the delay-only model's RTT, reads 1 ms slower."""
+    (`spec`: 4-edge-percent.yaml): the delay-only model's RTT, reads 1 ms slower.
+    `rounds`: the trials get the rounds of the spec's interleaved design (a cell's t-th
+    trial in round t)."""
     text = spec.read_text()
     parsed = yaml.safe_load(text)
     factors = parsed["factors"]
@@ -50,6 +53,8 @@ def fabricate_002(directory: Path, *, spec: Path = SPEC_002, trials: int = 3) ->
             seq += 1
             plan.append((seq, ci, key, params, t + 1, False, "none"))
     status = store.ensure_plan(cid, plan)
+    if rounds:
+        store.set_rounds(cid, {s: no for s, _ci, _key, _p, no, _w, _r in plan})
     network, nodes = parsed["lab"]["network"], parsed["lab"]["nodes"]
     for s, _ci, _key, params, _no, _w, _r in plan:
         if "network.scale.endpoint" in params:

@@ -9,9 +9,18 @@ import math
 import numpy as np
 import pytest
 
-from casslab.analysis.across import cell_ratio_effect, line_fit, slope_difference_effect
-from casslab.analysis.effects import SLOPE
+from casslab.analysis.across import (
+    cell_ratio_effect,
+    line_fit,
+    round_log_ratios,
+    round_ratio_effect,
+    round_slope_difference_effect,
+    round_slopes,
+    slope_difference_effect,
+)
+from casslab.analysis.effects import SEQUENTIAL, SLOPE
 from casslab.analysis.findings import FAILS, HOLDS, family_level, verdict_of
+from casslab.analysis.sequential import tune_c
 from casslab.experiment.reference import Finding
 
 
@@ -56,3 +65,61 @@ def test_the_read_write_ratio_is_one_log_ratio_per_cell() -> None:
     effect, p = cell_ratio_effect(logs, 0.95)
     assert effect.n_low == 6 and "Student t over the 6 cells" in effect.method
     assert effect.low < math.log(1.03) < effect.high and p < 1e-4
+
+
+def rounds_of_sweep(slope: float, rng: np.random.Generator, rounds: int, drift: float,
+                    sd: float = 0.2) -> list[tuple[int, float, float]]:
+    """(round, x, y): every round shifted as a whole by up to `drift` (the machine's
+    load between rounds), a line of `slope` within it."""
+    out = []
+    for r in range(1, rounds + 1):
+        shift = rng.uniform(-drift, drift)
+        out += [(r, float(x), 20 + shift + slope * x + rng.normal(0, sd)) for x in range(6)]
+    return out
+
+
+def test_a_rounds_slope_leaves_out_rounds_that_miss_a_level() -> None:
+    points = [(1, 0.0, 1.0), (1, 1.0, 3.0), (2, 0.0, 5.0), (2, 1.0, 6.0), (3, 0.0, 9.0)]
+    assert round_slopes(points) == {1: pytest.approx(2.0), 2: pytest.approx(1.0)}
+
+
+def test_per_round_slopes_cancel_a_shift_between_rounds_that_pooled_fits_cannot() -> None:
+    rng = np.random.default_rng(3)
+    a, b = rounds_of_sweep(2.0, rng, 12, 3.0), rounds_of_sweep(1.0, rng, 12, 3.0)
+    paired, p = round_slope_difference_effect(round_slopes(a), round_slopes(b), 0.99,
+                                              sequential=False, c=None)
+    pooled, _, _ = slope_difference_effect(line_fit([(x, y) for _, x, y in a]),
+                                           line_fit([(x, y) for _, x, y in b]), 0.99)
+    assert paired.low < 1.0 < paired.high and p < 1e-6 and paired.n_low == 12
+    assert paired.high - paired.low < (pooled.high - pooled.low) / 3
+    assert paired.scale == SLOPE and "within each round" in paired.method
+
+
+def test_the_sequence_over_rounds_is_wider_than_the_fixed_n_interval_and_says_so() -> None:
+    rng = np.random.default_rng(4)
+    a, b = round_slopes(rounds_of_sweep(2.0, rng, 12, 1.0)), round_slopes(
+        rounds_of_sweep(1.0, rng, 12, 1.0))
+    fixed, _ = round_slope_difference_effect(a, b, 0.99, sequential=False, c=None)
+    seq, p = round_slope_difference_effect(a, b, 0.99, sequential=True,
+                                           c=tune_c(16, 0.01))
+    assert seq.kind == SEQUENTIAL and math.isnan(p) and "confidence sequence" in seq.method
+    assert seq.high - seq.low > fixed.high - fixed.low  # the price of any-time validity
+    assert seq.low < 1.0 < seq.high
+
+
+def test_rounds_are_paired_by_number_and_only_rounds_both_completed_count() -> None:
+    effect, _ = round_slope_difference_effect({1: 2.0, 2: 2.2, 3: 2.1, 4: 9.0},
+                                              {1: 1.0, 2: 1.1, 3: 1.0}, 0.95,
+                                              sequential=False, c=None)
+    assert effect.n_low == 3 and effect.estimate == pytest.approx((1.0 + 1.1 + 1.1) / 3)
+
+
+def test_a_rounds_read_write_ratio_is_the_mean_log_over_its_trials() -> None:
+    per_round = round_log_ratios([(1, 2.0, 1.0), (1, 8.0, 4.0), (2, 3.0, 3.0),
+                                  (2, 0.0, 1.0)])
+    assert per_round == {1: pytest.approx(math.log(2)), 2: pytest.approx(0.0)}
+    effect, p = round_ratio_effect({r: math.log(1.02) + d for r, d in
+                                    enumerate((0.001, -0.002, 0.0, 0.002, -0.001), 1)},
+                                   0.95, sequential=False, c=None)
+    assert effect.low < math.log(1.02) < effect.high and p < 1e-4
+    assert "mean over each round's trials" in effect.method

@@ -237,6 +237,7 @@ def test_002s_cross_sweep_findings_and_delay_model_come_from_the_engine(
     assert across[-1].startswith("| reads take slightly longer than writes")
     assert "read / write 1.019 (geometric mean)" in across[-1]
     assert "23 findings: " in verdicts  # 8 + 8 of the two specs, 7 across them
+    assert "Welch t (independent campaigns)" in across[0]  # no rounds: pooled fits
     model = _block(text, "delay-model")
     rows = [ln for ln in model.splitlines() if ln.startswith("| `002-edge-")]
     assert len(rows) == 72  # Tables 1-6: 36 values per sweep
@@ -304,3 +305,23 @@ def test_the_doc_says_which_campaign_was_cut_short(tmp_path: Path) -> None:
     verdicts = _block(doc.read_text(), "verdicts")
     assert ("- `002-edge-3-endpoint-percent`: unfinished (round 1 begun, 1 of its trials "
             "not run): its rows are those of the trials done") in verdicts
+
+
+def test_002s_cross_sweep_findings_pair_the_sweeps_round_by_round_when_both_have_rounds(
+        tmp_path: Path) -> None:
+    """Both sweeps in interleaved rounds that were added until decisive (the specs'
+    `until: verdicts`): F2 and F4 pair round r of one sweep with round r of the other,
+    one slope difference (or read / write ratio) per round, and take the anytime-valid
+    sequence, since each sweep's number of rounds was chosen by its data."""
+    camps = campaigns("002", EXAMPLES, tmp_path / "results", "here")
+    fabricate_002(camps[2].results, trials=8, rounds=True)
+    fabricate_002(camps[3].results, spec=SPEC_002_EDGE, trials=8, rounds=True)
+    doc, _ = write_doc("002", camps, _doc(tmp_path, blank=True))
+    across = [ln for ln in _block(doc.read_text(), "verdicts").splitlines()
+              if "| `across the sweeps` |" in ln]
+    assert len(across) == 7
+    assert all("confidence sequence" in ln for ln in across), across[0]
+    assert "least-squares slopes within each round (round r with round r)" in across[0]
+    assert "mean over each round's trials" in across[-1]
+    assert all("**holds**" in ln for ln in across), "\n".join(across)
+    assert all(ln.endswith("| 8 / 8 |") for ln in across), across[0]

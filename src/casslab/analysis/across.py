@@ -12,19 +12,36 @@ responses. Pure: values in, an Effect out; casslab.analysis.findings gives the v
 - response ratio: one log(a / b) per cell (the mean over the cell's trials, both
   responses measured in the same trials), Student t over the cells: the cells, not
   the trials, are the independent observations.
+
+Both are fixed-n tests. When both campaigns ran in interleaved rounds they give one
+value per round instead, paired by round number (round r of one campaign with round r
+of the other: the campaigns' rounds are independent, so the per-round values are too):
+- the per-round slope difference: each round's own least-squares slope of each campaign
+  (every level of the swept factor once), a - b;
+- the per-round response ratio: the mean log(a / b) over the round's trials of both
+  campaigns;
+and one interval over those values (`casslab.analysis.findings.per_round_effect`:
+paired t, or, when a campaign added rounds until its own findings were decisive, Lai's
+anytime-valid confidence sequence). The sequence is what makes the interval valid at a
+number of rounds that the data chose: a fixed-n test on trials gathered under optional
+stopping covers less than it says.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats as st  # type: ignore[import-untyped]
 
 from casslab.analysis.effects import LINE, SLOPE, Effect, paired_log_effect, unbounded
+from casslab.analysis.findings import per_round_effect
 from casslab.analysis.power import POWER
+
+# (round, x, y) of one trial
+RoundPoint = tuple[int, float, float]
 
 
 @dataclass(frozen=True)
@@ -88,3 +105,44 @@ def cell_ratio_effect(log_ratios: Sequence[float], level: float) -> tuple[Effect
         return e, 1.0 if e.estimate == 0 else 0.0
     t = abs(e.estimate) / (e.noise_sd / math.sqrt(n))
     return e, float(2 * st.t.sf(t, n - 1))
+
+
+def round_slopes(points: Sequence[RoundPoint]) -> dict[int, float]:
+    """round -> the least-squares slope of y on x over that round's trials, for the
+    rounds that have every x the points have (a round cut short, or missing a level,
+    would fit a different line)."""
+    levels = {x for _, x, _ in points}
+    by_round: dict[int, list[tuple[float, float]]] = {}
+    for r, x, y in points:
+        by_round.setdefault(r, []).append((x, y))
+    return {r: line_fit(pts).slope for r, pts in sorted(by_round.items())
+            if {x for x, _ in pts} == levels and len(levels) >= 2}
+
+
+def round_slope_difference_effect(a: Mapping[int, float], b: Mapping[int, float],
+                                  level: float, *, sequential: bool,
+                                  c: float | None) -> tuple[Effect, float]:
+    """(the interval of the mean per-round slope a - b at `level`, its two-sided p: NaN
+    for the sequence) over the rounds both campaigns completed."""
+    d = [a[r] - b[r] for r in sorted(set(a) & set(b))]
+    return per_round_effect(d, level, sequential=sequential, c=c, scale=SLOPE,
+                            what="differences of the two campaigns' least-squares slopes "
+                            "within each round (round r with round r)")
+
+
+def round_log_ratios(pairs: Sequence[tuple[int, float, float]]) -> dict[int, float]:
+    """round -> the mean log(a / b) over that round's trials ((round, a, b) per trial;
+    trials with a value <= 0 left out)."""
+    by_round: dict[int, list[float]] = {}
+    for r, x, y in pairs:
+        if x > 0 and y > 0:
+            by_round.setdefault(r, []).append(math.log(x / y))
+    return {r: sum(v) / len(v) for r, v in sorted(by_round.items())}
+
+
+def round_ratio_effect(per_round: Mapping[int, float], level: float, *,
+                       sequential: bool, c: float | None) -> tuple[Effect, float]:
+    """(the interval of the mean per-round log(a / b) at `level`, its two-sided p)."""
+    d = [per_round[r] for r in sorted(per_round)]
+    return per_round_effect(d, level, sequential=sequential, c=c,
+                            what="log-ratios (the mean over each round's trials)")

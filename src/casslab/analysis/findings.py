@@ -672,12 +672,13 @@ def verdict_of(f: Finding, effect: Effect, p: float, m: int, family: str, *,
                medians: tuple[float, float] = (math.nan, math.nan),
                paper: float = math.nan,
                band: tuple[float, float] = (math.nan, math.nan),
-               bound: float = math.nan) -> Verdict:
+               bound: float = math.nan, bound_what: str = FIXED_BOUND) -> Verdict:
     """A finding's verdict from an effect made elsewhere (findings across campaigns or
     responses, casslab.analysis.across), by the same rule (`classify`) and in a family
     of m (its Bonferroni p beside the p). `f.expect`: higher or lower (the side of 0
     the effect is claimed on), or ratio with `paper`/`band` giving the size."""
-    verdict, why = classify(f.expect, effect, paper=paper, band=band, bound=bound)
+    verdict, why = classify(f.expect, effect, paper=paper, band=band, bound=bound,
+                            bound_what=bound_what)
     return Verdict(f, verdict, why, f"{effect.method}; {family}", effect.n_low,
                    effect.n_high, medians[0], medians[1], effect, p,
                    min(1.0, p * m) if not math.isnan(p) else math.nan, paper, band, bound)

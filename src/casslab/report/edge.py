@@ -7,7 +7,11 @@ its doc needs beyond each spec's own findings, from the campaigns' reports.
   8-10: at CL 1 and 2 the endpoint delays weigh more, at CL 3 the edge delays), and F4,
   reads take longer than writes (Tables 1-6). Both are claims of direction (the paper
   gives no tolerance); the paper's own slopes and read/write ratio, computed from the
-  specs' `reference.values` by the same fits, are printed beside them.
+  specs' `reference.values` by the same fits, are printed beside them. When both sweeps
+  ran in interleaved rounds the effects are per round, paired by round number, and
+  anytime-valid when a sweep added rounds until its own findings were decisive (its
+  number of rounds was chosen by the data, which a fixed-n test does not allow for);
+  otherwise one fit per sweep over its pooled trials (casslab.analysis.across).
 - The delay-only model (casslab.analysis.delaymodel) beside each of the paper's values
   and the lab's median, with what each leaves above the model.
 
@@ -24,17 +28,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from casslab.analysis.across import cell_ratio_effect, line_fit, slope_difference_effect
+from casslab.analysis.across import (
+    RoundPoint,
+    cell_ratio_effect,
+    line_fit,
+    round_log_ratios,
+    round_ratio_effect,
+    round_slope_difference_effect,
+    round_slopes,
+    slope_difference_effect,
+)
 from casslab.analysis.campaign import Analysis, level_label
 from casslab.analysis.delaymodel import model_rtt_ms
 from casslab.analysis.effects import PAIRED
-from casslab.analysis.findings import Verdict, family_level, verdict_of
+from casslab.analysis.findings import Bound, Verdict, bound_of, family_level, verdict_of
 from casslab.analysis.power import detectable_log_effect
+from casslab.analysis.sequential import tune_c
 from casslab.experiment.factors.registry import CL, scale_factor, scaled_groups
 from casslab.experiment.reference import Finding, RefValue
 from casslab.experiment.scales import stored_root
 from casslab.experiment.spec import load_spec
-from casslab.report.html import Report
+from casslab.report.html import Report, until_verdicts
 
 OPS = (("write", "update.mean_ms"), ("read", "read.mean_ms"))
 # (consistency level, the steeper sweep, the paper's figure and wording)
@@ -66,6 +80,21 @@ class Sweep:
         return [(float(cs.params[self.factor]) / STEP, v) for cs in (a.cells if a else [])
                 if level_label(cs.params.get(CL)) == cl for v in cs.values]
 
+    def round_points(self, response: str, cl: str) -> list[RoundPoint]:
+        """(round, step, value) per kept trial at `cl` that has a round."""
+        a, rounds = self.analysis(response), self.report.rounds or {}
+        return [(rounds[t], float(cs.params[self.factor]) / STEP, v)
+                for cs in (a.cells if a else []) if level_label(cs.params.get(CL)) == cl
+                for t, v in zip(cs.trial_ids, cs.values, strict=True) if t in rounds]
+
+    @property
+    def sequential(self) -> bool:
+        return until_verdicts(self.report.spec_yaml, self.report.spec_digest).sequential
+
+    @property
+    def planned(self) -> int | None:
+        return until_verdicts(self.report.spec_yaml, self.report.spec_digest).planned
+
     def paper_points(self, response: str, cl: str) -> list[tuple[float, float]]:
         return [(float(rv.at[self.factor]) / STEP, rv.value)
                 for rv in self.report.reproduction.reference.values
@@ -86,17 +115,46 @@ def sweeps(reports: Sequence[tuple[str, Report | None]]) -> dict[str, Sweep]:
     return out
 
 
+@dataclass(frozen=True)
+class Design:
+    """How the across findings pair the two sweeps: by round (both interleaved), with
+    the anytime-valid sequence (`c`) when either added rounds until decisive, tuned to
+    the fewer of their planned rounds."""
+
+    by_round: bool
+    sequential: bool
+    c: float | None
+    planned: int | None
+
+
+def design_of(end: Sweep, edge: Sweep, alpha_each: float) -> Design:
+    by_round = bool(end.report.rounds) and bool(edge.report.rounds)
+    sequential = by_round and (end.sequential or edge.sequential)
+    planned = min((p for p in (end.planned, edge.planned) if p), default=None)
+    c = tune_c(planned, alpha_each) if sequential and planned else None
+    return Design(by_round, sequential, c, planned)
+
+
 def _slope_verdict(end: Sweep, edge: Sweep, op: str, response: str, cl: str, steeper: str,
-                   source: str, words: str, level: float, m: int, family: str) -> Verdict:
-    a, b = line_fit(end.lab_points(response, cl)), line_fit(edge.lab_points(response, cl))
-    effect, p, bound = slope_difference_effect(a, b, level)
+                   source: str, words: str, level: float, m: int, family: str,
+                   design: Design) -> Verdict:
+    n_cl = ("ONE", "TWO", "THREE").index(cl) + 1
     pa, pb = line_fit(end.paper_points(response, cl)), line_fit(edge.paper_points(response,
                                                                                    cl))
-    n_cl = ("ONE", "TWO", "THREE").index(cl) + 1
     f = Finding(f"CL {n_cl}, {op}: {words} (endpoint slope - edge slope, ms per 10 %)",
                 response, "sweep", "edge", "endpoint",
                 "higher" if steeper == "endpoint" else "lower", {"cl": (cl,)}, "ols",
                 f"{source}; paper: endpoint {pa.slope:.3g}, edge {pb.slope:.3g}")
+    if design.by_round:
+        effect, p = round_slope_difference_effect(
+            round_slopes(end.round_points(response, cl)),
+            round_slopes(edge.round_points(response, cl)), level,
+            sequential=design.sequential, c=design.c)
+        z: Bound = bound_of(f, effect, planned_rounds=design.planned
+                            if design.sequential else None)
+        return verdict_of(f, effect, p, m, family, bound=z.value, bound_what=z.what)
+    a, b = line_fit(end.lab_points(response, cl)), line_fit(edge.lab_points(response, cl))
+    effect, p, bound = slope_difference_effect(a, b, level)
     return verdict_of(f, effect, p, m, family, bound=bound)
 
 
@@ -127,17 +185,38 @@ def _paper_read_write(values: Sequence[RefValue]) -> float:
     return math.exp(statistics.fmean(logs)) if logs else math.nan
 
 
+def _round_read_write(sweep: Sweep) -> dict[int, float]:
+    """round -> the mean log(read / write) over the sweep's trials of that round."""
+    reads, writes = sweep.analysis("read.mean_ms"), sweep.analysis("update.mean_ms")
+    rounds = sweep.report.rounds or {}
+    if reads is None or writes is None:
+        return {}
+    write_of = {t: v for cs in writes.cells for t, v in zip(cs.trial_ids, cs.values,
+                                                              strict=True)}
+    return round_log_ratios([(rounds[t], v, write_of[t]) for cs in reads.cells
+                             for t, v in zip(cs.trial_ids, cs.values, strict=True)
+                             if t in rounds and t in write_of])
+
+
 def _read_verdict(found: Mapping[str, Sweep], level: float, m: int,
-                  family: str) -> Verdict:
-    logs = [x for s in found.values() for x in _cell_log_ratios(s)]
-    effect, p = cell_ratio_effect(logs, level)
-    bound = detectable_log_effect(PAIRED, effect.noise_sd, effect.n_low, effect.n_high,
-                                  level)
+                  family: str, design: Design) -> Verdict:
     paper = _paper_read_write([rv for s in found.values()
                                for rv in s.report.reproduction.reference.values])
     f = Finding("reads take slightly longer than writes (read / write, every cell of both "
                 "sweeps)", "read.mean_ms", "operation", "write", "read", "higher", {},
                 "ols", f"Tables 1-6; paper: read / write {paper:.3f} (geometric mean)")
+    if design.by_round:
+        a, b = (_round_read_write(s) for s in found.values())
+        both = {r: (a[r] + b[r]) / 2 for r in sorted(set(a) & set(b))}
+        effect, p = round_ratio_effect(both, level, sequential=design.sequential,
+                                       c=design.c)
+        z = bound_of(f, effect, planned_rounds=design.planned if design.sequential
+                     else None)
+        return verdict_of(f, effect, p, m, family, bound=z.value, bound_what=z.what)
+    logs = [x for s in found.values() for x in _cell_log_ratios(s)]
+    effect, p = cell_ratio_effect(logs, level)
+    bound = detectable_log_effect(PAIRED, effect.noise_sd, effect.n_low, effect.n_high,
+                                  level)
     return verdict_of(f, effect, p, m, family, bound=bound)
 
 
@@ -152,9 +231,10 @@ def across_verdicts(reports: Sequence[tuple[str, Report | None]], alpha: float =
     m = len(OPS) * len(F2) + 1
     level, family = family_level(alpha, m, "findings across the two sweeps")
     end, edge = found["endpoint"], found["edge"]
-    out = [_slope_verdict(end, edge, op, resp, cl, steeper, src, words, level, m, family)
-           for op, resp in OPS for cl, steeper, src, words in F2]
-    out.append(_read_verdict(found, level, m, family))
+    design = design_of(end, edge, 1 - level)
+    out = [_slope_verdict(end, edge, op, resp, cl, steeper, src, words, level, m, family,
+                          design) for op, resp in OPS for cl, steeper, src, words in F2]
+    out.append(_read_verdict({"endpoint": end, "edge": edge}, level, m, family, design))
     return out, ""
 
 

@@ -65,6 +65,7 @@ class Report:
     reproduction: Reproduction = field(default_factory=lambda: Reproduction(Reference()))
     spec_yaml: str = ""  # the spec stored with the campaign (what ran)
     spec_digest: str = ""  # its stored digest, which names the scale it ran at
+    rounds: dict[int, int] | None = None  # kept trial id -> round (interleaved designs)
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,8 @@ def build_report(directory: Path, out: Path | None = None) -> Report:
     until = until_verdicts(c.spec_yaml, c.spec_digest)
     # A finished `until: verdicts` campaign stopped by itself: what is still
     # inconclusive ran out of rounds or budget.
-    verdicts = judge(ref, analyses, rounds=rounds_of(rows), sequential=until.sequential,
+    rounds = rounds_of(rows)
+    verdicts = judge(ref, analyses, rounds=rounds, sequential=until.sequential,
                      planned_rounds=until.planned, margin=until.margin,
                      spent=spent_of(rows, until.planned) if until.sequential else "")
     repro = Reproduction(ref, compare_values(ref, analyses, varied), verdicts)
@@ -138,7 +140,8 @@ def build_report(directory: Path, out: Path | None = None) -> Report:
                   unsettled(rows, per_second))
     path = out or directory / REPORT_NAME
     path.write_text(page)
-    return Report(path, figures, analyses[0], analyses, repro, c.spec_yaml, c.spec_digest)
+    return Report(path, figures, analyses[0], analyses, repro, c.spec_yaml, c.spec_digest,
+                  rounds)
 
 
 @dataclass(frozen=True)
