@@ -40,15 +40,15 @@ from casslab.analysis.across import (
 )
 from casslab.analysis.campaign import Analysis, level_label
 from casslab.analysis.delaymodel import model_rtt_ms
-from casslab.analysis.effects import PAIRED
-from casslab.analysis.findings import Bound, Verdict, bound_of, family_level, verdict_of
+from casslab.analysis.effects import PAIRED, Effect
+from casslab.analysis.findings import Verdict, bound_of, family_level, verdict_of
 from casslab.analysis.power import detectable_log_effect
 from casslab.analysis.sequential import tune_c
 from casslab.experiment.factors.registry import CL, scale_factor, scaled_groups
 from casslab.experiment.reference import Finding, RefValue
 from casslab.experiment.scales import stored_root
 from casslab.experiment.spec import load_spec
-from casslab.report.html import Report, until_verdicts
+from casslab.report.html import Report, Until, until_verdicts
 
 OPS = (("write", "update.mean_ms"), ("read", "read.mean_ms"))
 # (consistency level, the steeper sweep, the paper's figure and wording)
@@ -87,13 +87,9 @@ class Sweep:
                 for cs in (a.cells if a else []) if level_label(cs.params.get(CL)) == cl
                 for t, v in zip(cs.trial_ids, cs.values, strict=True) if t in rounds]
 
-    @property
-    def sequential(self) -> bool:
-        return until_verdicts(self.report.spec_yaml, self.report.spec_digest).sequential
-
-    @property
-    def planned(self) -> int | None:
-        return until_verdicts(self.report.spec_yaml, self.report.spec_digest).planned
+    def until(self) -> Until:
+        """How its stored spec's rounds end (one read of the spec)."""
+        return until_verdicts(self.report.spec_yaml, self.report.spec_digest)
 
     def paper_points(self, response: str, cl: str) -> list[tuple[float, float]]:
         return [(float(rv.at[self.factor]) / STEP, rv.value)
@@ -127,10 +123,18 @@ class Design:
     planned: int | None
 
 
+    def verdict(self, f: Finding, effect: Effect, p: float, m: int, family: str) -> Verdict:
+        """A per-round effect's verdict, its bound the difference this lab detects at
+        the planned rounds (the sequence) or at the rounds run (paired t)."""
+        z = bound_of(f, effect, planned_rounds=self.planned if self.sequential else None)
+        return verdict_of(f, effect, p, m, family, bound=z.value, bound_what=z.what)
+
+
 def design_of(end: Sweep, edge: Sweep, alpha_each: float) -> Design:
+    ends = (end.until(), edge.until())
     by_round = bool(end.report.rounds) and bool(edge.report.rounds)
-    sequential = by_round and (end.sequential or edge.sequential)
-    planned = min((p for p in (end.planned, edge.planned) if p), default=None)
+    sequential = by_round and any(u.sequential for u in ends)
+    planned = min((u.planned for u in ends if u.planned), default=None)
     c = tune_c(planned, alpha_each) if sequential and planned else None
     return Design(by_round, sequential, c, planned)
 
@@ -150,9 +154,7 @@ def _slope_verdict(end: Sweep, edge: Sweep, op: str, response: str, cl: str, ste
             round_slopes(end.round_points(response, cl)),
             round_slopes(edge.round_points(response, cl)), level,
             sequential=design.sequential, c=design.c)
-        z: Bound = bound_of(f, effect, planned_rounds=design.planned
-                            if design.sequential else None)
-        return verdict_of(f, effect, p, m, family, bound=z.value, bound_what=z.what)
+        return design.verdict(f, effect, p, m, family)
     a, b = line_fit(end.lab_points(response, cl)), line_fit(edge.lab_points(response, cl))
     effect, p, bound = slope_difference_effect(a, b, level)
     return verdict_of(f, effect, p, m, family, bound=bound)
@@ -210,9 +212,7 @@ def _read_verdict(found: Mapping[str, Sweep], level: float, m: int,
         both = {r: (a[r] + b[r]) / 2 for r in sorted(set(a) & set(b))}
         effect, p = round_ratio_effect(both, level, sequential=design.sequential,
                                        c=design.c)
-        z = bound_of(f, effect, planned_rounds=design.planned if design.sequential
-                     else None)
-        return verdict_of(f, effect, p, m, family, bound=z.value, bound_what=z.what)
+        return design.verdict(f, effect, p, m, family)
     logs = [x for s in found.values() for x in _cell_log_ratios(s)]
     effect, p = cell_ratio_effect(logs, level)
     bound = detectable_log_effect(PAIRED, effect.noise_sd, effect.n_low, effect.n_high,
