@@ -119,3 +119,12 @@ def test_the_report_reads_labels_at_the_scale_the_campaign_ran() -> None:
     assert read_labels(paper, ran) == {"nodes": ("three", "five")}
     as_written = stored_doc(stored, spec_digest(stored, None))
     assert read_labels(as_written, ran) == {"nodes": ("small", "big")}
+
+
+def test_string_levels_written_as_a_cql_map_print_only_what_varies() -> None:
+    twcs = ("{'class': 'TimeWindowCompactionStrategy', 'compaction_window_size': '%s', "
+            "'compaction_window_unit': 'MINUTES', 'min_threshold': '6'}")
+    assert auto_labels([twcs % 2, twcs % 22]) == ["compaction_window_size=2",
+                                                  "compaction_window_size=22"]
+    # not a mapping literal: printed whole
+    assert auto_labels(["{not a map", "insert=0.97"]) == ["{not a map", "insert=0.97"]

@@ -8,13 +8,15 @@ label, unique per factor:
     (`labels: [a+0, a+10, a+20]`) or, for scalar levels, a mapping level -> label;
   - automatic: scalars print as themselves (2.0 -> "2"); mappings print only the keys
     whose values differ between the factor's levels ("edge=5/10/15" when the three
-    links of group `edge` differ, "delay=10ms" for a `delay_ms` key).
+    links of group `edge` differ, "delay=10ms" for a `delay_ms` key), and so do strings
+    written as a mapping literal (a table option's CQL map: "compaction_window_size=22").
 
 The full level stays the key of a cell in the results database and in each figure's CSV.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -88,10 +90,24 @@ def _mapping_labels(levels: Sequence[Mapping[str, Any]]) -> list[str]:
     return out
 
 
+def _as_mapping(level: Any) -> Any:
+    """A string level written as a mapping literal (a table option's CQL map, such as
+    "{'class': 'TimeWindowCompactionStrategy', ...}") as that mapping, so its label can
+    name only what varies; any other level as it is."""
+    if isinstance(level, str) and level.startswith("{") and level.endswith("}"):
+        try:
+            parsed = ast.literal_eval(level)
+        except (ValueError, SyntaxError):
+            return level
+        return parsed if isinstance(parsed, dict) else level
+    return level
+
+
 def auto_labels(levels: Sequence[Any]) -> list[str]:
     """A short label per level, unique within the factor (see the module's doc)."""
-    if levels and all(isinstance(lv, dict) for lv in levels):
-        out = _mapping_labels(levels)
+    mappings = [_as_mapping(lv) for lv in levels]
+    if mappings and all(isinstance(lv, dict) for lv in mappings):
+        out = _mapping_labels(mappings)
     else:
         out = [scalar_label(lv) for lv in levels]
     if len(set(out)) < len(out):  # the short forms collide: the full ones do not
