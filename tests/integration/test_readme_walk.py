@@ -196,18 +196,22 @@ def _run(step: rw.Step, cwd: Path) -> tuple[str | None, str]:
                                 stderr=subprocess.PIPE, text=True, start_new_session=True,
                                 preexec_fn=_default_sigint)
         early = False
+        # communicate, not wait: the pipes are read while the line runs, so a line that
+        # prints more than a pipe holds (64 KiB: a 352-trial plan) does not block on its
+        # write until the timeout. After a timeout, communicate again keeps what was read.
         try:
-            proc.wait(timeout=rw.UNTIL_SIGNAL_S if step.until_signal else STEP_TIMEOUT_S)
+            out, err = proc.communicate(
+                timeout=rw.UNTIL_SIGNAL_S if step.until_signal else STEP_TIMEOUT_S)
             early = step.until_signal
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGINT if step.until_signal else signal.SIGKILL)
-        try:
-            out, err = proc.communicate(timeout=SIGINT_GRACE_S)
-        except subprocess.TimeoutExpired:
-            # It outlived its Ctrl-C: killed rather than left running (and holding its
-            # port) after the test; the line fails below.
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, err = proc.communicate()
+            try:
+                out, err = proc.communicate(timeout=SIGINT_GRACE_S)
+            except subprocess.TimeoutExpired:
+                # It outlived its Ctrl-C: killed rather than left running (and holding
+                # its port) after the test; the line fails below.
+                os.killpg(proc.pid, signal.SIGKILL)
+                out, err = proc.communicate()
     finally:
         if sink is not None:
             sink.close()
