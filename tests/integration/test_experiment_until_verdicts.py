@@ -1,10 +1,9 @@
 """`design.until: verdicts` on a real 1-node lab: an interleaved campaign with a known
 effect (2 ms of one-way delay on the client's link, both directions: +4 ms per read's
 round trip, the issue's size) and an A/A pair (two request timeouts no read comes near)
-stops by itself once both findings are decisive: for the delay, its slope at least the
-configured round trip ("holds" within 10 % on a quiet fast machine; on a slow one the
-size is larger, see the test) and "smaller than this lab can detect" for the A/A
-pair, naming the bound.
+stops by itself once both findings are decisive: for the delay, "holds" (its slope at
+least the configured round trip and at most 1.5 times it, see the test) and "smaller
+than this lab can detect" for the A/A pair, naming the bound.
 The response is the median read latency: on a machine shared with other work a trial's
 mean carries its stalls. A read's median grows by a little more than the set round trip,
 by how much depends on the machine's other load (measured 2026-11-27: 2.06 [2.05, 2.08]
@@ -54,9 +53,9 @@ metrics: {interval_s: 1, cql: false}
 analysis: {responses: [read.p50_ms]}
 reference:
   findings:
-    - {claim: 2 ms each way adds 4 ms per read, response: read.p50_ms,
-       factor: network.client.delay_ms, from: 0, to: 2, expect: slope, slope: 2.0,
-       tolerance: 0.2}
+    - {claim: 2 ms each way adds 4 to 6 ms per read, response: read.p50_ms,
+       factor: network.client.delay_ms, from: 0, to: 2, expect: slope, slope: 2.4,
+       tolerance: 0.6}
     - {claim: the request timeout changes nothing, response: read.p50_ms,
        factor: option.timeout, from: 10s, to: 12s, expect: no difference,
        where: {network.client.delay_ms: [0]}}
@@ -74,20 +73,28 @@ def test_campaign_stops_by_itself_when_both_findings_are_decisive(tmp_path: Path
     finally:
         assert not leftovers(LAB)
     assert outcome.failed == 0
-    assert outcome.stopped_by == BY_VERDICTS, outcome.stop_line
     store, res = Results.open(results)
     with store:
         kept = res.kept_trials()
     rounds = max(t.round or 0 for t in kept)
+    delay, aa = round_verdicts(spec, results, rounds)
+    # a campaign that ran to its maximum names the finding that stayed undecided
+    assert outcome.stopped_by == BY_VERDICTS, (
+        f"{outcome.stop_line}; {verdict_line(delay)}; {verdict_line(aa)}")
     assert 3 <= rounds < 30 and len(kept) == 4 * rounds
     assert any(e.kind == "round" for e in events)
-    delay, aa = round_verdicts(spec, results, rounds)
-    # the delay: ms of median read latency per ms of one-way delay, decided, and at
-    # least the configured round trip. Within 10 % of 2 on a quiet fast machine (2.06);
-    # on the 3x slower machine of 2026-11-28, 2.565 [2.244, 2.885] after 7 rounds
-    # ("direction holds, size differs"): each delayed packet's trip through the
-    # userspace queue costs more there, so the size is the machine's, the decision not.
-    assert delay.verdict in ("holds", "direction holds, size differs"), verdict_line(delay)
+    # the delay: ms of median read latency per ms of one-way delay, decided, and
+    # between the configured round trip (2) and 1.5 times it. Measured: 2.06 on a quiet
+    # fast machine (2026-11-27), 2.143 [2.097, 2.198] on another (2026-11-29, 28
+    # rounds), 2.18-2.32 with two campaigns beside it, 2.565 [2.244, 2.885] on the 3x
+    # slower machine of 2026-11-28: each delayed packet's trip through the userspace
+    # queue costs more on a slower or busier machine, so the excess is the machine's.
+    # The band is wide on purpose: an interval that straddles a band's edge never
+    # decides, and the former band (2 +- 0.2) had its edge where a quiet fast machine
+    # measures: the run of 2026-11-29 above was "inconclusive" for that reason until
+    # round 28, and that day's CI ran all 30 rounds undecided (its output did not say
+    # which finding; the assertion above now does).
+    assert delay.verdict == "holds", verdict_line(delay)
     assert 1.8 <= delay.effect.low <= delay.effect.high <= 3.0, verdict_line(delay)
     # the A/A pair: smaller than this lab can detect, within the declared +-50 %. A
     # median of 200 reads varies: on 2026-11-28 the pair was -1.4 % [-17.6, +17.0] after
