@@ -49,10 +49,10 @@ def test_validate_says_when_an_until_verdicts_design_can_first_decide() -> None:
     code, text = _invoke("experiment", "validate", str(spec))
     assert code == 0, text[-3000:]
     flat = " ".join(text.split())
-    # 8 findings: 99.38 % each; a sequence tuned to 16 rounds is finite from round 6.
-    assert ("rounds: 3 to 16 until every finding is decisive; each finding's anytime-valid "
-            "interval (99.38 %: 95 % over 8 findings) can be finite from round 6 and is "
-            "narrowest at round 16") in flat
+    # 8 findings: 99.38 % each; a sequence tuned to 30 rounds is finite from round 8.
+    assert ("rounds: 3 to 30 until every finding is decisive; each finding's anytime-valid "
+            "interval (99.38 %: 95 % over 8 findings) can be finite from round 8 and is "
+            "narrowest at round 30") in flat
     # The paper-rounds size plans its own maximum; the fixed paper size prints no line.
     assert "can be finite from round 5 and is narrowest at round 8" in flat
     assert flat.count("rounds: 3 to") == 2
