@@ -27,6 +27,7 @@ from casslab.analysis.findings import (
     fit_slope,
     implied_ratio,
     judge,
+    rounds_to_decide,
     spent_of,
 )
 from casslab.experiment.reference import Finding, Reference, RefValue
@@ -173,6 +174,29 @@ def test_a_direction_finding_tests_the_size_the_reference_values_give() -> None:
     # the lab's Wi-Fi is 1.67x, the paper's 2x: the direction holds, the size differs
     assert v.verdict == SIZE_DIFFERS and v.paper == pytest.approx(math.log(2))
     assert "vs paper +100.0 %" in v.label
+
+
+def test_a_claimed_direction_never_holds_with_an_interval_reaching_past_no_effect() -> None:
+    # +4.5 % (003's whole-scenario gain): 10 % of the ratio is 0.94-1.15, which holds
+    # no effect; 1 node's Wi-Fi is within ~2 % of Ethernet, which that band would
+    # let "hold" the claimed gain
+    vals = (RefValue("runtime_s", {"nodes": 1, "network": "eth"}, 100.0, 100.0, "s", "T"),
+            RefValue("runtime_s", {"nodes": 1, "network": "wifi"}, 104.5, 104.5, "s", "T"))
+    f = finding("higher", {"nodes": (1,)})
+    (v,) = judge(Reference(values=vals, findings=(f,)), [analysis(LAB)])
+    assert v.paper == pytest.approx(math.log(1.045))
+    assert v.band[0] == 0.0 and v.band[1] == pytest.approx(math.log(1.045 * 1.1))
+    assert v.effect.low < 0 < v.effect.high and v.verdict == INCONCLUSIVE, v.why
+    # 3 nodes' Wi-Fi is x 1.67, far above the claimed +4.5 %: the size still differs
+    big = tuple(replace(rv, at={**rv.at, "nodes": 3}) for rv in vals)
+    (sized,) = judge(Reference(values=big, findings=(finding("higher", {"nodes": (3,)}),)),
+                     [analysis(LAB)])
+    assert sized.verdict == SIZE_DIFFERS and sized.band == (0.0, pytest.approx(
+        math.log(1.045 * 1.1)))
+    # a claimed fall: its band ends at no effect from above
+    lower = Finding("claim", "runtime_s", "network", "wifi", "eth", "lower", {"nodes": (1,)})
+    (down,) = judge(Reference(values=vals, findings=(lower,)), [analysis(LAB)])
+    assert down.band[1] == 0.0 and down.verdict == INCONCLUSIVE
 
 
 def effect(lo: float, hi: float, est: float | None = None) -> Effect:
@@ -403,3 +427,59 @@ def test_medians_ratio_is_taken_cell_by_cell_not_from_pooled_medians() -> None:
     (v,) = judge(Reference(findings=(finding("higher"),)), [analysis(lab)])
     assert v.median_high / v.median_low < 1  # pooled: 1.06 / 3.0
     assert v.ratio == pytest.approx(1.06)
+
+
+def _standardised(n: int, mean: float, sd: float) -> np.ndarray:
+    """n values with exactly this mean and sample sd."""
+    z = np.random.default_rng(n).standard_normal(n)
+    z = (z - z.mean()) / z.std(ddof=1)
+    return mean + sd * z
+
+
+def _sequential_rows(log_ratios: np.ndarray) -> tuple[list[TrialRow], dict[int, int]]:
+    values: dict[tuple[int, str], list[float]] = {
+        (3, "eth"): [2.0] * len(log_ratios),
+        (3, "wifi"): [2.0 * math.exp(d) for d in log_ratios]}
+    rs = rows(values)
+    return rs, {r.trial_id: (r.trial_id - 1) % len(log_ratios) for r in rs}
+
+
+def test_a_spent_inconclusive_verdict_says_how_many_rounds_would_decide_it() -> None:
+    from casslab.analysis.sequential import t_mixture_cs
+
+    # +5 % with 10 % of noise per round: 8 rounds decide nothing
+    rs, rounds = _sequential_rows(_standardised(8, 0.05, 0.10))
+    a = analyze(rs, [{"name": "nodes", "levels": [3]},
+                     {"name": "network", "levels": ["eth", "wifi"]}], "runtime_s")
+    ref = Reference(findings=(finding("higher", {"nodes": (3,)}),))
+    # declared: "smaller" only within +-2 %, which the +5 % never is
+    (open_,) = judge(ref, [a], rounds=rounds, sequential=True, planned_rounds=8,
+                     margin=0.02)
+    (spent,) = judge(ref, [a], rounds=rounds, sequential=True, planned_rounds=8,
+                     spent=BUDGET_SPENT, margin=0.02)
+    assert open_.verdict == spent.verdict == INCONCLUSIVE
+    assert math.isnan(open_.decide_rounds) and open_.label == INCONCLUSIVE
+    n = int(spent.decide_rounds)
+    assert spent.label == (f"inconclusive (budget spent; about {n} rounds would decide it "
+                           "at the noise measured)")
+    # The engine's own sequence on rounds with the same mean and noise: n rounds
+    # exclude 0 (holds), n - 1 do not.
+    alpha, c = 1 - spent.effect.level, spent.effect.c
+    assert t_mixture_cs(_standardised(n, 0.05, 0.10), alpha, c).low > 0
+    assert t_mixture_cs(_standardised(n - 1, 0.05, 0.10), alpha, c).low <= 0
+    assert 8 < n < 200
+
+
+def test_an_estimate_of_nothing_with_no_bound_is_never_projected_to_decide() -> None:
+    rs, rounds = _sequential_rows(_standardised(8, 0.0, 0.10))
+    a = analyze(rs, [{"name": "nodes", "levels": [3]},
+                     {"name": "network", "levels": ["eth", "wifi"]}], "runtime_s")
+    (v,) = judge(Reference(findings=(finding("higher", {"nodes": (3,)}),)), [a],
+                 rounds=rounds, sequential=True, planned_rounds=8, spent=ROUNDS_SPENT,
+                 margin=1e-9)
+    # a direction-only finding on 0: only "smaller than this lab can detect" could
+    # decide it, and no interval lies within a declared +-1e-7 %
+    assert v.verdict == INCONCLUSIVE and math.isinf(v.decide_rounds)
+    assert v.label == (
+        "inconclusive (rounds spent; not decided within 1000 rounds at the noise measured)")
+    assert math.isnan(rounds_to_decide(replace(v, verdict=HOLDS)))

@@ -138,3 +138,26 @@ def test_detect_needs_until_verdicts() -> None:
     with pytest.raises(SpecError, match=r"design.detect: is for `until: verdicts`"):
         parse_spec(SPEC.replace("trials: {min: 3, max: 12}, until: verdicts",
                                 "trials: 3, detect: 10%"))
+
+
+def test_a_campaign_out_of_budget_ends_with_what_would_decide_each_open_finding(
+        tmp_path: Path) -> None:
+    """Stopped by its budget after 4 rounds (every interval still infinite): each
+    finding's line says the budget was spent, how many rounds would decide it at the
+    noise measured, and what they take at the run's pace; a campaign that stopped by
+    itself ends with the rule's own lines."""
+    from casslab.cli.stopping import spent_lines
+    from casslab.experiment.sequential import BY_BUDGET, BY_MAX, BY_VERDICTS
+
+    campaign(tmp_path, noise=0.01)
+    spec = parse_spec(SPEC.replace("until: verdicts}", "until: verdicts, detect: 10%}"))
+    lines = spent_lines(spec, tmp_path, BY_BUDGET, 4, 120.0)
+    assert len(lines) == 2
+    for line in lines:
+        n = int(line.split("(budget spent; about ")[1].split(" rounds")[0])
+        assert 4 < n <= 12  # the quiet copies decide by the planned 12 rounds
+        assert line.endswith(f"would decide it at the noise measured) (at this run's 2.0 "
+                             f"min a round: about {2 * n} min)"), line
+        assert ", 4 rounds: " in line
+    assert "(rounds spent; about" in spent_lines(spec, tmp_path, BY_MAX, 4, 120.0)[0]
+    assert spent_lines(spec, tmp_path, BY_VERDICTS, 12, 120.0) == ()

@@ -29,7 +29,9 @@ The size a finding looks for: `expect: ratio` R (its tolerance, default 10 % of 
 `expect: slope` S +- tolerance, a trend's `growth` g per unit (or the one the
 reference's values imply) as log(1 + g) within its tolerance (default 10 % of it), and
 for `higher`/`lower` the ratio of the reference's
-own values at `to` and `from` when it holds both (same other levels), else none.
+own values at `to` and `from` when it holds both (same other levels), else none; the
+band of a `higher`/`lower` ends at no effect (a claimed change under about 11 % has a
+10 %-of-the-ratio band that reaches past it), so "holds" always implies the direction.
 The bound z of "smaller than this lab can detect", fixed before the data where the
 design allows, so that more rounds can only make a verdict firmer:
 - declared: a design that adds rounds until verdicts with `design.detect: D` (an
@@ -60,7 +62,10 @@ their error rate is that of the intervals:
                                  (the label says whether z was declared or measured)
   inconclusive                   anything else ("(rounds spent)" or "(budget spent)"
                                  when no more trials will come: the campaign reached
-                                 its maximum of rounds, or its time budget)
+                                 its maximum of rounds, or its time budget; then, for
+                                 rounds added until decisive, `rounds_to_decide`: the
+                                 rounds that would decide it if its estimate and
+                                 per-round noise stayed as measured)
 """
 
 from __future__ import annotations
@@ -98,7 +103,7 @@ from casslab.analysis.patterns import (
     round_coefficients,
 )
 from casslab.analysis.power import POWER, detectable_log_effect
-from casslab.analysis.sequential import DEFAULT_ROUNDS
+from casslab.analysis.sequential import DEFAULT_ROUNDS, half_width_factor
 from casslab.analysis.stats import Describe, describe, mann_whitney, welch
 from casslab.experiment.reference import (
     ALTERNATION,
@@ -164,6 +169,9 @@ class Verdict:
     cell_ratio: float = math.nan  # geometric mean of matched cells' median ratios
     cell_difference: float = math.nan  # scale difference: mean of matched cells' median
     # differences (to - from)
+    decide_rounds: float = math.nan  # an inconclusive verdict whose rounds or budget
+    # were spent: the rounds that would decide it at the estimate and noise measured
+    # (`rounds_to_decide`; inf: not within PROJECTION_LIMIT; NaN: not projected)
 
     @property
     def ratio(self) -> float:
@@ -198,8 +206,16 @@ class Verdict:
             return (f"{SIZE_DIFFERS} (lab {size_text(self.effect.estimate, self.effect.scale)} "
                     f"vs paper {size_text(self.paper, self.effect.scale)})")
         if self.verdict == INCONCLUSIVE and self.spent:
-            return f"{INCONCLUSIVE} ({self.spent} spent)"
+            return f"{INCONCLUSIVE} ({self.spent} spent{self._projection()})"
         return self.verdict
+
+    def _projection(self) -> str:
+        n = self.decide_rounds
+        if math.isnan(n):
+            return ""
+        if math.isinf(n):
+            return f"; not decided within {PROJECTION_LIMIT} rounds at the noise measured"
+        return f"; about {int(n)} rounds would decide it at the noise measured"
 
     def interval(self) -> str:
         """The effect with its interval and coverage: "+12.0 % [+8.1, +16.0] (95 % CI,
@@ -358,7 +374,15 @@ def size_looked_for(ref: Reference, f: Finding) -> tuple[float, tuple[float, flo
     if f.expect in ("higher", "lower") and (r > 1) != (f.expect == "higher"):
         return nan, (nan, nan)  # the values contradict the claim: test the claim
     tol = f.tolerance if not math.isnan(f.tolerance) else DEFAULT_RATIO_TOLERANCE
-    return math.log(r), ratio_band(r, tol)
+    lo, hi = ratio_band(r, tol)
+    # A band that reaches no effect (001's +8.1 % for workload C: 0.97-1.19 at 10 % of
+    # the ratio) would let "holds" stand for an interval around 0 or past it: a
+    # direction's band ends at no effect.
+    if f.expect == "higher":
+        lo = max(lo, 0.0)
+    elif f.expect == "lower":
+        hi = min(hi, 0.0)
+    return math.log(r), (lo, hi)
 
 
 def implied_growth(ref: Reference, f: Finding) -> float:
@@ -788,7 +812,43 @@ def judge(ref: Reference, analyses: Sequence[Analysis], *,
                            math.nan if f.pattern or f.difference else
                            cell_median_ratio(cells, f),
                            cell_median_difference(cells, f) if f.difference else math.nan))
+        if verdict == INCONCLUSIVE and spent:
+            out[-1] = replace(out[-1], decide_rounds=rounds_to_decide(out[-1]))
     return out
+
+
+PROJECTION_LIMIT = 1000  # rounds: past this, a projection says only "not within"
+
+
+def classify_expect(f: Finding) -> str:
+    """The `expect` argument `classify` takes for `f`: a pattern's side of 0, else the
+    finding's own."""
+    return _pattern_direction(f) if f.pattern else f.expect
+
+
+def rounds_to_decide(v: Verdict, limit: int = PROJECTION_LIMIT) -> float:
+    """For an inconclusive verdict of rounds added until decisive: the smallest number
+    of rounds (more than it ran) at which its confidence sequence (same coverage, same
+    c), centred on the estimate measured and as wide as the per-round noise measured
+    makes it, would be decisive by `classify` with the same size band and bound. A
+    projection, not a promise: it assumes the estimate and the noise stay as measured;
+    a new campaign planned for that many rounds tunes its c to them and is a little
+    narrower by then. inf: not within `limit` rounds (an estimate on a band's edge never
+    decides); NaN: nothing to project (decisive, not sequential, no noise measured)."""
+    e = v.effect
+    if (v.decisive or e.kind != SEQUENTIAL or not e.noise_sd > 0
+            or not math.isfinite(e.estimate) or not e.c > 0):
+        return math.nan
+    alpha = 1 - e.level
+    expect = classify_expect(v.finding)
+    for n in range(max(e.n_low + 1, 2), limit + 1):
+        h = half_width_factor(n, alpha, e.c) * math.sqrt(n - 1) * e.noise_sd
+        if not math.isfinite(h):
+            continue
+        at_n = replace(e, low=e.estimate - h, high=e.estimate + h, n_low=n, n_high=n)
+        if classify(expect, at_n, paper=v.paper, band=v.band, bound=v.bound)[0] in DECISIVE:
+            return float(n)
+    return math.inf
 
 
 def spent_of(rows: Sequence[TrialRow], planned_rounds: int | None) -> str:

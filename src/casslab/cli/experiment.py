@@ -24,7 +24,7 @@ from casslab.core.paths import default_cache, default_home
 # `casslab --help` and the lab commands need none of them (start-up time).
 if TYPE_CHECKING:
     from casslab.experiment.design import PlannedTrial
-    from casslab.experiment.runner import Event
+    from casslab.experiment.runner import Event, Outcome
     from casslab.experiment.sequential import ShouldStop
     from casslab.experiment.spec import CampaignSpec
     from casslab.experiment.steadywindow import SteadyCut
@@ -246,7 +246,7 @@ def run(
                   highlight=False)
     if outcome.stop_line:
         out.print(outcome.stop_line, soft_wrap=True, highlight=False)
-        for line in outcome.decision.lines if outcome.decision else ():
+        for line in _final_lines(s, outcome):
             out.print(f"  {line}", soft_wrap=True, highlight=False, markup=False)
     out.print(f"report: casslab report {outcome.results}", soft_wrap=True)
     if outcome.failed:
@@ -265,6 +265,17 @@ def _steady(spec: CampaignSpec) -> SteadyCut | None:
         return found.start, found.klass
 
     return cut
+
+
+def _final_lines(spec: CampaignSpec, outcome: Outcome) -> tuple[str, ...]:
+    """The verdicts an until-verdicts campaign ended with: when it ran out of rounds or
+    budget, judged as such (each inconclusive one with what would decide it), else the
+    stopping rule's last answer."""
+    from casslab.cli.stopping import spent_lines
+
+    spent = spent_lines(spec, outcome.results, outcome.stopped_by, outcome.last_round,
+                        outcome.round_s)
+    return spent or (outcome.decision.lines if outcome.decision else ())
 
 
 def _stop_rule(spec: CampaignSpec, results: Path) -> ShouldStop | None:

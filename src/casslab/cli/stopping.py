@@ -15,11 +15,18 @@ verdict, once decisive, stays so.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
-from casslab.analysis.findings import Verdict, all_decisive, judge_rows
+from casslab.analysis.findings import (
+    BUDGET_SPENT,
+    ROUNDS_SPENT,
+    Verdict,
+    all_decisive,
+    judge_rows,
+)
 from casslab.analysis.responses import trial_values
-from casslab.experiment.sequential import ShouldStop, StopDecision
+from casslab.experiment.sequential import BY_BUDGET, BY_MAX, ShouldStop, StopDecision
 from casslab.experiment.spec import CampaignSpec
 from casslab.store.records import Results
 
@@ -55,3 +62,28 @@ def until_verdicts(spec: CampaignSpec, results_dir: Path) -> ShouldStop:
                             tuple(verdict_line(v) for v in verdicts))
 
     return rule
+
+
+def spent_lines(spec: CampaignSpec, results_dir: Path, stopped_by: str, last_round: int,
+                round_s: float) -> tuple[str, ...]:
+    """The verdicts of a campaign that ran out of rounds or budget (`stopped_by`), each
+    inconclusive one with the rounds that would decide it at the noise measured and
+    what they would take at this run's median round time (`round_s`); () when the
+    campaign stopped for another reason."""
+    spent = {BY_MAX: ROUNDS_SPENT, BY_BUDGET: BUDGET_SPENT}.get(stopped_by)
+    if spent is None or last_round < 1:
+        return ()
+    out = []
+    for v in round_verdicts(spec, results_dir, last_round, spent=spent):
+        line = verdict_line(v)
+        if math.isfinite(v.decide_rounds) and round_s > 0:
+            line += (f" (at this run's {round_s / 60:.1f} min a round: about "
+                     f"{duration_text(v.decide_rounds * round_s)})")
+        out.append(line)
+    return tuple(out)
+
+
+def duration_text(seconds: float) -> str:
+    """A planning duration, rounded: "40 min", "2.7 h"."""
+    minutes = seconds / 60
+    return f"{minutes:.0f} min" if minutes < 90 else f"{minutes / 60:.1f} h"

@@ -26,7 +26,10 @@ T`, default 10 % of |S|) says the response changes by S per unit of a numeric fa
 the lab's least-squares slope over the levels from `from` to `to` (default all), with
 its confidence interval, decides it. A ratio (expected, or implied by the reference's
 values at `to` and `from` for higher/lower) holds within `tolerance` (a fraction of the
-ratio, default 0.1). `expect: no difference` with `tolerance: T` is an equivalence test:
+ratio, default 0.1); for higher/lower that band ends at no effect (a claimed +4.5 % at
+0.1 would otherwise reach from -6 % to +15 %), and a small claimed change wants a
+tolerance of its own (0.02: +4.5 % within +2.4 to +6.6 %). `expect: no difference`
+with `tolerance: T` is an equivalence test:
 it holds when the whole interval of the ratio lies within 1 +- T, fails when it lies
 outside; without a tolerance any difference the interval shows fails it, and an
 interval within what the lab can detect is "smaller than this lab can detect".

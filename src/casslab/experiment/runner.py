@@ -91,6 +91,8 @@ class Outcome:
     stopped_by: str = ""
     stop_line: str = ""
     decision: StopDecision | None = None
+    last_round: int = 0  # the last round run
+    round_s: float = math.nan  # the median time a round of this run took (s)
     # design.guard: runs thrown away for outside noise, and kept trials still over it
     guard_reruns: int = 0
     disturbed: int = 0
@@ -236,7 +238,8 @@ class CampaignRunner:
                           guard_reruns=self._guard_counts[0], disturbed=self._guard_counts[1])
             if sequencer is not None:
                 out = replace(out, stopped_by=sequencer.stopped_by,
-                              stop_line=sequencer.summary(), decision=sequencer.decision)
+                              stop_line=sequencer.summary(), decision=sequencer.decision,
+                              last_round=sequencer.last_round, round_s=sequencer.round_s())
                 self.emit(Event("message", out.stop_line, done, len(trials)))
             return out
         finally:

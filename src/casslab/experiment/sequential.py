@@ -14,6 +14,7 @@ whatever the budget (fewer could decide nothing).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -91,6 +92,14 @@ class Sequencer:
             if elapsed_s + next_round > budget:
                 return BY_BUDGET
         return ""
+
+    def round_s(self) -> float:
+        """The median time a round of this run took (s; NaN before one finished)."""
+        done = sorted(self._round_s)
+        if not done:
+            return math.nan
+        mid = len(done) // 2
+        return done[mid] if len(done) % 2 else (done[mid - 1] + done[mid]) / 2
 
     def summary(self) -> str:
         """One line: how many rounds ran and why the campaign stopped."""
