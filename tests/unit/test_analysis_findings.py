@@ -460,7 +460,7 @@ def test_a_spent_inconclusive_verdict_says_how_many_rounds_would_decide_it() -> 
     assert open_.verdict == spent.verdict == INCONCLUSIVE
     assert math.isnan(open_.decide_rounds) and open_.label == INCONCLUSIVE
     n = int(spent.decide_rounds)
-    assert spent.label == (f"inconclusive (budget spent; about {n} rounds would decide it "
+    assert spent.label == (f"inconclusive (budget spent; about {n} rounds in all would decide it "
                            "at the noise measured)")
     # The engine's own sequence on rounds with the same mean and noise: n rounds
     # exclude 0 (holds), n - 1 do not.

@@ -154,10 +154,10 @@ def test_a_campaign_out_of_budget_ends_with_what_would_decide_each_open_finding(
     lines = spent_lines(spec, tmp_path, BY_BUDGET, 4, 120.0)
     assert len(lines) == 2
     for line in lines:
-        n = int(line.split("(budget spent; about ")[1].split(" rounds")[0])
+        n = int(line.split("(budget spent; about ")[1].split(" rounds in all")[0])
         assert 4 < n <= 12  # the quiet copies decide by the planned 12 rounds
         assert line.endswith(f"would decide it at the noise measured) (at this run's 2.0 "
-                             f"min a round: about {2 * n} min)"), line
+                             f"min a round: about {2 * n} min in all)"), line
         assert ", 4 rounds: " in line
     assert "(rounds spent; about" in spent_lines(spec, tmp_path, BY_MAX, 4, 120.0)[0]
     assert spent_lines(spec, tmp_path, BY_VERDICTS, 12, 120.0) == ()

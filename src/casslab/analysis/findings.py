@@ -215,7 +215,7 @@ class Verdict:
             return ""
         if math.isinf(n):
             return f"; not decided within {PROJECTION_LIMIT} rounds at the noise measured"
-        return f"; about {int(n)} rounds would decide it at the noise measured"
+        return f"; about {int(n)} rounds in all would decide it at the noise measured"
 
     def interval(self) -> str:
         """The effect with its interval and coverage: "+12.0 % [+8.1, +16.0] (95 % CI,

@@ -78,7 +78,7 @@ def spent_lines(spec: CampaignSpec, results_dir: Path, stopped_by: str, last_rou
         line = verdict_line(v)
         if math.isfinite(v.decide_rounds) and round_s > 0:
             line += (f" (at this run's {round_s / 60:.1f} min a round: about "
-                     f"{duration_text(v.decide_rounds * round_s)})")
+                     f"{duration_text(v.decide_rounds * round_s)} in all)")
         out.append(line)
     return tuple(out)
 
