@@ -625,6 +625,12 @@ def _pattern_direction(f: Finding) -> str:
     return "lower" if f.expect == "decreasing" else "higher"
 
 
+def classify_expect(f: Finding) -> str:
+    """The `expect` argument `classify` takes for `f`: a pattern's side of 0, else the
+    finding's own."""
+    return _pattern_direction(f) if f.pattern else f.expect
+
+
 def _pattern_cells(cells: Sequence[CellStats], f: Finding) -> list[CellStats]:
     return [cs for cs in cells if _matches(cs.params, f.where) and f.factor in cs.params
             and in_span(cs.params[f.factor], f.low, f.high)]
@@ -770,7 +776,7 @@ def judge(ref: Reference, analyses: Sequence[Analysis], *,
                                               sequential=sequential, c=c)
             z = (Bound(fixed, MEASURED, FIXED_BOUND) if effect.kind == LINE else
                  bound_of(f, effect, margin=declared, planned_rounds=planned_rounds))
-            verdict, why = classify(_pattern_direction(f), effect, paper=paper, band=band,
+            verdict, why = classify(classify_expect(f), effect, paper=paper, band=band,
                                     bound=z.value, bound_what=z.what)
             if not effect.bounded and effect.kind == LINE:
                 why = (f"too few kept trials for the fit ({effect.n_low} trials; it needs "
@@ -780,15 +786,15 @@ def judge(ref: Reference, analyses: Sequence[Analysis], *,
                                          sequential=sequential, c=c, scale=SLOPE,
                                          what="slopes (to - from) / (to level - from level)")
             z = bound_of(f, effect, margin=declared, planned_rounds=planned_rounds)
-            verdict, why = classify("slope", effect, paper=paper, band=band, bound=z.value,
-                                    bound_what=z.what)
+            verdict, why = classify(classify_expect(f), effect, paper=paper, band=band,
+                                    bound=z.value, bound_what=z.what)
         elif f.expect == "slope":
             fit = fit_slope(_slope_points(cells, f), f.slope, level)
             effect = Effect(SLOPE, fit.slope, fit.low, fit.high, level,
                             "least-squares slope, Student t (n - 2 df)", False, fit.n, fit.n,
                             kind=LINE)
             p, z = fit.p, bound_of(f, effect)
-            verdict, why = classify("slope", effect, paper=paper, band=band)
+            verdict, why = classify(classify_expect(f), effect, paper=paper, band=band)
             if math.isnan(fit.slope):
                 why = (f"too few trials for a line ({fit.n} trials at {fit.levels} levels; "
                        "the fit needs >= 3 trials at >= 2 levels)")
@@ -796,8 +802,8 @@ def judge(ref: Reference, analyses: Sequence[Analysis], *,
             effect, p = finding_effect(f, cells, level, rounds=rounds, sequential=sequential,
                                        c=c, unit=a.unit if a else "")
             z = bound_of(f, effect, margin=declared, planned_rounds=planned_rounds)
-            verdict, why = classify(f.expect, effect, paper=paper, band=band, bound=z.value,
-                                    bound_what=z.what)
+            verdict, why = classify(classify_expect(f), effect, paper=paper, band=band,
+                                    bound=z.value, bound_what=z.what)
             if effect.kind in (POOLED, RANK) and not effect.bounded:
                 need = 2 if effect.kind == POOLED else "enough"
                 why = (f"too few kept trials ({len(lo)} at `from`, {len(hi)} at `to`; the "
@@ -818,12 +824,6 @@ def judge(ref: Reference, analyses: Sequence[Analysis], *,
 
 
 PROJECTION_LIMIT = 1000  # rounds: past this, a projection says only "not within"
-
-
-def classify_expect(f: Finding) -> str:
-    """The `expect` argument `classify` takes for `f`: a pattern's side of 0, else the
-    finding's own."""
-    return _pattern_direction(f) if f.pattern else f.expect
 
 
 def rounds_to_decide(v: Verdict, limit: int = PROJECTION_LIMIT) -> float:

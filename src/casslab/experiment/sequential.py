@@ -15,6 +15,7 @@ whatever the budget (fewer could decide nothing).
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -95,11 +96,7 @@ class Sequencer:
 
     def round_s(self) -> float:
         """The median time a round of this run took (s; NaN before one finished)."""
-        done = sorted(self._round_s)
-        if not done:
-            return math.nan
-        mid = len(done) // 2
-        return done[mid] if len(done) % 2 else (done[mid - 1] + done[mid]) / 2
+        return statistics.median(self._round_s) if self._round_s else math.nan
 
     def summary(self) -> str:
         """One line: how many rounds ran and why the campaign stopped."""
