@@ -568,7 +568,8 @@ def render_reproduction(repro: Reproduction, analyses: list[Analysis],
              "(Bonferroni); interleaved rounds give paired per-round log-ratios, and "
              "rounds added until decisive an anytime-valid confidence sequence. "
              "<b>holds</b>: the interval lies within the paper's size (ratio or slope +- "
-             "tolerance; for `expect: no difference` with a tolerance, within +- it: an "
+             "tolerance, the size band of a higher or lower ending at no effect; for "
+             "`expect: no difference` with a tolerance, within +- it: an "
              "equivalence test) or, with no size, excludes 0 the expected way (for no "
              "difference without a tolerance: holds never, any difference the interval "
              "shows fails it); <b>direction holds, "
@@ -583,7 +584,9 @@ def render_reproduction(repro: Reproduction, analyses: list[Analysis],
              "until verdicts, with the trials run otherwise ('measured'); rounds added "
              "until verdicts use the running intersection of the sequence's intervals, "
              "which never widens, so a decided verdict stays decided; "
-             "<b>inconclusive</b>: anything else. Each verdict is implied by its interval "
+             "<b>inconclusive</b>: anything else (when the rounds or the budget ran "
+             "out, with the rounds that would decide it if the estimate and the per-round "
+             "noise stayed as measured). Each verdict is implied by its interval "
              "covering the true effect, so the error rate is the intervals'.</p>"]
     if repro.values:
         parts.append("<h3>Reference values</h3>")
