@@ -483,3 +483,29 @@ def test_an_estimate_of_nothing_with_no_bound_is_never_projected_to_decide() -> 
     assert v.label == (
         "inconclusive (rounds spent; not decided within 1000 rounds at the noise measured)")
     assert math.isnan(rounds_to_decide(replace(v, verdict=HOLDS)))
+
+
+def test_a_projection_with_a_measured_bound_uses_what_the_projected_rounds_detect() -> None:
+    """No design.detect: z is what the planned rounds detect at the noise measured, and
+    past them what the projected rounds detect; a projection that kept the bound of the
+    rounds run could call "smaller than this lab can detect" too early. The projected
+    n is the first round count at which the engine's own sequence, at the same mean
+    and noise, is decisive with the bound of n rounds."""
+    from casslab.analysis.power import detectable_log_effect
+    from casslab.analysis.sequential import t_mixture_cs
+
+    rs, rounds = _sequential_rows(_standardised(8, 0.10, 0.10))
+    a = analyze(rs, [{"name": "nodes", "levels": [3]},
+                     {"name": "network", "levels": ["eth", "wifi"]}], "runtime_s")
+    (v,) = judge(Reference(findings=(finding("higher", {"nodes": (3,)}),)), [a],
+                 rounds=rounds, sequential=True, planned_rounds=8, spent=ROUNDS_SPENT)
+    assert v.verdict == INCONCLUSIVE and v.bound_source == "measured"
+    n = int(v.decide_rounds)
+    alpha, c = 1 - v.effect.level, v.effect.c
+
+    def decided_at(k: int) -> bool:
+        cs = t_mixture_cs(_standardised(k, 0.10, 0.10), alpha, c)
+        z = detectable_log_effect("sequential", 0.10, k, k, v.effect.level, c=c)
+        return cs.low > 0 or (-z <= cs.low and cs.high <= z)
+
+    assert decided_at(n) and not decided_at(n - 1)

@@ -833,8 +833,11 @@ def rounds_to_decide(v: Verdict, limit: int = PROJECTION_LIMIT) -> float:
     makes it, would be decisive by `classify` with the same size band and bound. A
     projection, not a promise: it assumes the estimate and the noise stay as measured;
     a new campaign planned for that many rounds tunes its c to them and is a little
-    narrower by then. inf: not within `limit` rounds (an estimate on a band's edge never
-    decides); NaN: nothing to project (decisive, not sequential, no noise measured)."""
+    narrower by then. A declared bound stays; a measured one is what n rounds detect
+    once n passes the planned rounds it was computed for (`bound_of`), so "smaller than
+    this lab can detect" is not projected from a bound more rounds would shrink.
+    inf: not within `limit` rounds (an estimate on a band's edge never decides); NaN:
+    nothing to project (decisive, not sequential, no noise measured)."""
     e = v.effect
     if (v.decisive or e.kind != SEQUENTIAL or not e.noise_sd > 0
             or not math.isfinite(e.estimate) or not e.c > 0):
@@ -846,9 +849,21 @@ def rounds_to_decide(v: Verdict, limit: int = PROJECTION_LIMIT) -> float:
         if not math.isfinite(h):
             continue
         at_n = replace(e, low=e.estimate - h, high=e.estimate + h, n_low=n, n_high=n)
-        if classify(expect, at_n, paper=v.paper, band=v.band, bound=v.bound)[0] in DECISIVE:
+        if classify(expect, at_n, paper=v.paper, band=v.band,
+                    bound=_bound_at(v, n))[0] in DECISIVE:
             return float(n)
     return math.inf
+
+
+def _bound_at(v: Verdict, n: int) -> float:
+    """z at n rounds: the verdict's own when declared; when measured, the smaller of it
+    (the detectable effect at max(planned, run) rounds) and what n rounds detect, which
+    is the detectable effect at max(planned, n) as the detectable effect falls with n."""
+    if v.bound_source != MEASURED or not math.isfinite(v.bound):
+        return v.bound
+    e = v.effect
+    return min(v.bound, detectable_log_effect(SEQUENTIAL, e.noise_sd, n, n, e.level,
+                                              c=e.c))
 
 
 def spent_of(rows: Sequence[TrialRow], planned_rounds: int | None) -> str:

@@ -10,8 +10,10 @@ its doc needs beyond each spec's own findings, from the campaigns' reports.
   specs' `reference.values` by the same fits, are printed beside them. When both sweeps
   ran in interleaved rounds the effects are per round, paired by round number, and
   anytime-valid when a sweep added rounds until its own findings were decisive (its
-  number of rounds was chosen by the data, which a fixed-n test does not allow for);
-  otherwise one fit per sweep over its pooled trials (casslab.analysis.across).
+  number of rounds was chosen by the data, which a fixed-n test does not allow for;
+  one the sequence leaves open has spent both sweeps' shared rounds, and says how many
+  would decide it, as a campaign's own findings do); otherwise one fit per sweep over
+  its pooled trials (casslab.analysis.across).
 - The delay-only model (casslab.analysis.delaymodel) beside each of the paper's values
   and the lab's median, with what each leaves above the model.
 
@@ -24,7 +26,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +43,14 @@ from casslab.analysis.across import (
 from casslab.analysis.campaign import Analysis, level_label
 from casslab.analysis.delaymodel import model_rtt_ms
 from casslab.analysis.effects import PAIRED, Effect
-from casslab.analysis.findings import Verdict, bound_of, family_level, verdict_of
+from casslab.analysis.findings import (
+    INCONCLUSIVE,
+    Verdict,
+    bound_of,
+    family_level,
+    rounds_to_decide,
+    verdict_of,
+)
 from casslab.analysis.power import detectable_log_effect
 from casslab.analysis.sequential import tune_c
 from casslab.experiment.factors.registry import CL, scale_factor, scaled_groups
@@ -57,6 +66,8 @@ F2 = (("ONE", "endpoint", "Fig. 8", "endpoint latency matters more than edge lat
        "'catching up'"),
       ("THREE", "edge", "Fig. 10", "edge latency matters more than endpoint latency"))
 STEP = 10.0  # slopes per 10 % step, as the paper's tables step
+# What an across finding that the sequence left open has spent (its label's words).
+SWEEPS_SPENT = "both sweeps' rounds"
 
 
 @dataclass(frozen=True)
@@ -125,9 +136,16 @@ class Design:
 
     def verdict(self, f: Finding, effect: Effect, p: float, m: int, family: str) -> Verdict:
         """A per-round effect's verdict, its bound the difference this lab detects at
-        the planned rounds (the sequence) or at the rounds run (paired t)."""
+        the planned rounds (the sequence) or at the rounds run (paired t). Inconclusive
+        in the sequence: the rounds the two sweeps share are all it has (each sweep
+        stops by its own findings, budget or maximum), so it says so and projects the
+        rounds of both that would decide it (`rounds_to_decide`)."""
         z = bound_of(f, effect, planned_rounds=self.planned if self.sequential else None)
-        return verdict_of(f, effect, p, m, family, bound=z.value, bound_what=z.what)
+        v = verdict_of(f, effect, p, m, family, bound=z.value, bound_what=z.what)
+        if v.verdict != INCONCLUSIVE or not self.sequential:
+            return v
+        v = replace(v, spent=SWEEPS_SPENT)
+        return replace(v, decide_rounds=rounds_to_decide(v))
 
 
 def design_of(end: Sweep, edge: Sweep, alpha_each: float) -> Design:
