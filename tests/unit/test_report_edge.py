@@ -4,7 +4,7 @@ what it spent and what would decide it."""
 from __future__ import annotations
 
 from casslab.analysis.across import round_ratio_effect
-from casslab.analysis.findings import INCONCLUSIVE
+from casslab.analysis.findings import INCONCLUSIVE, Verdict
 from casslab.analysis.sequential import tune_c
 from casslab.experiment.reference import Finding
 from casslab.report.edge import SWEEPS_SPENT, Design
@@ -18,7 +18,7 @@ def _rounds(n: int, mean: float, spread: float) -> dict[int, float]:
     return {r: mean + (spread if r % 2 else -spread) for r in range(1, n + 1)}
 
 
-def _verdict(design: Design, per_round: dict[int, float]):
+def _verdict(design: Design, per_round: dict[int, float]) -> Verdict:
     effect, p = round_ratio_effect(per_round, 0.95, sequential=design.sequential,
                                    c=design.c)
     return design.verdict(FINDING, effect, p, 1, "one finding")
