@@ -818,12 +818,20 @@ def judge(ref: Reference, analyses: Sequence[Analysis], *,
                            math.nan if f.pattern or f.difference else
                            cell_median_ratio(cells, f),
                            cell_median_difference(cells, f) if f.difference else math.nan))
-        if verdict == INCONCLUSIVE and spent:
-            out[-1] = replace(out[-1], decide_rounds=rounds_to_decide(out[-1]))
+        out[-1] = spent_verdict(out[-1], spent)
     return out
 
 
 PROJECTION_LIMIT = 1000  # rounds: past this, a projection says only "not within"
+
+
+def spent_verdict(v: Verdict, spent: str) -> Verdict:
+    """`v` once no more rounds will come (`spent`: what ran out; "" when more may):
+    an inconclusive verdict says so, with the rounds that would decide it
+    (`rounds_to_decide`); any other is returned as it is."""
+    if v.verdict != INCONCLUSIVE or not spent:
+        return v
+    return replace(v, spent=spent, decide_rounds=rounds_to_decide(v))
 
 
 def rounds_to_decide(v: Verdict, limit: int = PROJECTION_LIMIT) -> float:
@@ -850,20 +858,19 @@ def rounds_to_decide(v: Verdict, limit: int = PROJECTION_LIMIT) -> float:
             continue
         at_n = replace(e, low=e.estimate - h, high=e.estimate + h, n_low=n, n_high=n)
         if classify(expect, at_n, paper=v.paper, band=v.band,
-                    bound=_bound_at(v, n))[0] in DECISIVE:
+                    bound=_bound_at(v, at_n))[0] in DECISIVE:
             return float(n)
     return math.inf
 
 
-def _bound_at(v: Verdict, n: int) -> float:
-    """z at n rounds: the verdict's own when declared; when measured, the smaller of it
-    (the detectable effect at max(planned, run) rounds) and what n rounds detect, which
-    is the detectable effect at max(planned, n) as the detectable effect falls with n."""
+def _bound_at(v: Verdict, at_n: Effect) -> float:
+    """z for the projected effect `at_n`: the verdict's own when declared; when
+    measured, the smaller of it (the detectable effect at max(planned, run) rounds) and
+    what at_n's rounds detect (`bound_of`), which is the detectable effect at
+    max(planned, n) as the detectable effect falls with n."""
     if v.bound_source != MEASURED or not math.isfinite(v.bound):
         return v.bound
-    e = v.effect
-    return min(v.bound, detectable_log_effect(SEQUENTIAL, e.noise_sd, n, n, e.level,
-                                              c=e.c))
+    return min(v.bound, bound_of(v.finding, at_n).value)
 
 
 def spent_of(rows: Sequence[TrialRow], planned_rounds: int | None) -> str:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,11 +44,10 @@ from casslab.analysis.campaign import Analysis, level_label
 from casslab.analysis.delaymodel import model_rtt_ms
 from casslab.analysis.effects import PAIRED, Effect
 from casslab.analysis.findings import (
-    INCONCLUSIVE,
     Verdict,
     bound_of,
     family_level,
-    rounds_to_decide,
+    spent_verdict,
     verdict_of,
 )
 from casslab.analysis.power import detectable_log_effect
@@ -139,13 +138,10 @@ class Design:
         the planned rounds (the sequence) or at the rounds run (paired t). Inconclusive
         in the sequence: the rounds the two sweeps share are all it has (each sweep
         stops by its own findings, budget or maximum), so it says so and projects the
-        rounds of both that would decide it (`rounds_to_decide`)."""
+        rounds of both that would decide it (`spent_verdict`)."""
         z = bound_of(f, effect, planned_rounds=self.planned if self.sequential else None)
         v = verdict_of(f, effect, p, m, family, bound=z.value, bound_what=z.what)
-        if v.verdict != INCONCLUSIVE or not self.sequential:
-            return v
-        v = replace(v, spent=SWEEPS_SPENT)
-        return replace(v, decide_rounds=rounds_to_decide(v))
+        return spent_verdict(v, SWEEPS_SPENT if self.sequential else "")
 
 
 def design_of(end: Sweep, edge: Sweep, alpha_each: float) -> Design:
