@@ -20,7 +20,7 @@ def test_plan_of_example_000_shows_blocks_warmups_and_why() -> None:
     # interleaved rounds on two kept labs (1 and 2 nodes), the link profile switched
     # between trials; a workload change recreates the table
     words = " ".join(res.stdout.split())
-    assert ("181 blocks, 20 warm-ups, 480 kept trials; resets: 120 recreate, 2 rebuild, "
+    assert ("181 blocks, 382 warm-ups, 480 kept trials; resets: 120 recreate, 2 rebuild, "
             "59 resume; 60 rounds of 8 kept trials, each round after the first: "
             "2 recreate, 1 resume") in words
     header = next(line for line in lines if "seq" in line)

@@ -256,6 +256,24 @@ def test_load_phase_loads_at_its_own_concurrency_not_the_runs_closed_loop_client
     assert o.for_load_phase() == StressOptions(records=100)
 
 
+def test_load_phase_overrides_set_its_own_concurrency_over_the_runs() -> None:
+    o = YcsbOptions(records=100, in_flight=1, ops=1000)
+    assert o.for_load_phase({"in-flight": 16}) == YcsbOptions(records=100, in_flight=16)
+    assert o.for_load_phase({"in_flight": 16, "workers": 2}) == YcsbOptions(
+        records=100, in_flight=16, workers=2)
+
+
+def test_load_phase_overrides_refuse_a_run_only_option_by_name() -> None:
+    with pytest.raises(OptionError, match=r"workload.load_options.rate: shapes only the "
+                       r"measured run"):
+        YcsbOptions(records=100).for_load_phase({"rate": 50})
+
+
+def test_load_phase_overrides_are_checked_as_options_are() -> None:
+    with pytest.raises(OptionError, match=r"workload.load_options.in-flight"):
+        YcsbOptions(records=100).for_load_phase({"in-flight": 0})
+
+
 def test_flag_names_a_field() -> None:
     assert IotOptions.flag("table_ttl_s") == "table-ttl-s"
 

@@ -49,7 +49,7 @@ from casslab.hardware import describe
 from casslab.lab import LabOptions
 from casslab.load import LoadResult, LoadSpec
 from casslab.load.multi import START_MARGIN_S
-from casslab.load.options import SchemaOptions, family_of
+from casslab.load.options import LoadOptions, SchemaOptions, family_of
 from casslab.metrics.samples import TrialMetrics
 from casslab.net.spec import NetSpec
 from casslab.store.db import Store
@@ -101,6 +101,17 @@ class Outcome:
 def uses_network(spec: CampaignSpec) -> bool:
     lab_net = spec.lab.network not in (None, "none")
     return lab_net or any(f.kind == "network" for f in spec.factors)
+
+
+def load_phase_options(spec: CampaignSpec, cell: Cell) -> LoadOptions:
+    """The casslab-load options of a cell's load phase: its run's options without those
+    that shape only the measured run, then the spec's workload.load_options."""
+    opts = replace(cell.load_options().for_load_phase(spec.workload.load_options),
+                   phase="load")
+    if opts.error_retries is None:
+        # A key lost to a timeout on a busy machine would void every later trial.
+        opts = replace(opts, error_retries=LOAD_PHASE_ERROR_RETRIES)
+    return opts
 
 
 def compaction_map(value: str) -> str:
@@ -582,11 +593,7 @@ class CampaignRunner:
     def _load(self, cell: Cell, *, drop: bool, done: int, total: int) -> None:
         """The workload's load phase (creates its schema and data)."""
         workload = cell.workload
-        # Options that shape the run, not the data, are left out of the load phase.
-        load_opts = replace(cell.load_options().for_load_phase(), phase="load")
-        if load_opts.error_retries is None:
-            # A key lost to a timeout on a busy machine would void every later trial.
-            load_opts = replace(load_opts, error_retries=LOAD_PHASE_ERROR_RETRIES)
+        load_opts = load_phase_options(self.spec, cell)
         if isinstance(load_opts, SchemaOptions):  # a user profile has no --drop
             load_opts = replace(load_opts, drop=drop)
         self.emit(Event("prepare", f"loading the data of {workload}", done, total))

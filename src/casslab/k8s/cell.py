@@ -86,7 +86,8 @@ def _lab(spec: CampaignSpec, cell: Cell, clients: int) -> CellLab:
     _no_files(opts)
     run = replace(opts, phase="run", seed=spec.design.seed, ops=spec.stop.ops,
                   duration_s=spec.stop.duration_s or None)
-    load = replace(opts.for_load_phase(), phase="load") if spec.workload.prepare else None
+    load = (replace(opts.for_load_phase(spec.workload.load_options), phase="load")
+            if spec.workload.prepare else None)
     notes = (f"runtime {lab.runtime}: every node is a pod",) if lab.runtime != "process" else ()
     return CellLab(key=cell_key(dict(cell.params)), nodes=lab.nodes, profile=profile,
                    node_profiles=dict(lab.node_profiles), overrides=dict(lab.overrides),

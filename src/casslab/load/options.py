@@ -527,9 +527,25 @@ class LoadOptions:
             out[f.metadata["flag"]] = value if plain else f.metadata["argv"](value)
         return out
 
-    def for_load_phase(self) -> Self:
-        """These options without those that only shape the measured run."""
-        return replace(self, **{f.name: None for f in fields(self) if f.metadata["run_only"]})
+    def for_load_phase(self, overrides: Mapping[str, Any] | None = None,
+                       where: str = "workload.load_options") -> Self:
+        """These options without those that only shape the measured run, then
+        `overrides` ({flag: value}, a spec's workload.load_options) on top: the load phase
+        may run at its own concurrency, since the data it writes does not depend on it."""
+        base = replace(self, **{f.name: None for f in fields(self) if f.metadata["run_only"]})
+        if not overrides:
+            return base
+        bad = sorted(canonical(str(k)) for k in overrides if canonical(str(k)) in
+                     self.run_only_flags())
+        if bad:
+            raise OptionError(f"{where}.{bad[0]}", "shapes only the measured run, not the "
+                              "load phase; set it in workload.options or stop:", bad[0])
+        return type(self).from_mapping({**base.to_mapping(), **overrides}, where)
+
+    @classmethod
+    def run_only_flags(cls) -> tuple[str, ...]:
+        """The flags a load phase leaves out (they shape the measured run only)."""
+        return tuple(f.metadata["flag"] for f in fields(cls) if f.metadata["run_only"])
 
     @classmethod
     def flags(cls) -> tuple[str, ...]:

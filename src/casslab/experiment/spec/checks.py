@@ -87,6 +87,13 @@ def check_load_options(v: V, workload: WorkloadSpec, factors: list[Factor]) -> N
             # The line of the option, or of workload.options for a rule between options.
             raise v.doc.error(("workload", "options", exc.key),
                               f"{exc.detail}{also}") from None
+        if workload.load_options:
+            try:
+                load_options(wl, workload.records, workload.options, {}).for_load_phase(
+                    workload.load_options)
+            except OptionError as exc:
+                raise v.doc.error(("workload", "load_options", exc.key),
+                                  f"{exc.detail}{also}") from None
         owner: dict[str, str] = {}
         for i, f in enumerate(factors):
             for flag in factor_flags(f.name, wl):

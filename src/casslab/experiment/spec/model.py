@@ -46,6 +46,9 @@ class WorkloadSpec:
     records: int = 1000
     prepare: bool = True  # load `records` before the first trial and after every data reset
     options: dict[str, Any] = field(default_factory=dict)
+    # casslab-load options of the load phase only, over `options` (e.g. a run at one
+    # request in flight that loads its rows at 16)
+    load_options: dict[str, Any] = field(default_factory=dict)
     # casslab-load processes per run (casslab.load.multi), results merged by absolute time.
     clients: int = 1
     warmup: SteadyWarmup | None = None  # workload.warmup: until-steady

@@ -53,6 +53,8 @@ def json_schema() -> specio.JsonSchema:
                         "description": "until-steady: the recorded window starts once the "
                                        "per-interval series has settled"},
                     "options": {"type": "object", "description": "casslab-load options"},
+                    "load_options": {"type": "object", "description": "casslab-load options "
+                                     "of the load phase only, over options"},
                     "ycsb": obj({"file": {"type": "string", "description": "YCSB workload "
                                           "property file (e.g. workloads/workloada)"},
                                  "props": {"type": "object", "description": "YCSB "

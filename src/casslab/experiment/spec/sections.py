@@ -30,7 +30,8 @@ LAB_KEYS = ("nodes", "profile", "node_profiles", "runtime", "network", "set", "t
             "backend", "inventory", "max_restarts")
 BACKENDS = ("local", "hosts")
 
-WORKLOAD_KEYS = ("name", "records", "prepare", "options", "ycsb", "clients", "warmup")
+WORKLOAD_KEYS = ("name", "records", "prepare", "options", "load_options", "ycsb", "clients",
+                 "warmup")
 WARMUP_KEYS = ("until", "max_s")
 WARMUP_MODES = ("until-steady",)
 # workload.warmup's maximum when the spec gives none: half the trial's duration_s, at
@@ -120,8 +121,24 @@ def parse_workload(v: V, raw: Any, base_dir: Path | None) -> WorkloadSpec:
         if key in ("ops", "duration"):
             raise v.doc.error(("workload", "options", key), "belongs in `stop:` (ops, "
                               "duration_s) so every trial stops the same way")
+    load_options = _load_options(v, m.get("load_options"))
     clients = v.integer(m.get("clients", 1), ("workload", "clients"), 1, MAX_CLIENTS)
-    return WorkloadSpec(name, records, prepare, dict(options), clients)
+    return WorkloadSpec(name, records, prepare, dict(options), dict(load_options), clients)
+
+
+def _load_options(v: V, raw: Any) -> dict[str, Any]:
+    """workload.load_options: the keys the runner sets are refused here, run-only ones and
+    values by check_load_options (they depend on the workload family)."""
+    where = ("workload", "load_options")
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise v.doc.error(where, "must be a mapping of casslab-load options for the load "
+                          "phase only (e.g. {in-flight: 16})")
+    for key in raw:
+        if key in ("hosts", "format", "phase", "drop", "client", "start-at"):
+            raise v.doc.error((*where, key), "is set by the runner; remove it")
+    return raw
 
 
 def _ycsb_workload(v: V, m: dict[str, Any], base_dir: Path | None) -> dict[str, Any]:
