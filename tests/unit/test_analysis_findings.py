@@ -116,6 +116,16 @@ def test_a_campaign_that_reached_its_last_round_spent_rounds_not_budget() -> Non
     assert spent_of(unkept_fourth, planned_rounds=4) == BUDGET_SPENT
 
 
+def test_a_campaign_still_running_or_interrupted_has_spent_nothing_yet() -> None:
+    trials = rows({(1, "eth"): [1.0, 1.1, 1.2], (1, "wifi"): [2.0, 2.1, 2.2]})
+    in_rounds = [replace(t, round=1 + i % 3) for i, t in enumerate(trials)]
+    for status in ("running", "interrupted"):
+        under_way = [*in_rounds, replace(trials[0], trial_id=99, round=3, status=status)]
+        assert spent_of(under_way, planned_rounds=8) == ""
+    planned = [*in_rounds, replace(trials[0], trial_id=99, round=4, status="planned")]
+    assert spent_of(planned, planned_rounds=8) == BUDGET_SPENT  # stopped by its rule
+
+
 def test_more_findings_widen_every_interval_bonferroni() -> None:
     lo, hi = [1.0, 1.2, 1.1], [1.27, 1.42, 1.32]  # Welch p on logs ~ 0.04 alone
     lab = {(1, "eth"): lo, (1, "wifi"): hi, (3, "eth"): lo, (3, "wifi"): hi}

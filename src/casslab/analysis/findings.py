@@ -876,7 +876,11 @@ def _bound_at(v: Verdict, at_n: Effect) -> float:
 def spent_of(rows: Sequence[TrialRow], planned_rounds: int | None) -> str:
     """What ended a finished `until: verdicts` campaign, for its inconclusive verdicts:
     ROUNDS_SPENT when its last round reached the planned maximum, else BUDGET_SPENT
-    (a campaign that stopped because every finding was decisive has none to label)."""
+    (a campaign that stopped because every finding was decisive has none to label); ""
+    while a trial is still running or was interrupted: the campaign is under way or
+    will resume, so more rounds may come."""
+    if any(r.status in ("running", "interrupted") for r in rows):
+        return ""
     last = max((r.round for r in rows if r.kept and r.round is not None), default=0)
     return ROUNDS_SPENT if planned_rounds and last >= planned_rounds else BUDGET_SPENT
 
