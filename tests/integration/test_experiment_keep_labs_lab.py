@@ -73,3 +73,27 @@ def test_each_lab_is_built_once_and_paused_while_the_other_runs(tmp_path: Path) 
     assert len(resets) == 6
     # the reset done: a build for each lab, then resumes with the keyspace recreated
     assert resets.count("rebuild") == 2 and resets.count("recreate") >= 2, resets
+
+
+def test_keep_data_resumes_a_lab_with_its_data_instead_of_loading_it_again(
+        tmp_path: Path) -> None:
+    spec = parse_spec(SPEC.replace("labs: keep", "labs: keep-data"), source="itkeepd")
+    events: list[Event] = []
+    runner = CampaignRunner(spec, tmp_path / "results", home=default_home(),
+                            cache=default_cache(), lab_name=LAB + "d", on_event=events.append)
+    try:
+        outcome = runner.run()
+    finally:
+        assert not leftovers(LAB + "d") and not leftovers(LAB + "d-2")
+    assert outcome.failed == 0 and outcome.done == 6
+    messages = [e.message for e in events]
+    resumes = [m for m in messages if m.startswith("resuming lab")]
+    kept = [m for m in messages if m.endswith("its data kept (design.labs: keep-data)")]
+    assert len(resumes) >= 2 and len(kept) == len(resumes), messages
+    # one load phase per lab build, none on a resume
+    assert sum(m.startswith("loading the data") for m in messages) == 2, messages
+    with sqlite3.connect(tmp_path / "results" / "results.db") as db:
+        resets = [r for (r,) in db.execute("SELECT reset FROM trials WHERE status = 'done' "
+                                           "ORDER BY seq")]
+    # the resumed trials ran on the keyspace kept (a missing table fails a trial)
+    assert resets.count("rebuild") == 2 and resets.count("recreate") == 0, resets

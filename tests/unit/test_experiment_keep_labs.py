@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from casslab.experiment.design import plan, summarize_plan
-from casslab.experiment.runner import kept_lab_names
+from casslab.experiment.runner import holds_schema, kept_lab_names
 from casslab.experiment.spec import SpecError, parse_spec
 
 SPEC = """\
@@ -66,3 +66,45 @@ def test_kept_labs_are_named_in_the_order_the_plan_builds_them() -> None:
     assert names[next(iter(names))] == "exp-0123456789abcdef"
     assert str(first.cell.params["profile"]) in next(iter(names))
     assert all(len(n) <= 20 for n in names.values())
+
+
+def test_keep_data_contradicts_a_rebuild_before_every_trial_too() -> None:
+    with pytest.raises(SpecError, match="keep-data contradicts `reset: rebuild`"):
+        parse_spec(SPEC.format(extra=", labs: keep-data, reset: rebuild"))
+
+
+def test_keep_data_keeps_a_resumed_labs_data_only_for_the_schema_it_was_paused_with() -> None:
+    spec = parse_spec(SPEC.format(extra=", labs: keep-data"))
+    assert spec.design.keep_labs and spec.design.keep_data
+    trials = plan(spec)
+    last: dict[str, str] = {}  # lab (profile) -> the workload it last ran
+    kept = recreated = 0
+    for t in trials:
+        lab, wl = t.cell.params["profile"], t.cell.params["workload"]
+        if t.resume:
+            assert t.keep_data == (last.get(lab) == wl), t
+            kept += t.keep_data
+            recreated += not t.keep_data
+            assert ("with its data" in t.why) == t.keep_data
+        last[lab] = wl
+    # the rounds come back to a lab with the block it left on (ABBA), so every resume here
+    # keeps its data; the rule above is what decides it
+    assert kept == sum(t.resume for t in trials) > 0
+    s = summarize_plan(trials)
+    assert s.resets["resume with data"] == kept and s.resets.get("resume", 0) == recreated
+    # labs: keep never keeps data
+    assert not any(t.keep_data for t in _plan())
+
+
+def test_keep_data_still_wipes_the_data_where_design_reset_asks() -> None:
+    trials = plan(parse_spec(SPEC.format(extra=", labs: keep-data, reset: truncate")))
+    assert any(t.resume for t in trials) and not any(t.keep_data for t in trials)
+
+
+def test_a_kept_lab_holds_a_cells_data_when_its_schema_levels_match() -> None:
+    spec = parse_spec(SPEC.format(extra=", labs: keep-data"))
+    a_micro = {"profile": "t2.micro", "workload": "ycsb-a"}
+    assert holds_schema(a_micro, {"profile": "t2.micro", "workload": "ycsb-a"}, spec.factors)
+    assert not holds_schema(a_micro, {"profile": "t2.micro", "workload": "ycsb-c"},
+                            spec.factors)
+    assert not holds_schema(None, a_micro, spec.factors)  # unknown: recreate

@@ -23,6 +23,9 @@ together (the lab is built once per lab configuration).
 - `design.labs: keep`: the plan still says "rebuild" where a lab factor changes (the
   runner resumes a kept lab there and recreates its keyspace instead), and a lab's
   lab_warmup_trials come only after its first build: the JVM they warm is kept.
+  `keep-data`: a resumed lab whose last trial had the same schema as this one keeps
+  its keyspace and data (`keep_data`); warm-ups still come where the design puts them
+  (`warmup_trials: 0` with `warmup_rounds` warms each cell once, after its lab's build).
 With `design.order: random` (`randomize: true`) the order of labs, of blocks within a
 lab and of warm-ups and kept trials within a block is shuffled with `design.seed`; with
 `blocked` (the default) cells run in factor order (first factor slowest), grouped by lab.
@@ -93,6 +96,9 @@ class PlannedTrial:
     # design.labs: keep: this "rebuild" goes back to a lab built before, which the
     # runner resumes (its keyspace recreated) instead of building it again
     resume: bool = False
+    # design.labs: keep-data: that resumed lab holds this cell's schema, so its keyspace
+    # and data are kept (the runner still recreates them when it cannot vouch for them)
+    keep_data: bool = False
 
 
 def cell_key(params: dict[str, Any]) -> str:
@@ -296,6 +302,7 @@ def plan(spec: CampaignSpec) -> list[PlannedTrial]:
     prev: dict[str, Any] | None = None
     block = 0  # a block starts at each reset (a rebuild, recreate or design.reset)
     built: set[str] = set()  # design.labs: keep: the labs built so far
+    held: dict[str, str] = {}  # design.labs: keep-data: lab -> the schema its data has
     for units in _run_blocks(spec, rng):
         for unit in units:
             params = unit.cell.params
@@ -332,12 +339,19 @@ def plan(spec: CampaignSpec) -> list[PlannedTrial]:
                 warm = i < unit.warmups
                 block += reset != "none"
                 resumed = resume and reset == "rebuild"
-                if resumed:
+                lab, schema = block_key(params, spec.factors)
+                # a design.reset or the tuner's recreate still wipes the data
+                keep = (resumed and spec.design.keep_data and held.get(lab) == schema
+                        and unit_reset == "none")
+                if keep:
+                    why += "; design.labs: keep-data: the kept lab is resumed with its data"
+                elif resumed:
                     why += "; design.labs: keep: the kept lab is resumed and its keyspace " \
                         "recreated"
                 out.append(PlannedTrial(len(out) + 1, unit.cell, counts[unit.cell.index], warm,
-                                        reset, max(block, 1), why, unit.round, resumed))
+                                        reset, max(block, 1), why, unit.round, resumed, keep))
                 prev = params
+                held[lab] = schema
     return out
 
 
@@ -380,7 +394,7 @@ class PlanSummary:
 def summarize_plan(trials: list[PlannedTrial]) -> PlanSummary:
     """Counts of a plan: blocks, warm-ups, kept trials and resets by kind; with rounds,
     the resets of a later round (round 2: the first round also builds the first lab)."""
-    kinds = (*RESETS, RESUME)
+    kinds = (*RESETS, RESUME, RESUME_DATA)
     by_kind = Counter(reset_kind(t) for t in trials)
     rounds = max((t.round for t in trials), default=0)
     per: dict[str, int] | None = None
@@ -394,11 +408,14 @@ def summarize_plan(trials: list[PlannedTrial]) -> PlanSummary:
 
 
 RESUME = "resume"  # design.labs: keep: a kept lab resumed (its keyspace recreated)
+RESUME_DATA = "resume with data"  # design.labs: keep-data: resumed, its data kept
 
 
 def reset_kind(t: PlannedTrial) -> str:
     """The reset before `t` as a plan shows it: a kept lab's return is a resume."""
-    return RESUME if t.resume else t.reset
+    if t.resume:
+        return RESUME_DATA if t.keep_data else RESUME
+    return t.reset
 
 
 def search_key(params: dict[str, Any], factors: tuple[Factor, ...]) -> str:

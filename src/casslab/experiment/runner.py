@@ -43,7 +43,7 @@ from casslab.experiment.factors.registry import RATE, TUNER_FACTOR
 from casslab.experiment.recovery import Recovery, Restart
 from casslab.experiment.search import PeakResult, PeakSearch, Step, resolve_relative, summarize
 from casslab.experiment.sequential import Sequencer, ShouldStop, StopDecision
-from casslab.experiment.spec import CampaignSpec, StopRule
+from casslab.experiment.spec import CampaignSpec, Factor, StopRule
 from casslab.experiment.steadywindow import SteadyCut, steady_window
 from casslab.hardware import describe
 from casslab.lab import LabOptions
@@ -103,6 +103,13 @@ def uses_network(spec: CampaignSpec) -> bool:
     return lab_net or any(f.kind == "network" for f in spec.factors)
 
 
+def holds_schema(held: dict[str, Any] | None, params: dict[str, Any],
+                 factors: tuple[Factor, ...]) -> bool:
+    """Whether a kept lab that last ran the cell `held` (None: unknown) has the keyspace
+    and data `params` needs (the same schema levels), so a resume may keep them."""
+    return held is not None and block_key(held, factors)[1] == block_key(params, factors)[1]
+
+
 def load_phase_options(spec: CampaignSpec, cell: Cell) -> LoadOptions:
     """The casslab-load options of a cell's load phase: its run's options without those
     that shape only the measured run, then the spec's workload.load_options."""
@@ -151,6 +158,9 @@ class KeptLab:
     lab: Testbed
     limits: dict[str, float | int] = field(default_factory=dict)
     net: NetSpec | None = None
+    # design.labs: keep-data: the cell whose schema and data the lab held when it was
+    # paused (None: unknown, e.g. after a failed setup: its data is recreated)
+    held: dict[str, Any] | None = None
 
 
 class CampaignRunner:
@@ -368,7 +378,7 @@ class CampaignRunner:
         reset = reset_before(t, self._current, self.spec.factors)
         label = f"{t.cell.key} #{t.trial_no}" + (" (warm-up)" if t.warmup else "")
         try:
-            reset = self._reset(reset, cell, done, total)
+            reset = self._reset(reset, cell, done, total, keep_data=t.keep_data)
             if cell.relative:
                 peak = self._search(store, cid, cell, done, total)
                 cell = cell.with_levels({k: resolve_relative(k, v, peak)
@@ -467,9 +477,11 @@ class CampaignRunner:
 
     # ---- lab and data -----------------------------------------------------------------
 
-    def _reset(self, reset: str, cell: Cell, done: int, total: int) -> str:
+    def _reset(self, reset: str, cell: Cell, done: int, total: int, *,
+               keep_data: bool = False) -> str:
         """Bring the lab to `cell` by `reset`; returns the reset done (a change of CPU or
-        disk limits becomes a rebuild when the lab cannot make it live)."""
+        disk limits becomes a rebuild when the lab cannot make it live; a kept lab
+        resumed with its data, `keep_data`, is "none")."""
         live = dict(cell.limits)
         if reset != "rebuild" and live != self._limits:
             self.emit(Event("lab", f"profile limits: {describe('live', live)}", done, total))
@@ -481,11 +493,11 @@ class CampaignRunner:
                 reset = "rebuild"
         if reset == "rebuild":
             if self.spec.design.keep_labs:
-                reset = self._switch(cell, done, total)
+                reset = self._switch(cell, done, total, keep_data=keep_data)
             else:
                 self._down()
                 self._build(cell, done, total)
-            self._prepared = False
+            self._prepared = reset == "none"
         elif reset == "truncate":
             self._truncate(cell)
             self._prepared = False
@@ -503,14 +515,16 @@ class CampaignRunner:
                 self._net = want
         return reset
 
-    def _switch(self, cell: Cell, done: int, total: int) -> str:
+    def _switch(self, cell: Cell, done: int, total: int, *, keep_data: bool = False) -> str:
         """design.labs: keep: make the lab of `cell`'s configuration the one in use:
         pause the one in use, then resume the kept lab (returns "recreate": its keyspace
-        is made again) or build it (returns "rebuild")."""
+        is made again; "none" with `keep_data` when it holds `cell`'s schema and data) or
+        build it (returns "rebuild")."""
         key = block_key(dict(cell.params), self.spec.factors)[0]
         if self._lab_key not in (None, key) and self.lab.exists():
             if self._lab_key in self._kept:
-                self._kept[self._lab_key] = KeptLab(self.lab, self._limits, self._net)
+                held = self._current if self._prepared else None
+                self._kept[self._lab_key] = KeptLab(self.lab, self._limits, self._net, held)
                 self.emit(Event("lab", f"pausing lab {self.lab.name}", done, total))
                 self.lab.pause()
             else:  # its setup failed (_trial): not kept, built again when it comes back
@@ -524,6 +538,11 @@ class CampaignRunner:
             live = dict(cell.limits)
             if live == self._limits or self.lab.update_limits(live):
                 self._limits = live
+                if keep_data and holds_schema(kept.held, dict(cell.params), self.spec.factors):
+                    self.emit(Event("lab", f"lab {self.lab.name}: its data kept "
+                                    "(design.labs: keep-data)", done, total))
+                    self._current = kept.held
+                    return "none"
                 return "recreate"
         else:
             name = self._lab_names[key]

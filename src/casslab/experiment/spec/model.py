@@ -116,7 +116,8 @@ class DesignSpec:
     detect: float | None = None
     # `labs: keep`: each lab configuration is built once and kept, its nodes paused
     # (SIGSTOP) while another one runs; going back to it resumes it and recreates the
-    # data instead of rebuilding (see LABS in designblock)
+    # data instead of rebuilding; `keep-data`: as keep, but a lab resumed for the schema
+    # it was paused with keeps its keyspace and data (see LABS in designblock)
     labs: str = "rebuild"
     # interleaved: whole rounds of warm-ups (every cell once, in round 1's order) before
     # round 1, so no kept round runs while the labs are still settling
@@ -132,7 +133,12 @@ class DesignSpec:
 
     @property
     def keep_labs(self) -> bool:
-        return self.labs == "keep"
+        return self.labs in ("keep", "keep-data")
+
+    @property
+    def keep_data(self) -> bool:
+        """`labs: keep-data`: a kept lab resumed for the schema it held keeps its data."""
+        return self.labs == "keep-data"
 
 
 @dataclass(frozen=True)

@@ -156,8 +156,9 @@ def parse_spec(text: str, *, source: str = "spec", base_dir: Path | None = None,
                                 strict=scale is None)
     design = parse_design(v, top.get("design"), reference)
     if design.keep_labs and lab.backend == "hosts":
-        raise v.doc.error(("design", "labs"), "keep pauses local nodes; with backend hosts "
-                          "the inventory's nodes stay as they are (valid there: rebuild)")
+        raise v.doc.error(("design", "labs"), f"{design.labs} pauses local nodes; with "
+                          "backend hosts the inventory's nodes stay as they are (valid "
+                          "there: rebuild)")
     aseed = v.integer(analysis.get("seed", design.seed), ("analysis", "seed"), 0)
     spec = CampaignSpec(name=name, description=str(top.get("description") or ""), lab=lab,
                         workload=workload, factors=tuple(factors), design=design, stop=stop,
