@@ -90,7 +90,7 @@ def _fixed_rounds(tmp_path: Path, stem: str) -> Path:
     # A fixed number of rounds: a paired t interval.
     ("3-read", 3, "paired t on per-round log-ratios (interleaved rounds)"),
     # Rounds added until the verdicts are decisive: the anytime-valid sequence.
-    ("1-mixed", 8, "anytime-valid, running intersection on per-round log-ratios"),
+    ("1-mixed", 12, "anytime-valid, running intersection on per-round log-ratios"),
 ])
 def test_004s_interleaved_rounds_pair_its_arms(tmp_path: Path, stem: str, rounds: int,
                                                method: str) -> None:
