@@ -3,6 +3,7 @@ kill -9, then resumed: no finished trial is lost and none is run twice."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sqlite3
@@ -67,6 +68,13 @@ def wait_done(db: Path, proc: subprocess.Popen[str], log: Path, at_least: int,
         time.sleep(0.2)
 
 
+def run_state(db: Path) -> str | None:
+    """The runner's last word in the database's meta table."""
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'run_state'").fetchone()
+    return None if row is None else str(row[0])
+
+
 def test_interrupt_kill_and_resume(tmp_path: Path) -> None:
     spec = tmp_path / "spec.yaml"
     spec.write_text(SPEC)
@@ -85,6 +93,7 @@ def test_interrupt_kill_and_resume(tmp_path: Path) -> None:
         assert not leftovers(LAB), "Ctrl-C must take the lab down"
         after_int = done_trials(db)
         assert len(after_int) >= 1
+        assert run_state(db) == "interrupted"
 
         # 2. Resume, then kill -9 (no cleanup at all) after two more trials.
         log = tmp_path / "run2.log"
@@ -97,6 +106,7 @@ def test_interrupt_kill_and_resume(tmp_path: Path) -> None:
         if min(set(range(1, 9)) - set(after_int)) not in (1, 5):
             assert "warm-up 1/1 again, not stored" in log.read_text(), log.read_text()
         after_kill = done_trials(db)
+        assert run_state(db) == "running"  # kill -9: nobody said otherwise; it may resume
         for seq, val in after_int.items():
             assert after_kill[seq] == val, f"trial {seq} was run again"
 
@@ -109,6 +119,7 @@ def test_interrupt_kill_and_resume(tmp_path: Path) -> None:
         assert f"{len(after_kill)} already done" in out
         final = done_trials(db)
         assert len(final) == 8
+        assert run_state(db) == "completed"
         for seq, val in after_kill.items():
             assert final[seq] == val, f"trial {seq} was run again"
         conn = sqlite3.connect(db)

@@ -76,7 +76,10 @@ def test_campaign_stops_by_itself_when_both_findings_are_decisive(tmp_path: Path
     store, res = Results.open(results)
     with store:
         kept = res.kept_trials()
+        run_state = res.run_state()
     rounds = max(t.round or 0 for t in kept)
+    # the runner's own word on why it ended, which the report reads
+    assert run_state == f"stopped: {outcome.stopped_by}"
     delay, aa = round_verdicts(spec, results, rounds)
     # a campaign that ran to its maximum names the finding that stayed undecided
     assert outcome.stopped_by == BY_VERDICTS, (

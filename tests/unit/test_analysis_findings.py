@@ -126,6 +126,20 @@ def test_a_campaign_still_running_or_interrupted_has_spent_nothing_yet() -> None
     assert spent_of(planned, planned_rounds=8) == BUDGET_SPENT  # stopped by its rule
 
 
+def test_the_runners_own_state_says_what_ran_out() -> None:
+    trials = rows({(1, "eth"): [1.0, 1.1, 1.2], (1, "wifi"): [2.0, 2.1, 2.2]})
+    in_rounds = [replace(t, round=1 + i % 3) for i, t in enumerate(trials)]
+    # between two trials (a reload) no trial is running, but the runner still is
+    assert spent_of(in_rounds, planned_rounds=8, run_state="running") == ""
+    assert spent_of(in_rounds, planned_rounds=8, run_state="interrupted") == ""
+    assert spent_of(in_rounds, planned_rounds=3, run_state="stopped: budget") == BUDGET_SPENT
+    assert spent_of(in_rounds, planned_rounds=8,
+                    run_state="stopped: max rounds") == ROUNDS_SPENT
+    assert spent_of(in_rounds, planned_rounds=8, run_state="stopped: verdicts") == ""
+    # older databases (no state): judged by the trials
+    assert spent_of(in_rounds, planned_rounds=3, run_state=None) == ROUNDS_SPENT
+
+
 def test_more_findings_widen_every_interval_bonferroni() -> None:
     lo, hi = [1.0, 1.2, 1.1], [1.27, 1.42, 1.32]  # Welch p on logs ~ 0.04 alone
     lab = {(1, "eth"): lo, (1, "wifi"): hi, (3, "eth"): lo, (3, "wifi"): hi}

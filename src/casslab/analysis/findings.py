@@ -873,12 +873,25 @@ def _bound_at(v: Verdict, at_n: Effect) -> float:
     return min(v.bound, bound_of(v.finding, at_n).value)
 
 
-def spent_of(rows: Sequence[TrialRow], planned_rounds: int | None) -> str:
+def spent_of(rows: Sequence[TrialRow], planned_rounds: int | None,
+             run_state: str | None = None) -> str:
     """What ended a finished `until: verdicts` campaign, for its inconclusive verdicts:
     ROUNDS_SPENT when its last round reached the planned maximum, else BUDGET_SPENT
     (a campaign that stopped because every finding was decisive has none to label); ""
     while a trial is still running or was interrupted: the campaign is under way or
-    will resume, so more rounds may come."""
+    will resume, so more rounds may come. `run_state`: the runner's own word (the
+    results database's meta run_state; None in older databases, judged by the trials):
+    "running" or "interrupted" spend nothing, "stopped: budget" the budget,
+    "stopped: max rounds" the rounds, "stopped: verdicts" nothing (its rule found every
+    finding decisive)."""
+    if run_state in ("running", "interrupted"):
+        return ""
+    if run_state == "stopped: budget":
+        return BUDGET_SPENT
+    if run_state == "stopped: max rounds":
+        return ROUNDS_SPENT
+    if run_state == "stopped: verdicts":
+        return ""
     if any(r.status in ("running", "interrupted") for r in rows):
         return ""
     last = max((r.round for r in rows if r.kept and r.round is not None), default=0)

@@ -239,6 +239,7 @@ class CampaignRunner:
                             f" cells; {skipped} already done" + (" (resumed)" if resumed else ""),
                             skipped, len(trials)))
             done, failed = skipped, 0
+            store.set_run_state("running")
             with self._signals():
                 try:
                     for t in sequencer.trials(pending) if sequencer else pending:
@@ -247,6 +248,7 @@ class CampaignRunner:
                         done += ok
                         failed += not ok
                 except KeyboardInterrupt:
+                    store.set_run_state("interrupted")
                     self.emit(Event("message", "interrupted: taking the lab down", done,
                                     len(trials)))
                     raise CampaignInterrupted(
@@ -254,6 +256,8 @@ class CampaignRunner:
                         f"trials are kept in {store.path}; run again to resume") from None
                 finally:
                     self._teardown()
+            store.set_run_state(f"stopped: {sequencer.stopped_by}" if sequencer is not None
+                                else "completed")
             out = Outcome(self.results, len(trials), done - skipped, skipped, failed,
                           time.monotonic() - t0, dict(self.peaks),
                           guard_reruns=self._guard_counts[0], disturbed=self._guard_counts[1])

@@ -113,6 +113,7 @@ def build_report(directory: Path, out: Path | None = None) -> Report:
         if c is None:
             raise no_campaign(directory)
         rows = results.trials()
+        run_state = results.run_state()
         per_second = results.per_second_throughput()
         cores = profile_cores(c.spec_yaml, rows)
         ids = [r.trial_id for r in rows if r.kept]  # only kept trials enter statistics
@@ -133,7 +134,8 @@ def build_report(directory: Path, out: Path | None = None) -> Report:
     rounds = rounds_of(rows)
     verdicts = judge(ref, analyses, rounds=rounds, sequential=until.sequential,
                      planned_rounds=until.planned, margin=until.margin,
-                     spent=spent_of(rows, until.planned) if until.sequential else "")
+                     spent=spent_of(rows, until.planned, run_state)
+                     if until.sequential else "")
     repro = Reproduction(ref, compare_values(ref, analyses, varied), verdicts)
     figures = make_figures(drawn, steps)
     page = render(c, analyses, rows, figures, steps, repro, clients,

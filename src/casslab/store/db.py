@@ -31,6 +31,12 @@ TABLES = ("campaigns", "cells", "trials", "summaries", "intervals", "node_metric
           "tuner_audit", "client_summaries", "host_load", "node_restarts")
 
 
+# meta key: "running" while a runner has the campaign (also after a kill: it may resume),
+# "interrupted", "completed" (every planned trial ran) or "stopped: <why>" (the
+# sequential rule of `until: verdicts`: casslab.experiment.sequential's BY_* reasons).
+RUN_STATE = "run_state"
+
+
 class StoreError(CasslabError):
     """The results database cannot be used for this request."""
 
@@ -366,6 +372,12 @@ class Store:
         raise StoreError(f"{self.directory} was planned with other trials than this casslab "
                          f"plans for the same spec ({what}); run it into a new --results "
                          "directory")
+
+    def set_run_state(self, state: str) -> None:
+        """What the campaign's runner is doing or why it ended (RUN_STATE in meta): a
+        report tells a campaign that stopped by its rule from one still under way."""
+        with self.conn:
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (RUN_STATE, state))
 
     def set_rounds(self, campaign_id: int, rounds: dict[int, int]) -> None:
         """Each planned trial's round (seq -> round from 1) of an interleaved design."""

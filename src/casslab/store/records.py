@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from casslab.store.db import Store, StoreError
+from casslab.store.db import RUN_STATE, Store, StoreError
 from casslab.store.responses import SUMMARY_METRICS
 
 # Responses a campaign can analyse: TrialRow fields holding the ALL row's numbers.
@@ -252,6 +252,12 @@ class Results:
         with store:
             if campaign and results.campaign() is None:
                 raise no_campaign(directory)
+
+    def run_state(self) -> str | None:
+        """The runner's last word on the campaign (see casslab.store.db.RUN_STATE); None
+        in a database written before it was kept."""
+        r = self._conn.execute("SELECT value FROM meta WHERE key = ?", (RUN_STATE,)).fetchone()
+        return None if r is None else str(r[0])
 
     def campaign(self) -> Campaign | None:
         r = self._conn.execute("SELECT * FROM campaigns ORDER BY id LIMIT 1").fetchone()
