@@ -32,6 +32,9 @@ BACKENDS = ("local", "hosts")
 
 WORKLOAD_KEYS = ("name", "records", "prepare", "options", "load_options", "ycsb", "clients",
                  "warmup")
+# casslab-load options the runner sets for every trial and load phase (contact points,
+# output format, phase, --drop, a client's place and start): refused in a spec's options.
+RUNNER_KEYS = ("hosts", "format", "phase", "drop", "client", "start-at")
 WARMUP_KEYS = ("until", "max_s")
 WARMUP_MODES = ("until-steady",)
 # workload.warmup's maximum when the spec gives none: half the trial's duration_s, at
@@ -116,7 +119,7 @@ def parse_workload(v: V, raw: Any, base_dir: Path | None) -> WorkloadSpec:
         raise v.doc.error(("workload", "options"), "must be a mapping of casslab-load options "
                           "(e.g. {in-flight: 8, field-length: 100})")
     for key in options:
-        if key in ("hosts", "format", "phase", "drop", "client", "start-at"):
+        if key in RUNNER_KEYS:
             raise v.doc.error(("workload", "options", key), "is set by the runner; remove it")
         if key in ("ops", "duration"):
             raise v.doc.error(("workload", "options", key), "belongs in `stop:` (ops, "
@@ -136,7 +139,7 @@ def _load_options(v: V, raw: Any) -> dict[str, Any]:
         raise v.doc.error(where, "must be a mapping of casslab-load options for the load "
                           "phase only (e.g. {in-flight: 16})")
     for key in raw:
-        if key in ("hosts", "format", "phase", "drop", "client", "start-at"):
+        if key in RUNNER_KEYS:
             raise v.doc.error((*where, key), "is set by the runner; remove it")
     return raw
 
