@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from casslab.experiment.design import plan, summarize_plan
-from casslab.experiment.runner import holds_schema, kept_lab_names
+from casslab.experiment.design import holds_schema, plan, summarize_plan
+from casslab.experiment.runner import kept_lab_names
 from casslab.experiment.spec import SpecError, parse_spec
 
 SPEC = """\

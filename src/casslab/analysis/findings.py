@@ -112,6 +112,8 @@ from casslab.experiment.reference import (
     RefValue,
     level_number,
 )
+from casslab.experiment.sequential import BY_BUDGET, BY_MAX, BY_VERDICTS
+from casslab.store.db import INTERRUPTED, RUNNING, stopped_state
 from casslab.store.records import TrialRow
 
 HOLDS = "holds"
@@ -873,6 +875,12 @@ def _bound_at(v: Verdict, at_n: Effect) -> float:
     return min(v.bound, bound_of(v.finding, at_n).value)
 
 
+# What a campaign's run state says ran out: nothing while it runs or may resume, nor
+# when its rule found every finding decisive.
+SPENT_BY_STATE = {RUNNING: "", INTERRUPTED: "", stopped_state(BY_VERDICTS): "",
+                  stopped_state(BY_BUDGET): BUDGET_SPENT, stopped_state(BY_MAX): ROUNDS_SPENT}
+
+
 def spent_of(rows: Sequence[TrialRow], planned_rounds: int | None,
              run_state: str | None = None) -> str:
     """What ended a finished `until: verdicts` campaign, for its inconclusive verdicts:
@@ -880,19 +888,11 @@ def spent_of(rows: Sequence[TrialRow], planned_rounds: int | None,
     (a campaign that stopped because every finding was decisive has none to label); ""
     while a trial is still running or was interrupted: the campaign is under way or
     will resume, so more rounds may come. `run_state`: the runner's own word (the
-    results database's meta run_state; None in older databases, judged by the trials):
-    "running" or "interrupted" spend nothing, "stopped: budget" the budget,
-    "stopped: max rounds" the rounds, "stopped: verdicts" nothing (its rule found every
-    finding decisive)."""
-    if run_state in ("running", "interrupted"):
-        return ""
-    if run_state == "stopped: budget":
-        return BUDGET_SPENT
-    if run_state == "stopped: max rounds":
-        return ROUNDS_SPENT
-    if run_state == "stopped: verdicts":
-        return ""
-    if any(r.status in ("running", "interrupted") for r in rows):
+    results database's meta run_state, SPENT_BY_STATE; None in older databases, which
+    are judged by their trials)."""
+    if run_state in SPENT_BY_STATE:
+        return SPENT_BY_STATE[run_state]
+    if any(r.status in (RUNNING, INTERRUPTED) for r in rows):
         return ""
     last = max((r.round for r in rows if r.kept and r.round is not None), default=0)
     return ROUNDS_SPENT if planned_rounds and last >= planned_rounds else BUDGET_SPENT

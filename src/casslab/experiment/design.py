@@ -131,6 +131,14 @@ def block_key(params: dict[str, Any], factors: tuple[Factor, ...]) -> tuple[str,
     return (kind_key(params, factors, LAB_KINDS), kind_key(params, factors, SCHEMA_KINDS))
 
 
+def holds_schema(held: dict[str, Any] | None, params: dict[str, Any],
+                 factors: tuple[Factor, ...]) -> bool:
+    """Whether a kept lab that last ran the cell `held` (None: unknown) has the keyspace
+    and data `params` needs (the same schema levels), so a resume may keep them
+    (design.labs: keep-data; the plan and the runner ask the same question)."""
+    return held is not None and block_key(held, factors)[1] == block_key(params, factors)[1]
+
+
 def reset_needed(prev: dict[str, Any] | None, params: dict[str, Any],
                  factors: tuple[Factor, ...], between_trials: str) -> str:
     """The reset before a trial with `params` when the lab last ran `prev` (None: no lab).
@@ -302,7 +310,7 @@ def plan(spec: CampaignSpec) -> list[PlannedTrial]:
     prev: dict[str, Any] | None = None
     block = 0  # a block starts at each reset (a rebuild, recreate or design.reset)
     built: set[str] = set()  # design.labs: keep: the labs built so far
-    held: dict[str, str] = {}  # design.labs: keep-data: lab -> the schema its data has
+    held: dict[str, dict[str, Any]] = {}  # design.labs: keep-data: lab -> its last cell
     for units in _run_blocks(spec, rng):
         for unit in units:
             params = unit.cell.params
@@ -339,10 +347,9 @@ def plan(spec: CampaignSpec) -> list[PlannedTrial]:
                 warm = i < unit.warmups
                 block += reset != "none"
                 resumed = resume and reset == "rebuild"
-                lab, schema = block_key(params, spec.factors)
                 # a design.reset or the tuner's recreate still wipes the data
-                keep = (resumed and spec.design.keep_data and held.get(lab) == schema
-                        and unit_reset == "none")
+                keep = (resumed and spec.design.keep_data and unit_reset == "none"
+                        and holds_schema(held.get(lab), params, spec.factors))
                 if keep:
                     why += "; design.labs: keep-data: the kept lab is resumed with its data"
                 elif resumed:
@@ -351,7 +358,7 @@ def plan(spec: CampaignSpec) -> list[PlannedTrial]:
                 out.append(PlannedTrial(len(out) + 1, unit.cell, counts[unit.cell.index], warm,
                                         reset, max(block, 1), why, unit.round, resumed, keep))
                 prev = params
-                held[lab] = schema
+                held[lab] = params
     return out
 
 

@@ -32,6 +32,7 @@ from casslab.experiment.beside import (
 from casslab.experiment.design import (
     PlannedTrial,
     block_key,
+    holds_schema,
     needs_search,
     plan,
     reset_before,
@@ -43,7 +44,7 @@ from casslab.experiment.factors.registry import RATE, TUNER_FACTOR
 from casslab.experiment.recovery import Recovery, Restart
 from casslab.experiment.search import PeakResult, PeakSearch, Step, resolve_relative, summarize
 from casslab.experiment.sequential import Sequencer, ShouldStop, StopDecision
-from casslab.experiment.spec import CampaignSpec, Factor, StopRule
+from casslab.experiment.spec import CampaignSpec, StopRule
 from casslab.experiment.steadywindow import SteadyCut, steady_window
 from casslab.hardware import describe
 from casslab.lab import LabOptions
@@ -52,7 +53,7 @@ from casslab.load.multi import START_MARGIN_S
 from casslab.load.options import LoadOptions, SchemaOptions, family_of
 from casslab.metrics.samples import TrialMetrics
 from casslab.net.spec import NetSpec
-from casslab.store.db import Store
+from casslab.store.db import COMPLETED, INTERRUPTED, RUNNING, Store, stopped_state
 from casslab.testbed import Testbed, open_testbed
 
 # The load phase's re-issues of a write that failed on a busy cluster (the measured runs
@@ -101,13 +102,6 @@ class Outcome:
 def uses_network(spec: CampaignSpec) -> bool:
     lab_net = spec.lab.network not in (None, "none")
     return lab_net or any(f.kind == "network" for f in spec.factors)
-
-
-def holds_schema(held: dict[str, Any] | None, params: dict[str, Any],
-                 factors: tuple[Factor, ...]) -> bool:
-    """Whether a kept lab that last ran the cell `held` (None: unknown) has the keyspace
-    and data `params` needs (the same schema levels), so a resume may keep them."""
-    return held is not None and block_key(held, factors)[1] == block_key(params, factors)[1]
 
 
 def load_phase_options(spec: CampaignSpec, cell: Cell) -> LoadOptions:
@@ -239,7 +233,7 @@ class CampaignRunner:
                             f" cells; {skipped} already done" + (" (resumed)" if resumed else ""),
                             skipped, len(trials)))
             done, failed = skipped, 0
-            store.set_run_state("running")
+            store.set_run_state(RUNNING)
             with self._signals():
                 try:
                     for t in sequencer.trials(pending) if sequencer else pending:
@@ -248,7 +242,7 @@ class CampaignRunner:
                         done += ok
                         failed += not ok
                 except KeyboardInterrupt:
-                    store.set_run_state("interrupted")
+                    store.set_run_state(INTERRUPTED)
                     self.emit(Event("message", "interrupted: taking the lab down", done,
                                     len(trials)))
                     raise CampaignInterrupted(
@@ -256,8 +250,8 @@ class CampaignRunner:
                         f"trials are kept in {store.path}; run again to resume") from None
                 finally:
                     self._teardown()
-            store.set_run_state(f"stopped: {sequencer.stopped_by}" if sequencer is not None
-                                else "completed")
+            store.set_run_state(stopped_state(sequencer.stopped_by) if sequencer is not None
+                                else COMPLETED)
             out = Outcome(self.results, len(trials), done - skipped, skipped, failed,
                           time.monotonic() - t0, dict(self.peaks),
                           guard_reruns=self._guard_counts[0], disturbed=self._guard_counts[1])

@@ -31,10 +31,16 @@ TABLES = ("campaigns", "cells", "trials", "summaries", "intervals", "node_metric
           "tuner_audit", "client_summaries", "host_load", "node_restarts")
 
 
-# meta key: "running" while a runner has the campaign (also after a kill: it may resume),
-# "interrupted", "completed" (every planned trial ran) or "stopped: <why>" (the
+# meta key: RUNNING while a runner has the campaign (also after a kill: it may resume),
+# INTERRUPTED, COMPLETED (every planned trial ran) or `stopped_state(why)` (the
 # sequential rule of `until: verdicts`: casslab.experiment.sequential's BY_* reasons).
 RUN_STATE = "run_state"
+RUNNING, INTERRUPTED, COMPLETED = "running", "interrupted", "completed"
+
+
+def stopped_state(why: str) -> str:
+    """The run state of a campaign its sequential rule ended (`why`: a BY_* reason)."""
+    return f"stopped: {why}"
 
 
 class StoreError(CasslabError):

@@ -114,34 +114,31 @@ def parse_workload(v: V, raw: Any, base_dir: Path | None) -> WorkloadSpec:
     name = workload_name(v, m["name"], ("workload", "name"), base_dir)
     records = v.integer(m.get("records", 1000), ("workload", "records"), 1)
     prepare = v.boolean(m.get("prepare", name != "stress-write"), ("workload", "prepare"))
-    options = m.get("options") or {}
-    if not isinstance(options, dict):
-        raise v.doc.error(("workload", "options"), "must be a mapping of casslab-load options "
-                          "(e.g. {in-flight: 8, field-length: 100})")
+    options = _option_mapping(v, m.get("options") or {}, "options",
+                              "(e.g. {in-flight: 8, field-length: 100})")
     for key in options:
-        if key in RUNNER_KEYS:
-            raise v.doc.error(("workload", "options", key), "is set by the runner; remove it")
         if key in ("ops", "duration"):
             raise v.doc.error(("workload", "options", key), "belongs in `stop:` (ops, "
                               "duration_s) so every trial stops the same way")
-    load_options = _load_options(v, m.get("load_options"))
+    load_options = _option_mapping(v, m.get("load_options"), "load_options",
+                                   "for the load phase only (e.g. {in-flight: 16})")
     clients = v.integer(m.get("clients", 1), ("workload", "clients"), 1, MAX_CLIENTS)
-    return WorkloadSpec(name, records, prepare, dict(options), dict(load_options), clients)
+    return WorkloadSpec(name, records, prepare, options, load_options, clients)
 
 
-def _load_options(v: V, raw: Any) -> dict[str, Any]:
-    """workload.load_options: the keys the runner sets are refused here, run-only ones and
-    values by check_load_options (they depend on the workload family)."""
-    where = ("workload", "load_options")
+def _option_mapping(v: V, raw: Any, key: str, example: str) -> dict[str, Any]:
+    """workload.<key> (None: empty) as a mapping of casslab-load options without the keys
+    the runner sets; names and values are checked by check_load_options, which knows the
+    workload family (and, for load_options, refuses the run-only ones)."""
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        raise v.doc.error(where, "must be a mapping of casslab-load options for the load "
-                          "phase only (e.g. {in-flight: 16})")
-    for key in raw:
-        if key in RUNNER_KEYS:
-            raise v.doc.error((*where, key), "is set by the runner; remove it")
-    return raw
+        raise v.doc.error(("workload", key), f"must be a mapping of casslab-load options "
+                          f"{example}")
+    for name in raw:
+        if name in RUNNER_KEYS:
+            raise v.doc.error(("workload", key, name), "is set by the runner; remove it")
+    return dict(raw)
 
 
 def _ycsb_workload(v: V, m: dict[str, Any], base_dir: Path | None) -> dict[str, Any]:
