@@ -4,13 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from casslab.experiment.runner import (
-    LOAD_PHASE_ERROR_RETRIES,
-    CampaignRunner,
-    compaction_map,
-    load_phase_options,
-    timeout_guard,
-)
+from casslab.experiment.runner import CampaignRunner, compaction_map, timeout_guard
 from casslab.experiment.spec import parse_spec
 from casslab.load.options import IotOptions, LoadOptions, StressOptions, YcsbOptions
 
@@ -65,20 +59,3 @@ def test_several_clients_get_the_start_margin_on_top_of_the_trial_timeout() -> N
     assert timeout_guard(300, 1) == ["timeout", "-s", "INT", "-k", "15", "300"]
     assert timeout_guard(300, 2)[-1] == "305"
     assert timeout_guard(12.5, 4)[-1] == "17.5"
-
-
-def test_load_phase_takes_workload_load_options_over_the_run_options(tmp_path: Path) -> None:
-    r = make("workload: {name: ycsb-a, records: 500, options: {in-flight: 1},\n"
-             "           load_options: {in-flight: 16}}\n"
-             "factors:\n  - {name: network, levels: [ethernet-100]}\n", tmp_path)
-    cell = r.spec.cell({"network": "ethernet-100"})
-    assert cell.load_options().in_flight == 1  # the measured run keeps its one request
-    load = load_phase_options(r.spec, cell)
-    assert (load.in_flight, load.phase, load.records) == (16, "load", 500)
-    assert load.error_retries == LOAD_PHASE_ERROR_RETRIES
-
-
-def test_load_phase_without_load_options_keeps_the_run_concurrency(tmp_path: Path) -> None:
-    r = make("workload: {name: ycsb-a, options: {in-flight: 2, rate: 50}}\n", tmp_path)
-    load = load_phase_options(r.spec, r.spec.cell({}))
-    assert (load.in_flight, load.rate_ops_s) == (2, None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from casslab.core.errors import UsageError
+from casslab.experiment.loadphase import LOAD_PHASE_ERROR_RETRIES
 from casslab.experiment.spec import parse_spec
 from casslab.k8s import pick_cell
 
@@ -47,6 +48,12 @@ def test_run_options_carry_the_stop_rule_and_seed_and_the_load_phase_its_own() -
     assert (cell.run.phase, cell.run.ops, cell.run.seed, cell.run.in_flight) == (
         "run", 1000, 7, 2)
     assert cell.load is not None and cell.load.phase == "load" and cell.load.ops is None
+
+
+def test_the_prepare_job_retries_failed_writes_as_the_local_load_phase_does() -> None:
+    cell = pick_cell(parse_spec(SPEC))
+    assert cell.load is not None and cell.load.error_retries == LOAD_PHASE_ERROR_RETRIES
+    assert cell.run.error_retries is None  # a measured run's errors are data
 
 
 def test_no_prepare_means_no_load_phase() -> None:

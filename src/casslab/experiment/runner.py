@@ -41,6 +41,7 @@ from casslab.experiment.design import (
 )
 from casslab.experiment.factors.cell import Cell, net_text
 from casslab.experiment.factors.registry import RATE, TUNER_FACTOR
+from casslab.experiment.loadphase import load_phase_options
 from casslab.experiment.recovery import Recovery, Restart
 from casslab.experiment.search import PeakResult, PeakSearch, Step, resolve_relative, summarize
 from casslab.experiment.sequential import Sequencer, ShouldStop, StopDecision
@@ -50,15 +51,12 @@ from casslab.hardware import describe
 from casslab.lab import LabOptions
 from casslab.load import LoadResult, LoadSpec
 from casslab.load.multi import START_MARGIN_S
-from casslab.load.options import LoadOptions, SchemaOptions, family_of
+from casslab.load.options import SchemaOptions, family_of
 from casslab.metrics.samples import TrialMetrics
 from casslab.net.spec import NetSpec
 from casslab.store.db import COMPLETED, INTERRUPTED, RUNNING, Store, stopped_state
 from casslab.testbed import Testbed, open_testbed
 
-# The load phase's re-issues of a write that failed on a busy cluster (the measured runs
-# keep casslab-load's 0: their errors are data).
-LOAD_PHASE_ERROR_RETRIES = 10
 DEFAULT_KEYSPACE = {"ycsb": "ycsb", "stress": "keyspace1", "iot": "iot"}
 MAIN_TABLE = {"ycsb": "usertable", "stress": "standard1"}
 
@@ -102,17 +100,6 @@ class Outcome:
 def uses_network(spec: CampaignSpec) -> bool:
     lab_net = spec.lab.network not in (None, "none")
     return lab_net or any(f.kind == "network" for f in spec.factors)
-
-
-def load_phase_options(spec: CampaignSpec, cell: Cell) -> LoadOptions:
-    """The casslab-load options of a cell's load phase: its run's options without those
-    that shape only the measured run, then the spec's workload.load_options."""
-    opts = replace(cell.load_options().for_load_phase(spec.workload.load_options),
-                   phase="load")
-    if opts.error_retries is None:
-        # A key lost to a timeout on a busy machine would void every later trial.
-        opts = replace(opts, error_retries=LOAD_PHASE_ERROR_RETRIES)
-    return opts
 
 
 def compaction_map(value: str) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 from casslab.core.errors import UsageError
 from casslab.experiment.design import cell_key, cells
 from casslab.experiment.factors.cell import Cell
+from casslab.experiment.loadphase import load_phase_options
 from casslab.experiment.spec import CampaignSpec
 from casslab.hardware import HardwareProfile, resolve_profile, with_fields
 from casslab.load.options import LoadOptions, family_of
@@ -86,8 +87,7 @@ def _lab(spec: CampaignSpec, cell: Cell, clients: int) -> CellLab:
     _no_files(opts)
     run = replace(opts, phase="run", seed=spec.design.seed, ops=spec.stop.ops,
                   duration_s=spec.stop.duration_s or None)
-    load = (replace(opts.for_load_phase(spec.workload.load_options), phase="load")
-            if spec.workload.prepare else None)
+    load = load_phase_options(spec, cell) if spec.workload.prepare else None
     notes = (f"runtime {lab.runtime}: every node is a pod",) if lab.runtime != "process" else ()
     return CellLab(key=cell_key(dict(cell.params)), nodes=lab.nodes, profile=profile,
                    node_profiles=dict(lab.node_profiles), overrides=dict(lab.overrides),
