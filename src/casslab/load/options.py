@@ -452,7 +452,8 @@ class LoadOptions:
     timeout_s: float | None = _opt("timeout", argv=duration_arg)
     no_retry: bool | None = _opt("no-retry")
     # Re-issues of a request that failed on a busy cluster (cassandra-stress's
-    # `-errors retries=N`); a campaign's load phase uses LOAD_PHASE_ERROR_RETRIES.
+    # `-errors retries=N`); a campaign's load phase, local or a k8s prepare Job, uses
+    # LOAD_PHASE_ERROR_RETRIES (casslab.experiment.loadphase).
     error_retries: int | None = _opt("error-retries")
     # The Tokio runtime's threads (casslab-load's --io-threads), not the client count.
     io_threads: int | None = _opt("io-threads")
