@@ -112,3 +112,50 @@ def test_bad_groups_are_named(text: str, message: str) -> None:
     with pytest.raises(SpecError) as err:
         parse_spec(text)
     assert message in str(err.value)
+
+
+TERMS = SEED_002.replace("network.scale.edge, levels: [0, 10, 20, 30, 40, 50]",
+                         "network.scale, levels: [edge+50, endpoint+50, base, "
+                         "'edge+20,endpoint-10']")
+
+
+def test_a_terms_level_scales_each_group_it_names() -> None:
+    spec = parse_spec(TERMS)
+    (f,) = spec.factors
+    assert f.kind == "network"
+    assert f.levels == ("edge+50", "endpoint+50", "base", "edge+20,endpoint-10")
+    edge = _delays(TERMS, {"network.scale": "edge+50"})
+    end = _delays(TERMS, {"network.scale": "endpoint+50"})
+    both = _delays(TERMS, {"network.scale": "edge+20,endpoint-10"})
+    base = _delays(TERMS, {"network.scale": "base"})
+    assert edge[("node1", "node3")] == pytest.approx(22.5)
+    assert edge[("client", "node1")] == 5.0  # the endpoint group keeps its base
+    assert end[("node1", "node3")] == 15.0
+    assert end[("client", "node3")] == pytest.approx(22.5)
+    assert both[("node2", "node1")] == pytest.approx(6.0)
+    assert both[("node2", "client")] == pytest.approx(9.0)
+    assert base == _delays(SEED_002.split("factors:")[0], {})
+
+
+@pytest.mark.parametrize(("level", "message"), [
+    ("edge50", "level 'edge50': 'edge50' is not <group>+<percent> (valid: `base`"),
+    ("'edge+50,edge+10'", "level 'edge+50,edge+10': group edge is named twice"),
+    ("edge+2000", "level 'edge+2000': edge +2000 % is out of range"),
+    ("12", "level 12 is not a scaling"),
+    ("core+10", "factors[0].levels[0]: level core+10: no group 'core' in "
+     "lab.network.groups (valid: endpoint, edge)"),
+])
+def test_a_bad_terms_level_is_one_line_naming_it(level: str, message: str) -> None:
+    text = TERMS.replace("levels: [edge+50,", f"levels: [{level},")
+    with pytest.raises(SpecError) as err:
+        parse_spec(text)
+    assert "\n" not in str(err.value)
+    assert message in str(err.value)
+
+
+def test_terms_beside_a_group_factor_are_refused() -> None:
+    text = TERMS + "  - {name: network.scale.endpoint, levels: [0, 10]}\n"
+    with pytest.raises(SpecError) as err:
+        parse_spec(text)
+    assert ("factors[0].name: factor network.scale beside network.scale.endpoint: scale "
+            "each group with one of them") in str(err.value)

@@ -34,7 +34,8 @@ def test_a_study_is_its_spec_folder_and_each_spec_gets_the_folder_make_reproduce
         tmp_path: Path) -> None:
     here = campaigns("002", EXAMPLES, tmp_path, "here")
     assert [c.spec.name for c in here] == ["1-endpoint-steps.yaml", "2-edge-steps.yaml",
-                                           "3-endpoint-percent.yaml", "4-edge-percent.yaml"]
+                                           "3-endpoint-percent.yaml", "4-edge-percent.yaml",
+                                           "5-cl2-slopes.yaml"]
     assert here[2].results == tmp_path / "002-edge-3-endpoint-percent"
     smoke = campaigns("002", EXAMPLES, tmp_path, "smoke")
     assert smoke[0].results == tmp_path / "002-edge-1-endpoint-steps-smoke"
@@ -118,8 +119,8 @@ def test_the_doc_gets_the_engines_verdicts_the_specs_paper_values_and_the_figure
         assert f"**{v.label}**" in row and v.interval() in row
     total = len(expected.verdicts)
     assert f"{total} findings: " in verdicts
-    # the three specs that did not run are named, not silently left out
-    assert verdicts.count("not run (no results database") == 3
+    # the four specs that did not run are named, not silently left out
+    assert verdicts.count("not run (no results database") == 4
     values = _block(text, "values")
     # every paper value comes from the spec's reference block (36 of them), with the lab's
     assert len([ln for ln in values.splitlines() if ln.startswith("| `002-")]) == 36

@@ -11,11 +11,19 @@ Spec notation:
           endpoint: {client-node1: {delay_ms: 5, jitter_ms: 1}, client-node2: 10}
     factors:
       - {name: network.scale.edge, levels: [0, 10, 20, 30, 40, 50]}   # percent
+      - {name: network.scale, levels: [endpoint+50, edge+50]}          # which groups
 
 A level L sets each link of the group to base x (1 + L / 100) for the time fields
 (delay_ms, jitter_ms); loss and rate are kept as the table gives them, since a longer
 path does not lose or slow more per packet in the studies' model. Links of groups no
 factor scales keep their base values.
+
+`network.scale` (no group) scales several groups in one level, `<group>+<percent>`
+terms joined by commas (`endpoint+50`, `edge+50,endpoint-10`; `base` for none): one
+factor whose two levels differ in which group is raised. Seed 002's "the endpoint slope
+is steeper than the edge slope" is then one contrast of two cells, endpoint +50 % against
+edge +50 %: both sweeps share the +0 % cell, so the difference of the two end-to-end
+slopes is the difference of those two cells over 50 %, with no base cell to measure.
 """
 
 from __future__ import annotations
@@ -34,6 +42,8 @@ SCALED = ("delay_ms", "jitter_ms")
 LEVEL_RANGE = (-99.0, 1000.0)  # percent: below -99 a delay would vanish or turn negative
 GROUP_PATTERN = r"[a-z][a-z0-9_]{0,31}"  # also the tail of factor network.scale.<group>
 _GROUP = re.compile(f"^{GROUP_PATTERN}$")
+_TERM = re.compile(rf"({GROUP_PATTERN})([+-][0-9]+(?:\.[0-9]+)?)")
+BASE = "base"  # the level of `network.scale` that scales no group
 
 Groups = dict[str, dict[str, dict[str, float]]]
 
@@ -85,6 +95,45 @@ def level(v: _V, value: Any, path: Path_) -> float:
         raise v.doc.error(path, f"level {value!r} is not a percentage (valid: a number "
                           f"from {lo:g} to {hi:g}, e.g. 50 for +50 %)")
     return value  # as written (10, not 10.0): it labels the trials
+
+
+def terms_level(v: _V, value: Any, path: Path_) -> str:
+    """A level of `network.scale`: `<group>+<percent>` terms joined by commas, or
+    `base`; kept as written (it labels the trials), each group once, each percent in
+    LEVEL_RANGE."""
+    lo, hi = LEVEL_RANGE
+    valid = (f"valid: `base`, or <group>+<percent> terms joined by commas, e.g. "
+             f"endpoint+50 or edge+50,endpoint-10, each percent from {lo:g} to {hi:g}")
+    if not isinstance(value, str) or not value.strip():
+        raise v.doc.error(path, f"level {value!r} is not a scaling ({valid})")
+    text = value.strip()
+    if text == BASE:
+        return text
+    try:
+        terms = scale_terms(text)
+    except ValueError as exc:
+        raise v.doc.error(path, f"level {value!r}: {exc} ({valid})") from None
+    for group, pct in terms.items():
+        if not lo <= pct <= hi:
+            raise v.doc.error(path, f"level {value!r}: {group} {pct:+g} % is out of range "
+                              f"({valid})")
+    return text
+
+
+def scale_terms(level: str) -> dict[str, float]:
+    """group -> percent of a `network.scale` level (`base`: none); raises ValueError
+    naming the term that is not `<group>+<percent>` or a group named twice."""
+    if level.strip() == BASE:
+        return {}
+    out: dict[str, float] = {}
+    for term in level.split(","):
+        m = _TERM.fullmatch(term.strip())
+        if not m:
+            raise ValueError(f"{term.strip()!r} is not <group>+<percent>")
+        if m.group(1) in out:
+            raise ValueError(f"group {m.group(1)} is named twice")
+        out[m.group(1)] = float(m.group(2))
+    return out
 
 
 def links(groups: Any, scales: dict[str, float]) -> dict[str, dict[str, float]]:

@@ -116,6 +116,10 @@ def _set_scale(d: Draft, m: re.Match[str], value: Any) -> None:
     d.scales[m.group(1)] = float(value)
 
 
+def _set_scales(d: Draft, _m: re.Match[str], value: Any) -> None:
+    d.scales.update(linkscale.scale_terms(str(value)))
+
+
 def _set_link(d: Draft, m: re.Match[str], value: Any) -> None:
     d.scoped.append((m.group(1) or "all", m.group(2), value))
 
@@ -200,6 +204,9 @@ REGISTRY: tuple[Entry, ...] = (
     Entry("network.scale.<group of lab.network.groups>",
           re.compile(rf"network\.scale\.({linkscale.GROUP_PATTERN})"), "network",
           lambda v, _m, x, path, _b: linkscale.level(v, x, path), _set_scale),
+    Entry("network.scale (levels <group>+<percent>[,...] or base)", _exact("network.scale"),
+          "network", lambda v, _m, x, path, _b: linkscale.terms_level(v, x, path),
+          _set_scales),
     Entry("workload", _exact(WORKLOAD), "schema",
           lambda v, _m, x, path, b: p.workload_name(v, x, path, b), _set_workload),
     Entry("records", _exact("records"), "schema",
@@ -354,12 +361,29 @@ def table_targets(names: Sequence[str]) -> dict[str, tableopts.Target]:
     return out
 
 
-def check_scale_groups(v: V, lab_network: Any, names: Sequence[str]) -> None:
-    """Every `network.scale.<group>` factor names a group of `lab.network.groups`."""
+def check_scale_groups(v: V, lab_network: Any, names: Sequence[str],
+                       levels: Sequence[Sequence[Any]] = ()) -> None:
+    """Every `network.scale.<group>` factor, and every group a `network.scale` level
+    names (`levels[i]` are factor i's), is a group of `lab.network.groups`; a group is
+    scaled by one factor kind only (`network.scale` beside `network.scale.<group>`
+    would leave the cell's scaling to the factors' order)."""
     groups = lab_network.get("groups") if isinstance(lab_network, dict) else None
     valid = ", ".join(groups or {}) or "none defined: add lab.network.groups"
-    for i, name in enumerate(names):
-        entry, m = _entry(name)
-        if entry.apply is _set_scale and m.group(1) not in (groups or {}):
-            raise v.doc.error(("factors", i, "name"), f"factor {name}: no group "
+    kinds = {i: _entry(name) for i, name in enumerate(names)}
+    own = [i for i, (e, _m) in kinds.items() if e.apply is _set_scale]
+    terms = [i for i, (e, _m) in kinds.items() if e.apply is _set_scales]
+    for i in own:
+        m = kinds[i][1]
+        if m.group(1) not in (groups or {}):
+            raise v.doc.error(("factors", i, "name"), f"factor {names[i]}: no group "
                               f"'{m.group(1)}' in lab.network.groups (valid: {valid})")
+    for i in terms:
+        if own:
+            raise v.doc.error(("factors", i, "name"), f"factor network.scale beside "
+                              f"{names[own[0]]}: scale each group with one of them")
+        for j, level in enumerate(levels[i] if i < len(levels) else ()):
+            for group in linkscale.scale_terms(str(level)):
+                if group not in (groups or {}):
+                    raise v.doc.error(("factors", i, "levels", j), f"level {level}: no "
+                                      f"group '{group}' in lab.network.groups (valid: "
+                                      f"{valid})")

@@ -148,7 +148,8 @@ def parse_spec(text: str, *, source: str = "spec", base_dir: Path | None = None,
     cross_checks(v, lab, factors, search)
     check_table_factors(v, workload, factors)
     check_load_options(v, workload, factors)
-    registry.check_scale_groups(v, lab.network, [f.name for f in factors])
+    registry.check_scale_groups(v, lab.network, [f.name for f in factors],
+                                [f.levels for f in factors])
     check_network(v, lab, workload, factors)
     design_factors = [DesignFactor(f.name, f.levels, f.labels) for f in factors]
     figures = parse_figures(v, top.get("report"), design_factors, responses)
