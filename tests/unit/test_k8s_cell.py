@@ -77,3 +77,11 @@ def test_an_option_naming_a_local_file_is_refused() -> None:
     text = ("name: tls\nworkload: {name: ycsb-a, options: {tls: true, tls-ca: /etc/ca.pem}}\n")
     with pytest.raises(UsageError, match=r"workload.options.tls-ca: a file on this machine"):
         pick_cell(parse_spec(text))
+
+
+def test_a_load_phase_option_naming_a_local_file_is_refused() -> None:
+    text = ("name: tls\nworkload: {name: ycsb-a, load_options: {tls: true, "
+            "tls-ca: /etc/ca.pem}}\n")
+    with pytest.raises(UsageError, match=r"^workload.load_options.tls-ca: a file on this "
+                       "machine"):
+        pick_cell(parse_spec(text))

@@ -88,6 +88,9 @@ def _lab(spec: CampaignSpec, cell: Cell, clients: int) -> CellLab:
     run = replace(opts, phase="run", seed=spec.design.seed, ops=spec.stop.ops,
                   duration_s=spec.stop.duration_s or None)
     load = load_phase_options(spec, cell) if spec.workload.prepare else None
+    if load is not None:
+        # what is left after the run's check came from workload.load_options
+        _no_files(load, "workload.load_options")
     notes = (f"runtime {lab.runtime}: every node is a pod",) if lab.runtime != "process" else ()
     return CellLab(key=cell_key(dict(cell.params)), nodes=lab.nodes, profile=profile,
                    node_profiles=dict(lab.node_profiles), overrides=dict(lab.overrides),
@@ -95,12 +98,13 @@ def _lab(spec: CampaignSpec, cell: Cell, clients: int) -> CellLab:
                    clients=clients, notes=notes)
 
 
-def _no_files(opts: LoadOptions) -> None:
+def _no_files(opts: LoadOptions, where: str = "workload.options") -> None:
     """Options naming a file on this machine (TLS keys, stages, HDR log) have no meaning
-    in a pod: refuse them rather than render a Job that fails on the cluster."""
+    in a pod: refuse them rather than render a Job that fails on the cluster (`where`:
+    the spec field they came from)."""
     for f in fields(opts):
         if isinstance(getattr(opts, f.name), Path):
-            raise UsageError(f"workload.options.{f.metadata['flag']}: a file on this machine; "
+            raise UsageError(f"{where}.{f.metadata['flag']}: a file on this machine; "
                              "Kubernetes manifests cannot carry it (leave it out, or mount "
                              "it into the Job yourself)")
 
