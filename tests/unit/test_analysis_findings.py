@@ -5,6 +5,7 @@ can detect / inconclusive), and its published numbers beside the lab's median an
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -484,8 +485,13 @@ def test_a_spent_inconclusive_verdict_says_how_many_rounds_would_decide_it() -> 
     assert open_.verdict == spent.verdict == INCONCLUSIVE
     assert math.isnan(open_.decide_rounds) and open_.label == INCONCLUSIVE
     n = int(spent.decide_rounds)
-    assert spent.label == (f"inconclusive (budget spent; about {n} rounds in all would decide it "
-                           "at the noise measured)")
+    # what the 8 rounds resolve: half the interval's width, as a change in %
+    half = (spent.effect.high - spent.effect.low) / 2
+    resolved = f"{math.expm1(half) * 100:.1f} %"
+    assert spent.effect.low < 0 < spent.effect.high and half > math.log(1.05)
+    assert spent.label == (f"inconclusive (budget spent; an estimate within +-{resolved} "
+                           f"could not be told from no effect; about {n} rounds in all would "
+                           "decide it at the noise measured)")
     # The engine's own sequence on rounds with the same mean and noise: n rounds
     # exclude 0 (holds), n - 1 do not.
     alpha, c = 1 - spent.effect.level, spent.effect.c
@@ -504,8 +510,9 @@ def test_an_estimate_of_nothing_with_no_bound_is_never_projected_to_decide() -> 
     # a direction-only finding on 0: only "smaller than this lab can detect" could
     # decide it, and no interval lies within a declared +-1e-7 %
     assert v.verdict == INCONCLUSIVE and math.isinf(v.decide_rounds)
-    assert v.label == (
-        "inconclusive (rounds spent; not decided within 1000 rounds at the noise measured)")
+    assert re.fullmatch(r"inconclusive \(rounds spent; an estimate within \+-[0-9.]+ % could "
+                        r"not be told from no effect; not decided within 1000 rounds at "
+                        r"the noise measured\)", v.label), v.label
     assert math.isnan(rounds_to_decide(replace(v, verdict=HOLDS)))
 
 

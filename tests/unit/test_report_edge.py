@@ -31,8 +31,8 @@ def test_an_open_across_finding_in_the_sequence_projects_the_rounds_that_would_d
     assert v.verdict == INCONCLUSIVE
     assert v.spent == SWEEPS_SPENT
     assert 10 < v.decide_rounds < 1000
-    assert v.label.startswith(f"inconclusive ({SWEEPS_SPENT} spent; about "
-                              f"{int(v.decide_rounds)} rounds in all")
+    assert v.label.startswith(f"inconclusive ({SWEEPS_SPENT} spent; an estimate within +-")
+    assert f"from no effect; about {int(v.decide_rounds)} rounds in all" in v.label
 
 
 def test_the_projection_is_the_first_round_count_that_decides_at_the_same_noise() -> None:

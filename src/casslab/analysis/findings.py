@@ -62,10 +62,13 @@ their error rate is that of the intervals:
                                  (the label says whether z was declared or measured)
   inconclusive                   anything else ("(rounds spent)" or "(budget spent)"
                                  when no more trials will come: the campaign reached
-                                 its maximum of rounds, or its time budget; then, for
-                                 rounds added until decisive, `rounds_to_decide`: the
-                                 rounds that would decide it if its estimate and
-                                 per-round noise stayed as measured)
+                                 its maximum of rounds, or its time budget; with what
+                                 it could resolve, half its interval's width: this
+                                 machine cannot tell a smaller estimate from none in
+                                 that run; then, for rounds added until decisive,
+                                 `rounds_to_decide`: the rounds that would decide it
+                                 if its estimate and per-round noise stayed as
+                                 measured)
 """
 
 from __future__ import annotations
@@ -208,8 +211,20 @@ class Verdict:
             return (f"{SIZE_DIFFERS} (lab {size_text(self.effect.estimate, self.effect.scale)} "
                     f"vs paper {size_text(self.paper, self.effect.scale)})")
         if self.verdict == INCONCLUSIVE and self.spent:
-            return f"{INCONCLUSIVE} ({self.spent} spent{self._projection()})"
+            return (f"{INCONCLUSIVE} ({self.spent} spent{self._resolution()}"
+                    f"{self._projection()})")
         return self.verdict
+
+    def _resolution(self) -> str:
+        """What the spent run could resolve: half its interval's width on the effect's
+        scale (an estimate within it could not be told from no effect); "" while the
+        interval is infinite."""
+        e = self.effect
+        half = (e.high - e.low) / 2
+        if not math.isfinite(half):
+            return ""
+        return (f"; an estimate within +-{_fmt_abs(half, e.scale, e.unit)} could not be "
+                "told from no effect")
 
     def _projection(self) -> str:
         n = self.decide_rounds

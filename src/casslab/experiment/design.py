@@ -26,6 +26,9 @@ together (the lab is built once per lab configuration).
   `keep-data`: a resumed lab whose last trial had the same schema as this one keeps
   its keyspace and data (`keep_data`); warm-ups still come where the design puts them
   (`warmup_trials: 0` with `warmup_rounds` warms each cell once, after its lab's build).
+- `design.labs: per-round` (interleaved): the first trial of every round is a rebuild
+  (a fresh lab, then its lab_warmup_trials), so each round's cells share one build and
+  no two rounds do.
 With `design.order: random` (`randomize: true`) the order of labs, of blocks within a
 lab and of warm-ups and kept trials within a block is shuffled with `design.seed`; with
 `blocked` (the default) cells run in factor order (first factor slowest), grouped by lab.
@@ -311,10 +314,16 @@ def plan(spec: CampaignSpec) -> list[PlannedTrial]:
     block = 0  # a block starts at each reset (a rebuild, recreate or design.reset)
     built: set[str] = set()  # design.labs: keep: the labs built so far
     held: dict[str, dict[str, Any]] = {}  # design.labs: keep-data: lab -> its last cell
+    last_round: int | None = None
     for units in _run_blocks(spec, rng):
         for unit in units:
             params = unit.cell.params
             lab = block_key(params, spec.factors)[0]
+            fresh = (spec.design.per_round_labs and last_round is not None
+                     and unit.round != last_round)
+            if fresh:  # design.labs: per-round: this round's lab is a new build
+                prev = None
+            last_round = unit.round
             rebuild = reset_needed(prev, params, spec.factors, "none") == "rebuild"
             resume = rebuild and spec.design.keep_labs and lab in built
             if rebuild:
@@ -323,7 +332,8 @@ def plan(spec: CampaignSpec) -> list[PlannedTrial]:
                 for i in range(spec.design.lab_warmup_trials):
                     counts[unit.cell.index] += 1
                     reset = "rebuild" if i == 0 else "none"
-                    why = (reset_reason(prev, params, spec.factors, "none") +
+                    why = (_fresh_reason(unit.round) if fresh else
+                           reset_reason(prev, params, spec.factors, "none")) + (
                            "; then design.lab_warmup_trials") if i == 0 else ""
                     block += reset != "none"
                     out.append(PlannedTrial(len(out) + 1, unit.cell, counts[unit.cell.index],
@@ -340,6 +350,8 @@ def plan(spec: CampaignSpec) -> list[PlannedTrial]:
                 reset = reset_needed(prev, params, spec.factors, unit_reset if first else "none")
                 why = reset_reason(prev, params, spec.factors,
                                    unit_reset if first else "none") if reset != "none" else ""
+                if fresh and first and prev is None:
+                    why = _fresh_reason(unit.round)
                 if tuned and first and why.startswith("design.reset"):
                     why = (f"tuner on: {reset} before each kept trial's warm-ups (the tuner "
                            "ALTERs the tables)")
@@ -360,6 +372,10 @@ def plan(spec: CampaignSpec) -> list[PlannedTrial]:
                 prev = params
                 held[lab] = params
     return out
+
+
+def _fresh_reason(round_no: int | None) -> str:
+    return f"design.labs: per-round: a fresh lab for round {round_no}"
 
 
 def reset_before(t: PlannedTrial, current: dict[str, Any] | None,

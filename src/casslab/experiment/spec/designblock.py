@@ -28,8 +28,13 @@ UNTILS = ("trials", "verdicts")
 # 1.5-1.9x over the first 10-17 trials of each lab's life). keep-data: as keep, but a lab
 # resumed for the schema (workload, records, rf...) it was paused with keeps its keyspace
 # and data: no reload on every return (seed 004's 5,000 rows and warm-up per cell each
-# round), the data left as the earlier trials of its cells left it.
-LABS = ("rebuild", "keep", "keep-data")
+# round), the data left as the earlier trials of its cells left it. per-round (interleaved
+# only): a fresh lab for every round, its cells run on it and it is taken down: a lab
+# build has a state of its own (which replica a coordinator reads from, the JIT's
+# choices), and rounds within one lab sample none of it, so an effect measured within one
+# kept lab holds for that build only; the per-round differences of fresh labs carry it.
+PER_ROUND = "per-round"
+LABS = ("rebuild", "keep", "keep-data", PER_ROUND)
 TRIALS_RANGE_KEYS = ("min", "max")
 GUARD_KEYS = ("max_outside_cpu_pct", "reruns")
 MAX_DESIGN_TRIALS = 1000
@@ -78,6 +83,9 @@ def parse_design(v: V, raw: Any, reference: Reference) -> DesignSpec:
         raise v.doc.error(("design", "labs"), f"{labs} contradicts `reset: rebuild` (a "
                           "rebuild before every kept trial keeps no lab); valid with it: "
                           "rebuild")
+    if labs == PER_ROUND and order != "interleaved":
+        raise v.doc.error(("design", "labs"), f"{labs} is for `order: interleaved` (a "
+                          "fresh lab for each round of every cell)")
     return DesignSpec(lo, warm, order == "random", seed, reset, lab_warm, order, hi, until,
                       budget, noise, guard, detect, labs, warm_rounds)
 

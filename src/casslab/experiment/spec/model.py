@@ -117,7 +117,8 @@ class DesignSpec:
     # `labs: keep`: each lab configuration is built once and kept, its nodes paused
     # (SIGSTOP) while another one runs; going back to it resumes it and recreates the
     # data instead of rebuilding; `keep-data`: as keep, but a lab resumed for the schema
-    # it was paused with keeps its keyspace and data (see LABS in designblock)
+    # it was paused with keeps its keyspace and data; `per-round`: a fresh lab for every
+    # round of an interleaved design (see LABS in designblock)
     labs: str = "rebuild"
     # interleaved: whole rounds of warm-ups (every cell once, in round 1's order) before
     # round 1, so no kept round runs while the labs are still settling
@@ -134,6 +135,11 @@ class DesignSpec:
     @property
     def keep_labs(self) -> bool:
         return self.labs in ("keep", "keep-data")
+
+    @property
+    def per_round_labs(self) -> bool:
+        """`labs: per-round`: every round of an interleaved design on a fresh lab."""
+        return self.labs == "per-round"
 
     @property
     def keep_data(self) -> bool:

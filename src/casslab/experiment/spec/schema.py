@@ -118,7 +118,8 @@ def json_schema() -> specio.JsonSchema:
                                     "lab; keep: each lab is built once, paused while "
                                     "another runs, resumed (data recreated) when its "
                                     "cells come again; keep-data: as keep, the data kept "
-                                    "when the schema is the one it was paused with"),
+                                    "when the schema is the one it was paused with; "
+                                    "per-round (interleaved): a fresh lab for every round"),
                        "reset": enum(RESETS),
                        "guard": obj({"max_outside_cpu_pct": num(0, 100, lo_open=True),
                                      "reruns": integer(0, MAX_GUARD_RERUNS)},
