@@ -331,10 +331,12 @@ def plan(spec: CampaignSpec) -> list[PlannedTrial]:
             if spec.design.lab_warmup_trials and rebuild and not resume:
                 for i in range(spec.design.lab_warmup_trials):
                     counts[unit.cell.index] += 1
-                    reset = "rebuild" if i == 0 else "none"
-                    why = (_fresh_reason(unit.round) if fresh else
-                           reset_reason(prev, params, spec.factors, "none")) + (
-                           "; then design.lab_warmup_trials") if i == 0 else ""
+                    reset, why = "none", ""
+                    if i == 0:  # only the build itself has a reason to state
+                        reset = "rebuild"
+                        cause = (_fresh_reason(unit.round) if fresh else
+                                 reset_reason(prev, params, spec.factors, "none"))
+                        why = cause + "; then design.lab_warmup_trials"
                     block += reset != "none"
                     out.append(PlannedTrial(len(out) + 1, unit.cell, counts[unit.cell.index],
                                             True, reset, block, why, unit.round))
