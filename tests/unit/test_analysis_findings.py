@@ -516,6 +516,25 @@ def test_an_estimate_of_nothing_with_no_bound_is_never_projected_to_decide() -> 
     assert math.isnan(rounds_to_decide(replace(v, verdict=HOLDS)))
 
 
+def test_a_spent_inconclusive_verdict_names_a_paper_size_its_interval_excludes() -> None:
+    rs, rounds = _sequential_rows(_standardised(8, 0.0, 0.10))
+    a = analyze(rs, [{"name": "nodes", "levels": [3]},
+                     {"name": "network", "levels": ["eth", "wifi"]}], "runtime_s")
+    (v,) = judge(Reference(findings=(finding("higher", {"nodes": (3,)}),)), [a],
+                 rounds=rounds, sequential=True, planned_rounds=8, spent=ROUNDS_SPENT,
+                 margin=1e-9)
+    assert v.verdict == INCONCLUSIVE and math.isfinite(v.effect.high)
+    above = replace(v, paper=v.effect.high + 0.01)
+    pct = f"{math.expm1(above.paper) * 100:+.1f} %"
+    assert f"; the paper's {pct} lies above the interval;" in above.label
+    below = replace(v, paper=v.effect.low - 0.01)
+    assert "lies below the interval" in below.label
+    # a paper size inside the interval, none, or an open run: nothing said of it
+    inside = replace(v, paper=v.effect.estimate)
+    assert "the paper's" not in inside.label and "the paper's" not in v.label
+    assert replace(above, spent="").label == INCONCLUSIVE
+
+
 def test_a_projection_with_a_measured_bound_uses_what_the_projected_rounds_detect() -> None:
     """No design.detect: z is what the planned rounds detect at the noise measured, and
     past them what the projected rounds detect; a projection that kept the bound of the

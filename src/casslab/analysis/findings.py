@@ -212,7 +212,7 @@ class Verdict:
                     f"vs paper {size_text(self.paper, self.effect.scale)})")
         if self.verdict == INCONCLUSIVE and self.spent:
             return (f"{INCONCLUSIVE} ({self.spent} spent{self._resolution()}"
-                    f"{self._projection()})")
+                    f"{self._paper_outside()}{self._projection()})")
         return self.verdict
 
     def _resolution(self) -> str:
@@ -225,6 +225,19 @@ class Verdict:
             return ""
         return (f"; an estimate within +-{_fmt_abs(half, e.scale, e.unit)} could not be "
                 "told from no effect")
+
+    def _paper_outside(self) -> str:
+        """Whether the spent run's interval excludes the size the paper reports: an
+        inconclusive verdict can still rule out the study's own effect (a bound the
+        reader needs more than the direction left open); "" when it does not, or when
+        there is no paper size or no finite interval."""
+        e, paper = self.effect, self.paper
+        if not (math.isfinite(paper) and math.isfinite(e.low) and math.isfinite(e.high)):
+            return ""
+        if e.low <= paper <= e.high:
+            return ""
+        side = "above" if paper > e.high else "below"
+        return f"; the paper's {size_text(paper, e.scale)} lies {side} the interval"
 
     def _projection(self) -> str:
         n = self.decide_rounds
