@@ -22,6 +22,7 @@ from casslab.analysis.findings import (
     ROUNDS_SPENT,
     SIZE_DIFFERS,
     UNDETECTABLE,
+    Verdict,
     all_decisive,
     classify,
     compare_values,
@@ -500,13 +501,20 @@ def test_a_spent_inconclusive_verdict_says_how_many_rounds_would_decide_it() -> 
     assert 8 < n < 200
 
 
-def test_an_estimate_of_nothing_with_no_bound_is_never_projected_to_decide() -> None:
+def _spent_verdict_of_nothing() -> Verdict:
+    """A direction-only finding judged on 8 rounds of no effect (10 % noise), its
+    rounds spent, with a declared bound no interval lies within (+-1e-7 %)."""
     rs, rounds = _sequential_rows(_standardised(8, 0.0, 0.10))
     a = analyze(rs, [{"name": "nodes", "levels": [3]},
                      {"name": "network", "levels": ["eth", "wifi"]}], "runtime_s")
     (v,) = judge(Reference(findings=(finding("higher", {"nodes": (3,)}),)), [a],
                  rounds=rounds, sequential=True, planned_rounds=8, spent=ROUNDS_SPENT,
                  margin=1e-9)
+    return v
+
+
+def test_an_estimate_of_nothing_with_no_bound_is_never_projected_to_decide() -> None:
+    v = _spent_verdict_of_nothing()
     # a direction-only finding on 0: only "smaller than this lab can detect" could
     # decide it, and no interval lies within a declared +-1e-7 %
     assert v.verdict == INCONCLUSIVE and math.isinf(v.decide_rounds)
@@ -517,12 +525,7 @@ def test_an_estimate_of_nothing_with_no_bound_is_never_projected_to_decide() -> 
 
 
 def test_a_spent_inconclusive_verdict_names_a_paper_size_its_interval_excludes() -> None:
-    rs, rounds = _sequential_rows(_standardised(8, 0.0, 0.10))
-    a = analyze(rs, [{"name": "nodes", "levels": [3]},
-                     {"name": "network", "levels": ["eth", "wifi"]}], "runtime_s")
-    (v,) = judge(Reference(findings=(finding("higher", {"nodes": (3,)}),)), [a],
-                 rounds=rounds, sequential=True, planned_rounds=8, spent=ROUNDS_SPENT,
-                 margin=1e-9)
+    v = _spent_verdict_of_nothing()
     assert v.verdict == INCONCLUSIVE and math.isfinite(v.effect.high)
     above = replace(v, paper=v.effect.high + 0.01)
     pct = f"{math.expm1(above.paper) * 100:+.1f} %"
