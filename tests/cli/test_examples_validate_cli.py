@@ -54,5 +54,5 @@ def test_validate_says_when_an_until_verdicts_design_can_first_decide() -> None:
             "interval (99.38 %: 95 % over 8 findings) can be finite from round 8 and is "
             "narrowest at round 30") in flat
     # The paper-rounds size plans its own maximum; the fixed paper size prints no line.
-    assert "can be finite from round 5 and is narrowest at round 8" in flat
+    assert "can be finite from round 6 and is narrowest at round 14" in flat
     assert flat.count("rounds: 3 to") == 2
