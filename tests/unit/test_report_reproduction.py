@@ -69,6 +69,17 @@ def test_reference_table_and_verdicts_are_in_the_page(tmp_path: Path) -> None:
     assert "Not compared (1)" in page
 
 
+def test_the_legend_explains_each_part_a_spent_inconclusive_label_can_carry(
+        tmp_path: Path) -> None:
+    fabricate(tmp_path, report=ALL_KINDS + REFERENCE)
+    page = build_report(tmp_path).path.read_text()
+    legend = re.search(r"<b>inconclusive</b>: (.*?)</p>", page, re.S)
+    assert legend is not None
+    for part in ("could not be told from no effect", "the paper's size lies above or below",
+                 "the rounds that would decide it"):
+        assert part in legend.group(1), part
+
+
 def test_reference_values_are_drawn_on_the_figures_of_their_response(tmp_path: Path) -> None:
     fabricate(tmp_path, report=ALL_KINDS + REFERENCE)
     with_refs = build_report(tmp_path).figures

@@ -587,9 +587,12 @@ def render_reproduction(repro: Reproduction, analyses: list[Analysis],
              "until verdicts use the running intersection of the sequence's intervals, "
              "which never widens, so a decided verdict stays decided; "
              "<b>inconclusive</b>: anything else (when the rounds or the budget ran "
-             "out, with the rounds that would decide it if the estimate and the per-round "
-             "noise stayed as measured). Each verdict is implied by its interval "
-             "covering the true effect, so the error rate is the intervals'.</p>"]
+             "out, the label says which, the half-width of the interval within which an "
+             "estimate could not be told from no effect, whether the paper's size lies "
+             "above or below the interval, and the rounds that would decide it if the "
+             "estimate and the per-round noise stayed as measured). Each verdict is "
+             "implied by its interval covering the true effect, so the error rate is the "
+             "intervals'.</p>"]
     if repro.values:
         parts.append("<h3>Reference values</h3>")
         parts.append(_table(
