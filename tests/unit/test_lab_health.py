@@ -58,6 +58,16 @@ def test_a_node_killed_with_sigkill_is_named_with_the_signal(tmp_path: Path) -> 
         ("node1", "killed by signal 9 (SIGKILL)")]
 
 
+def test_waiting_for_a_nodes_record_returns_once_its_exit_file_is_written(
+        tmp_path: Path) -> None:
+    # What a wipe needs after stopping a node: kill returns once the process is a
+    # zombie, and the reaper writes the exit file into its logs after that
+    n = _spawn(tmp_path, ["sh", "-c", "sleep 0.5; exit 3"])
+    node.wait_recorded(n.pid, n.start_ticks)
+    assert recorded_exit(n) == 3
+    node.wait_recorded(n.pid, n.start_ticks, timeout_s=0.0)  # recorded: nothing to join
+
+
 def test_a_node_that_exits_by_itself_is_named_with_its_status(tmp_path: Path) -> None:
     n = _spawn(tmp_path, ["sh", "-c", "exit 3"])
     assert _wait_recorded(n) == 3

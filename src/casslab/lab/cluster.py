@@ -487,11 +487,7 @@ class Lab:
             if grace_s > 0:  # a paused node (Lab.pause) gets its SIGTERM once it runs
                 signal_process(n.pid, n.start_ticks, signal.SIGCONT)
         for n in state.nodes:
-            if grace_s > 0:
-                terminate(n.pid, n.start_ticks, grace_s=grace_s)
-            else:
-                kill_now(n.pid, n.start_ticks)
-            n.pid, n.start_ticks = 0, None
+            _stop_process(n, grace_s)
 
     # ---- pause and resume --------------------------------------------------------------
 
@@ -543,8 +539,7 @@ class Lab:
         with lab_lock(self.directory):
             state = self.state()
             n = state.node(ref)
-            terminate(n.pid, n.start_ticks, grace_s=0.0 if kill else 30.0)
-            n.pid, n.start_ticks = 0, None
+            _stop_process(n, 0.0 if kill else 30.0)
             state.save()
             return n
 
@@ -567,8 +562,7 @@ class Lab:
                                                                                m.start_ticks)}
                 self._wait_all_normal(state, deadline, expect_down=frozenset(down))
             except NodeStartError:
-                terminate(n.pid, n.start_ticks, grace_s=5.0)
-                n.pid, n.start_ticks = 0, None
+                _stop_process(n, 5.0)
                 state.save()
                 raise
             return n
@@ -666,3 +660,16 @@ PARALLEL_START = True
 def _runtime(state: LabState) -> NodeRuntime:
     """The runtime a lab was built with (a state file names it; see LabState.runtime)."""
     return runtime_for(state.runtime)
+
+
+def _stop_process(n: NodeState, grace_s: float) -> None:
+    """Stop a node's process (SIGTERM then SIGKILL after `grace_s`; at once with no
+    grace) and wait until its exit is recorded: a wipe right after must not race the
+    reaper writing the exit file into the node's logs."""
+    pid, ticks = n.pid, n.start_ticks
+    if grace_s > 0:
+        terminate(pid, ticks, grace_s=grace_s)
+    else:
+        kill_now(pid, ticks)
+    node.wait_recorded(pid, ticks)
+    n.pid, n.start_ticks = 0, None

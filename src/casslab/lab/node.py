@@ -22,6 +22,12 @@ CQL_READY = re.compile(r"Starting listening for CQL clients")
 EXIT_FILE = "exit-status.json"
 # Lines worth showing first when a node died: Cassandra's own reason for exiting.
 _FATAL = re.compile(r"(ERROR|Exception|Exiting|Unable to|Invalid yaml|OutOfMemory)")
+# The reapers this process runs, by (pid, start ticks). A killed node's reaper still has
+# its exit file to write once kill returns, so whoever stops a node joins the reaper
+# before the node's directory can be wiped under it. Threads are the process's, so this
+# table is too: a node another process started has no entry, and nothing to wait for.
+_reapers: dict[tuple[int, int | None], threading.Thread] = {}
+_reapers_lock = threading.Lock()
 
 
 def spawn(
@@ -47,9 +53,21 @@ def spawn(
     ticks = start_time_ticks(proc.pid)
     # Reap it in the background if it dies while this process lives (tests, `up`, a
     # campaign), and keep its exit status: nobody else can tell a kill -9 from a crash.
-    threading.Thread(target=_reap, args=(proc, ticks, stdout_log.parent / EXIT_FILE),
-                     daemon=True).start()
+    reaper = threading.Thread(target=_reap, args=(proc, ticks, stdout_log.parent / EXIT_FILE),
+                              daemon=True)
+    with _reapers_lock:
+        _reapers[(proc.pid, ticks)] = reaper
+    reaper.start()
     return proc.pid, ticks
+
+
+def wait_recorded(pid: int, ticks: int | None, *, timeout_s: float = 10.0) -> None:
+    """Wait until this process's reaper of the node (pid, ticks) has written its exit
+    file; at once when this process did not start it or it is recorded already."""
+    with _reapers_lock:
+        reaper = _reapers.get((pid, ticks))
+    if reaper is not None:
+        reaper.join(timeout_s)
 
 
 def _reap(proc: subprocess.Popen[bytes], ticks: int | None, path: Path) -> None:
@@ -63,6 +81,9 @@ def _reap(proc: subprocess.Popen[bytes], ticks: int | None, path: Path) -> None:
         tmp.replace(path)
     except OSError:
         pass  # a wiped lab directory: nobody is left to ask
+    finally:
+        with _reapers_lock:
+            _reapers.pop((proc.pid, ticks), None)
 
 
 def log_mark(path: Path) -> int:
