@@ -15,8 +15,9 @@ def reproduce(
     study: Annotated[str, typer.Argument(help="The study: 000, 001, 002, 003 or 004.")],
     scale: Annotated[str, typer.Option(
         "--scale", help="here (the specs as written), paper (the study's own sizes, their "
-        "`scales:` block), another size some of its specs offer (002: paper-rounds, the "
-        "study's size in rounds until decisive; only those specs run) or smoke (a few "
+        "`scales:` block), another size some of its specs offer (only those specs run; "
+        "002: paper-rounds, the study's size in rounds until decisive; 000: three-nodes, "
+        "1, 2 and 3 nodes in rounds for the patterns over node counts) or smoke (a few "
         "cells of one short trial).")] = "here",
     results: Annotated[Path, typer.Option(
         "--results", help="Folder of the campaigns' results folders (<study folder>-<spec>"
