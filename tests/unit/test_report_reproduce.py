@@ -75,6 +75,10 @@ def test_counts_line_puts_the_commonest_verdict_first() -> None:
     assert counts_line({}) == "0 findings"
 
 
+def test_counts_line_of_one_finding_says_finding() -> None:
+    assert counts_line({"holds": 1}) == "1 finding: 1 holds"
+
+
 def _doc(tmp_path: Path, *, blank: bool = False) -> Path:
     """A copy of 002's doc; `blank`: with its generated blocks emptied (a doc no
     campaign has written yet)."""

@@ -134,7 +134,7 @@ def counts_line(counts: Mapping[str, int]) -> str:
     total = sum(counts.values())
     parts = ", ".join(f"{n} {name}" for name, n in sorted(counts.items(), key=lambda kv:
                                                             (-kv[1], kv[0])))
-    return f"{total} findings" + (f": {parts}" if parts else "")
+    return f"{total} finding{'' if total == 1 else 's'}" + (f": {parts}" if parts else "")
 
 
 def _missing(campaign: Campaign) -> str:
