@@ -42,10 +42,9 @@ def _spawn(tmp_path: Path, command: list[str]) -> NodeState:
 
 
 def _wait_recorded(n: NodeState) -> int:
-    deadline = time.monotonic() + 10
-    while (code := recorded_exit(n)) is None:
-        assert time.monotonic() < deadline, "the reaper recorded no exit status"
-        time.sleep(0.05)
+    node.wait_recorded(n.pid, n.start_ticks, timeout_s=10)
+    code = recorded_exit(n)
+    assert code is not None, "the reaper recorded no exit status"
     return code
 
 
