@@ -17,7 +17,8 @@ def reproduce(
         "--scale", help="here (the specs as written), paper (the study's own sizes, their "
         "`scales:` block), another size some of its specs offer (only those specs run; "
         "002: paper-rounds, the study's size in rounds until decisive; 000: three-nodes, "
-        "1, 2 and 3 nodes in rounds for the patterns over node counts) or smoke (a few "
+        "1, 2 and 3 nodes in rounds for the patterns over node counts, and three-nodes-"
+        "long, the same with a 100-minute budget) or smoke (a few "
         "cells of one short trial).")] = "here",
     results: Annotated[Path, typer.Option(
         "--results", help="Folder of the campaigns' results folders (<study folder>-<spec>"
