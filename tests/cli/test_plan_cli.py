@@ -49,12 +49,14 @@ def test_heuristic_only() -> None:
 
 def test_bad_spec_is_a_one_line_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text(Path(EXAMPLE).read_text().replace("rf: 3, dataset_gb: 0.5}       # YCSB A",
-                                                     "rf: many, dataset_gb: 0.5}  # YCSB A"))
+    good = "rf: 3, dataset_gb: 0.5}       # YCSB A"
+    text = Path(EXAMPLE).read_text()
+    line = next(i for i, s in enumerate(text.splitlines(), 1) if good in s)
+    bad.write_text(text.replace(good, "rf: many, dataset_gb: 0.5}  # YCSB A"))
     res = casslab("plan", str(bad))
     assert res.returncode == 2  # usage error (bad input); no plan exits 3, with output
     lines = res.stderr.strip().splitlines()
-    assert lines == [f"error: {bad}:20: tenants[0].rf: 'many' is not an integer "
+    assert lines == [f"error: {bad}:{line}: tenants[0].rf: 'many' is not an integer "
                      "(valid: >= 1 and <= 64)"], res.stderr
     res = casslab("plan", EXAMPLE, "--time-limit", "soon")
     assert res.returncode == 2
